@@ -1,0 +1,161 @@
+//! `fjall-bench`: the db_bench-compatible benchmark of `slsm bench`, driving
+//! fjall 3 instead of slsm. Same flags, workloads, key generation and output
+//! lines (the harness is `slsm_cli::bench`); fjall runs with its default
+//! options except that block compression is off.
+//!
+//! Mapping of the write flags:
+//! * `--sync`: every write batch is committed with `PersistMode::SyncData`.
+//! * `--disable_wal`: fjall always journals; the journal is then not flushed
+//!   to the OS per write (`manual_journal_persist`), the closest it offers.
+//! * memtable mode (`*_mem`, `--memtable`): as `--disable_wal`, plus a
+//!   memtable and journal limit large enough for all the data.
+
+use anyhow::Result;
+use fjall::config::CompressionPolicy;
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use slsm_cli::bench::{BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
+use std::path::Path;
+use std::sync::Arc;
+
+struct FjallEngine {
+    db: Database,
+    ks: Keyspace,
+}
+
+impl FjallEngine {
+    fn commit_mode(mode: WriteMode) -> Option<PersistMode> {
+        mode.sync.then_some(PersistMode::SyncData)
+    }
+}
+
+impl Engine for FjallEngine {
+    fn put(&self, key: &[u8], value: &[u8], mode: WriteMode) -> Result<()> {
+        self.ks.insert(key, value)?;
+        if mode.sync {
+            self.db.persist(PersistMode::SyncData)?;
+        }
+        Ok(())
+    }
+
+    fn delete(&self, key: &[u8], mode: WriteMode) -> Result<()> {
+        self.ks.remove(key)?;
+        if mode.sync {
+            self.db.persist(PersistMode::SyncData)?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&self, ops: &[BatchOp<'_>], mode: WriteMode) -> Result<()> {
+        let mut batch = self.db.batch().durability(Self::commit_mode(mode));
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => batch.insert(&self.ks, k, v),
+                BatchOp::Delete(k) => batch.remove(&self.ks, k),
+            }
+        }
+        batch.commit()?;
+        Ok(())
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.ks.get(key)?.map(|v| v.len()))
+    }
+
+    fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
+        let mut it = self.ks.range(key..);
+        let mut exact = false;
+        let mut bytes = 0;
+        if let Some(first) = it.next() {
+            if nexts == 0 {
+                exact = &*first.key()? == key;
+            } else {
+                let (k, v) = first.into_inner()?;
+                exact = &*k == key;
+                bytes += (k.len() + v.len()) as u64;
+                for g in it.take(nexts - 1) {
+                    let (k, v) = g.into_inner()?;
+                    bytes += (k.len() + v.len()) as u64;
+                }
+            }
+        }
+        Ok((exact, bytes))
+    }
+
+    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
+        let mut n = 0;
+        for g in self.ks.iter().take(usize::try_from(limit).unwrap_or(usize::MAX)) {
+            let (k, v) = g.into_inner()?;
+            each(k.len() + v.len());
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.db.persist(PersistMode::Buffer)?;
+        Ok(())
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.ks.major_compact()?;
+        Ok(())
+    }
+
+    fn report(&self) -> Option<String> {
+        Some(format!(
+            "fjall: {} tables ({} in L0), {:.1} MiB on disk",
+            self.ks.table_count(),
+            self.ks.l0_table_count(),
+            self.ks.disk_space() as f64 / 1048576.0
+        ))
+    }
+}
+
+struct FjallFactory;
+
+impl EngineFactory for FjallFactory {
+    fn name(&self) -> &str {
+        "fjall"
+    }
+
+    fn open(&self, path: &Path, flags: &BenchFlags, memtable: bool) -> Result<Arc<dyn Engine>> {
+        let mut builder = Database::builder(path);
+        let no_wal = memtable || flags.disable_wal;
+        if no_wal {
+            builder = builder.manual_journal_persist(true);
+        }
+        let mut mem_size = None;
+        if memtable {
+            let per_entry = (flags.key_size + flags.value_size) as u64 + 64;
+            let entries = flags.num.max(flags.writes_per_thread()) * flags.threads as u64;
+            let size = (per_entry * entries * 3 / 2).max(flags.write_buffer_size);
+            builder = builder.max_journaling_size((size * 4).max(512 << 20));
+            mem_size = Some(size);
+        }
+        let db = builder.open()?;
+        let ks = db.keyspace("default", || {
+            let mut o = KeyspaceCreateOptions::default()
+                .data_block_compression_policy(CompressionPolicy::disabled())
+                .index_block_compression_policy(CompressionPolicy::disabled());
+            if no_wal {
+                o = o.manual_journal_persist(true);
+            }
+            if let Some(size) = mem_size {
+                o = o.max_memtable_size(size);
+            }
+            o
+        })?;
+        Ok(Arc::new(FjallEngine { db, ks }))
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(e) = slsm_cli::bench::run_cli("fjall-bench", &FjallFactory, &args) {
+        eprintln!("fjall-bench: error: {e:#}");
+        let usage = e
+            .chain()
+            .any(|c| c.downcast_ref::<slsm_cli::bench::flags::FlagError>().is_some());
+        std::process::exit(if usage { 2 } else { 5 });
+    }
+}

@@ -1,0 +1,165 @@
+//! The interface the benchmark drives, so one harness measures every engine.
+
+use super::flags::BenchFlags;
+use super::report::EngineStats;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+/// Durability asked of a write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteMode {
+    /// Sync the log before returning.
+    pub sync: bool,
+    /// Skip the write-ahead log.
+    pub disable_wal: bool,
+}
+
+/// One entry of a write batch.
+#[derive(Clone, Copy, Debug)]
+pub enum BatchOp<'a> {
+    /// Insert or overwrite.
+    Put(&'a [u8], &'a [u8]),
+    /// Delete.
+    Delete(&'a [u8]),
+}
+
+/// An open database, as the benchmark sees it. All methods take `&self` and
+/// are called from several threads at once.
+pub trait Engine: Send + Sync {
+    /// Inserts or overwrites one key.
+    fn put(&self, key: &[u8], value: &[u8], mode: WriteMode) -> Result<()>;
+    /// Deletes one key.
+    fn delete(&self, key: &[u8], mode: WriteMode) -> Result<()>;
+    /// Applies a batch atomically.
+    fn write_batch(&self, ops: &[BatchOp<'_>], mode: WriteMode) -> Result<()>;
+    /// Point lookup; the length of the value if the key exists.
+    fn get(&self, key: &[u8]) -> Result<Option<usize>>;
+    /// Looks up several keys; returns (keys found, bytes of keys and values found).
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<(u64, u64)> {
+        let mut found = 0;
+        let mut bytes = 0;
+        for k in keys {
+            if let Some(n) = self.get(k)? {
+                found += 1;
+                bytes += (k.len() + n) as u64;
+            }
+        }
+        Ok((found, bytes))
+    }
+    /// Positions at the first key `>= key` and reads `nexts` entries from
+    /// there (db_bench's seekrandom: the bytes of those entries are counted).
+    /// Returns (whether the first key equals `key`, bytes of the entries read).
+    fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)>;
+    /// Reads up to `limit` entries from the first key in order, calling
+    /// `each(key_len + value_len)` for every entry; returns the count.
+    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64>;
+    /// Makes everything written durable (end of a write workload).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Compacts the whole database (the `compact` pseudo-workload).
+    fn compact(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Counters for the JSON report.
+    fn stats(&self) -> Option<EngineStats> {
+        None
+    }
+    /// Human-readable statistics (`--statistics`, the `stats` workload).
+    fn report(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Opens engines for the benchmark.
+pub trait EngineFactory: Sync {
+    /// Engine name for reports ("slsm", "fjall", ...).
+    fn name(&self) -> &str;
+    /// Engine-specific flags accepted without a warning.
+    fn engine_flags(&self) -> &[&str] {
+        &[]
+    }
+    /// Help lines describing the engine-specific flags.
+    fn engine_help(&self) -> String {
+        String::new()
+    }
+    /// Opens (creating if missing) the database in `path`. In `memtable`
+    /// mode the WAL is off and the memory buffer must hold all the data.
+    fn open(&self, path: &Path, flags: &BenchFlags, memtable: bool) -> Result<Arc<dyn Engine>>;
+}
+
+/// A trivial in-memory engine (a locked `BTreeMap`), for testing the harness.
+#[derive(Default)]
+pub struct MemEngine {
+    map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+}
+
+impl Engine for MemEngine {
+    fn put(&self, key: &[u8], value: &[u8], _: WriteMode) -> Result<()> {
+        self.map
+            .write()
+            .unwrap()
+            .insert(key.to_vec(), value.to_vec());
+        Ok(())
+    }
+    fn delete(&self, key: &[u8], _: WriteMode) -> Result<()> {
+        self.map.write().unwrap().remove(key);
+        Ok(())
+    }
+    fn write_batch(&self, ops: &[BatchOp<'_>], _: WriteMode) -> Result<()> {
+        let mut m = self.map.write().unwrap();
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => {
+                    m.insert(k.to_vec(), v.to_vec());
+                }
+                BatchOp::Delete(k) => {
+                    m.remove(k);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn get(&self, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.map.read().unwrap().get(key).map(Vec::len))
+    }
+    fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
+        let m = self.map.read().unwrap();
+        let mut it = m.range(key.to_vec()..);
+        let mut bytes = 0;
+        let mut exact = false;
+        if let Some((k, v)) = it.next() {
+            exact = k.as_slice() == key;
+            if nexts > 0 {
+                bytes += (k.len() + v.len()) as u64;
+                for (k, v) in it.take(nexts - 1) {
+                    bytes += (k.len() + v.len()) as u64;
+                }
+            }
+        }
+        Ok((exact, bytes))
+    }
+    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
+        let m = self.map.read().unwrap();
+        let mut n = 0;
+        for (k, v) in m.iter().take(limit as usize) {
+            each(k.len() + v.len());
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// Factory for [`MemEngine`] (nothing is stored on disk).
+pub struct MemFactory;
+
+impl EngineFactory for MemFactory {
+    fn name(&self) -> &str {
+        "btreemap"
+    }
+    fn open(&self, _: &Path, _: &BenchFlags, _: bool) -> Result<Arc<dyn Engine>> {
+        Ok(Arc::new(MemEngine::default()))
+    }
+}

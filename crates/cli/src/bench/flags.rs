@@ -1,0 +1,499 @@
+//! db_bench-compatible flag parsing.
+//!
+//! Accepts gflags' spellings: `--flag=value`, `--flag value`, `-flag=value`,
+//! booleans as `--sync`, `--sync=1`, `--sync=true`, `--sync=0`,
+//! `--sync=false` and `--nosync`. Flags db_bench knows but this harness does
+//! not use are accepted with a warning, so a db_bench command line runs
+//! unchanged.
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Every flag the harness understands, resolved to its value.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchFlags {
+    /// Workloads to run, in order.
+    pub benchmarks: Vec<String>,
+    /// Number of keys (the key space is `[0, num)`).
+    pub num: u64,
+    /// Reads per thread for read workloads (`-1` means `num`).
+    pub reads: i64,
+    /// Writes per thread for fill/overwrite (`-1` means `num`).
+    pub writes: i64,
+    /// Deletes per thread for deleterandom (`-1` means `num`).
+    pub deletes: i64,
+    /// Key size in bytes.
+    pub key_size: usize,
+    /// Value size in bytes.
+    pub value_size: usize,
+    /// Entries per write batch (fills, deletes) and per multi-get.
+    pub batch_size: usize,
+    /// Threads; each does the full op count.
+    pub threads: usize,
+    /// Database directory.
+    pub db: String,
+    /// Write without the write-ahead log.
+    pub disable_wal: bool,
+    /// Sync the log on every write.
+    pub sync: bool,
+    /// Seed base for the random generators (thread `i` uses `seed + i`).
+    pub seed: u64,
+    /// Print the latency histogram of each workload.
+    pub histogram: bool,
+    /// Bytes per memory buffer (slsm: bytes per memory run).
+    pub write_buffer_size: u64,
+    /// Entries read after each seek in seekrandom.
+    pub seek_nexts: usize,
+    /// Keep and reuse the database in `--db` (skips fill workloads).
+    pub use_existing_db: bool,
+    /// Accepted for compatibility; no engine here compresses.
+    pub compression_type: String,
+    /// Run every workload in memtable mode (see `fillrandom_mem`).
+    pub memtable: bool,
+    /// Print the engine's statistics after the run.
+    pub statistics: bool,
+    /// Write all results as JSON to this file.
+    pub json: Option<String>,
+    /// Show progress bars (`auto`: when stderr is a terminal).
+    pub progress: Option<bool>,
+    /// Every flag as given on the command line (after normalising `-` to `_`).
+    pub given: BTreeMap<String, String>,
+}
+
+impl Default for BenchFlags {
+    fn default() -> Self {
+        BenchFlags {
+            benchmarks: vec!["fillrandom".into(), "readrandom".into()],
+            num: 1_000_000,
+            reads: -1,
+            writes: -1,
+            deletes: -1,
+            key_size: 16,
+            value_size: 100,
+            batch_size: 1,
+            threads: 1,
+            db: std::env::temp_dir()
+                .join("slsm-bench")
+                .to_string_lossy()
+                .into_owned(),
+            disable_wal: false,
+            sync: false,
+            seed: 0,
+            histogram: false,
+            write_buffer_size: 64 << 20,
+            seek_nexts: 0,
+            use_existing_db: false,
+            compression_type: "none".into(),
+            memtable: false,
+            statistics: false,
+            json: None,
+            progress: None,
+            given: BTreeMap::new(),
+        }
+    }
+}
+
+impl BenchFlags {
+    /// Reads per thread.
+    pub fn reads_per_thread(&self) -> u64 {
+        if self.reads < 0 {
+            self.num
+        } else {
+            self.reads as u64
+        }
+    }
+
+    /// Writes per thread.
+    pub fn writes_per_thread(&self) -> u64 {
+        if self.writes < 0 {
+            self.num
+        } else {
+            self.writes as u64
+        }
+    }
+
+    /// Deletes per thread.
+    pub fn deletes_per_thread(&self) -> u64 {
+        if self.deletes < 0 {
+            self.num
+        } else {
+            self.deletes as u64
+        }
+    }
+
+    /// The value of an engine-specific flag, if given.
+    pub fn engine_flag(&self, name: &str) -> Option<&str> {
+        self.given.get(name).map(String::as_str)
+    }
+}
+
+/// A bad bench command line (the binary exits with the usage status).
+#[derive(Debug)]
+pub struct FlagError(pub String);
+
+impl std::fmt::Display for FlagError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FlagError {}
+
+/// What the command line asked for.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Run with these flags; the warnings go to stderr.
+    Run {
+        /// The flags.
+        flags: Box<BenchFlags>,
+        /// One line per flag accepted but ignored.
+        warnings: Vec<String>,
+    },
+    /// `--help` was given.
+    Help,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bool,
+    Value,
+}
+
+/// Flags the harness implements.
+const KNOWN: &[(&str, Kind)] = &[
+    ("benchmarks", Kind::Value),
+    ("num", Kind::Value),
+    ("reads", Kind::Value),
+    ("writes", Kind::Value),
+    ("deletes", Kind::Value),
+    ("key_size", Kind::Value),
+    ("value_size", Kind::Value),
+    ("batch_size", Kind::Value),
+    ("threads", Kind::Value),
+    ("db", Kind::Value),
+    ("disable_wal", Kind::Bool),
+    ("sync", Kind::Bool),
+    ("seed", Kind::Value),
+    ("histogram", Kind::Bool),
+    ("write_buffer_size", Kind::Value),
+    ("seek_nexts", Kind::Value),
+    ("use_existing_db", Kind::Bool),
+    ("compression_type", Kind::Value),
+    ("memtable", Kind::Bool),
+    ("statistics", Kind::Bool),
+    ("json", Kind::Value),
+    ("progress", Kind::Bool),
+];
+
+/// db_bench boolean flags that are accepted (and ignored) so that `--flag`
+/// without a value does not swallow the next argument.
+const DB_BENCH_BOOLS: &[&str] = &[
+    "use_existing_keys",
+    "verify_checksum",
+    "mmap_read",
+    "mmap_write",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "disable_auto_compactions",
+    "cache_index_and_filter_blocks",
+    "pin_l0_filter_and_index_blocks_in_cache",
+    "enable_pipelined_write",
+    "allow_concurrent_memtable_write",
+    "reverse_iterator",
+    "multiread_batched",
+    "report_file_operations",
+    "optimize_filters_for_hits",
+    "universal_allow_trivial_move",
+    "dump_malloc_stats",
+    "perf_level_enabled",
+    "enable_write_thread_adaptive_yield",
+    "avoid_flush_during_recovery",
+    "fill_cache",
+    "use_fsync",
+    "enable_index_compression",
+    "level_compaction_dynamic_level_bytes",
+];
+
+fn is_bool(n: &str) -> bool {
+    DB_BENCH_BOOLS.contains(&n) || KNOWN.iter().any(|(k, kind)| *k == n && *kind == Kind::Bool)
+}
+
+fn parse_bool(name: &str, v: &str) -> Result<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "" | "1" | "true" | "t" | "yes" | "y" => Ok(true),
+        "0" | "false" | "f" | "no" | "n" => Ok(false),
+        _ => bail!("invalid value '{v}' for boolean flag --{name} (use 1/0/true/false)"),
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    let cleaned: String = v.chars().filter(|&c| c != '_' && c != ',').collect();
+    cleaned
+        .parse::<T>()
+        .map_err(|e| anyhow::anyhow!("invalid value '{v}' for --{name}: {e}"))
+}
+
+/// Parses a `slsm bench` command line (without the subcommand itself).
+/// `engine_flags` lists the engine-specific flags the caller understands
+/// (read back with [`BenchFlags::engine_flag`]).
+pub fn parse(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
+    parse_inner(args, engine_flags).map_err(|e| anyhow::Error::new(FlagError(format!("{e:#}"))))
+}
+
+fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
+    let mut f = BenchFlags::default();
+    let mut warnings = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--help" || arg == "-h" || arg == "-help" || arg == "--helpfull" {
+            return Ok(Parsed::Help);
+        }
+        let body = if let Some(b) = arg.strip_prefix("--") {
+            b
+        } else if let Some(b) = arg.strip_prefix('-') {
+            b
+        } else {
+            bail!("unexpected argument '{arg}' (flags look like --name=value)");
+        };
+        if body.is_empty() {
+            bail!("unexpected argument '{arg}'");
+        }
+        let (raw_name, mut value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let mut name = raw_name.replace('-', "_");
+        // gflags' `--noflag` for booleans.
+        if value.is_none() && !KNOWN.iter().any(|(n, _)| *n == name) {
+            if let Some(stripped) = name.strip_prefix("no") {
+                if is_bool(stripped) {
+                    name = stripped.to_string();
+                    value = Some("false".into());
+                }
+            }
+        }
+        let known = KNOWN.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+        let bool_flag = is_bool(&name);
+        let value = match value {
+            Some(v) => v,
+            None if bool_flag => "true".to_string(),
+            None => {
+                // `--flag value`: the next argument is the value.
+                match args.get(i) {
+                    Some(next) if known.is_some() || engine_flags.contains(&name.as_str()) => {
+                        i += 1;
+                        next.clone()
+                    }
+                    Some(next) if !next.starts_with('-') => {
+                        i += 1;
+                        next.clone()
+                    }
+                    _ if known.is_some() || engine_flags.contains(&name.as_str()) => {
+                        bail!("flag --{name} needs a value")
+                    }
+                    _ => "true".to_string(),
+                }
+            }
+        };
+        f.given.insert(name.clone(), value.clone());
+        if known.is_none() {
+            if !engine_flags.contains(&name.as_str()) {
+                warnings.push(format!(
+                    "warning: flag --{name}={value} is not supported by slsm bench and is ignored"
+                ));
+            }
+            continue;
+        }
+        let v = value.as_str();
+        let n = name.as_str();
+        match n {
+            "benchmarks" => {
+                f.benchmarks = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            }
+            "num" => f.num = parse_num(n, v)?,
+            "reads" => f.reads = parse_num(n, v)?,
+            "writes" => f.writes = parse_num(n, v)?,
+            "deletes" => f.deletes = parse_num(n, v)?,
+            "key_size" => f.key_size = parse_num(n, v)?,
+            "value_size" => f.value_size = parse_num(n, v)?,
+            "batch_size" => f.batch_size = parse_num(n, v)?,
+            "threads" => f.threads = parse_num(n, v)?,
+            "db" => f.db = v.to_string(),
+            "disable_wal" => f.disable_wal = parse_bool(n, v)?,
+            "sync" => f.sync = parse_bool(n, v)?,
+            "seed" => f.seed = parse_num(n, v)?,
+            "histogram" => f.histogram = parse_bool(n, v)?,
+            "write_buffer_size" => f.write_buffer_size = parse_num(n, v)?,
+            "seek_nexts" => f.seek_nexts = parse_num(n, v)?,
+            "use_existing_db" => f.use_existing_db = parse_bool(n, v)?,
+            "compression_type" => {
+                f.compression_type = v.to_string();
+                if !v.eq_ignore_ascii_case("none") {
+                    warnings.push(format!(
+                        "warning: --compression_type={v} ignored: slsm does not compress"
+                    ));
+                }
+            }
+            "memtable" => f.memtable = parse_bool(n, v)?,
+            "statistics" => f.statistics = parse_bool(n, v)?,
+            "json" => f.json = Some(v.to_string()),
+            "progress" => f.progress = Some(parse_bool(n, v)?),
+            _ => unreachable!("every KNOWN flag is handled"),
+        }
+    }
+    if f.key_size == 0 {
+        bail!("--key_size must be at least 1");
+    }
+    if f.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    if f.batch_size == 0 {
+        bail!("--batch_size must be at least 1");
+    }
+    if f.num == 0 {
+        bail!("--num must be at least 1");
+    }
+    if f.benchmarks.is_empty() {
+        bail!("--benchmarks is empty");
+    }
+    for b in &f.benchmarks {
+        crate::bench::workloads::Workload::parse(b)
+            .with_context(|| format!("in --benchmarks={}", f.benchmarks.join(",")))?;
+    }
+    Ok(Parsed::Run {
+        flags: Box::new(f),
+        warnings,
+    })
+}
+
+/// Help text for `slsm bench --help` (and the fjall peer's).
+pub fn help(program: &str, engine_help: &str) -> String {
+    format!(
+        "\
+Usage: {program} [--flag=value ...]
+
+A db_bench-compatible benchmark: RocksDB db_bench's flags, workloads, key
+generation and output lines, so one command line runs against both tools.
+
+Workloads (--benchmarks=a,b,c, run in order on one database):
+  fillseq           write --num keys in sequential order (fresh database)
+  fillrandom        write --num random keys, uniform over [0,num) with
+                    replacement (~63% distinct) (fresh database)
+  overwrite         write --num random keys into the existing database
+  readrandom        --reads random point reads; reports (found of reads found)
+  readseq           scan up to --reads entries from the first key
+  multireadrandom   --reads random keys, --batch_size keys per multi-get
+  seekrandom        --reads random seeks, each followed by --seek_nexts nexts
+  readwhilewriting  --threads readers doing readrandom plus one writer doing
+                    random puts until the readers finish; readers' throughput
+  deleterandom      delete --num random keys (batched by --batch_size)
+  <name>_mem        memtable mode of fillseq/fillrandom/overwrite/readrandom/
+                    readseq/multireadrandom/seekrandom: WAL off and one memory
+                    buffer large enough for all the data, so nothing leaves
+                    memory (same as --memtable for the whole run)
+
+Flags (db_bench names and defaults unless noted):
+  --num=N                keys, key space [0,N) (1000000)
+  --reads=N              reads per thread, -1 = num (-1)
+  --writes=N             writes per thread for fill/overwrite, -1 = num (-1)
+  --deletes=N            deletes per thread, -1 = num (-1)
+  --key_size=N           key bytes: the low min(N,8) bytes of the key integer
+                         big-endian, padded with '0' (16)
+  --value_size=N         value bytes (100)
+  --batch_size=N         entries per write batch and per multi-get (1)
+  --threads=N            threads, each doing the full op count (1)
+  --db=DIR               database directory ($TMPDIR/slsm-bench)
+  --use_existing_db      keep DIR and skip fill workloads (false)
+  --disable_wal          no write-ahead log (false)
+  --sync                 sync every write (false)
+  --seed=N               seed base; thread i uses seed+i (0)
+  --histogram            print latency histograms (false)
+  --write_buffer_size=N  bytes per memory buffer (67108864)
+  --seek_nexts=N         nexts after each seek (0)
+  --compression_type=T   accepted; nothing is compressed
+  --statistics           print the engine's statistics at the end
+  --memtable             every workload in memtable mode (false)
+  --json=FILE            write all results as JSON (not a db_bench flag)
+  --progress=BOOL        progress bars on stderr (default: if stderr is a tty)
+{engine_help}
+Booleans take --flag, --flag=1/0/true/false or --noflag; values take
+--flag=value or --flag value. Other db_bench flags are accepted with a
+warning on stderr and ignored.
+
+Output: one line per workload on stdout in db_bench's format
+  fillrandom   :       5.707 micros/op 175234 ops/sec 0.571 seconds 100000 operations;   19.4 MB/s
+then, with --histogram, db_bench's percentile block, and at the end the peak
+resident memory (VmHWM).
+"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> (BenchFlags, Vec<String>) {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&v, &["memory_runs"]).unwrap() {
+            Parsed::Run { flags, warnings } => (*flags, warnings),
+            Parsed::Help => panic!("help"),
+        }
+    }
+
+    #[test]
+    fn spellings() {
+        let (f, w) = run(&[
+            "--benchmarks=fillseq,readrandom",
+            "--num",
+            "1000",
+            "-key_size=8",
+            "--sync",
+            "--disable_wal=0",
+            "--histogram=true",
+            "--nouse_existing_db",
+            "--memory_runs=4",
+        ]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(f.benchmarks, ["fillseq", "readrandom"]);
+        assert_eq!(f.num, 1000);
+        assert_eq!(f.key_size, 8);
+        assert!(f.sync && !f.disable_wal && f.histogram && !f.use_existing_db);
+        assert_eq!(f.engine_flag("memory_runs"), Some("4"));
+    }
+
+    #[test]
+    fn unknown_flags_warn() {
+        let (f, w) = run(&[
+            "--max_background_jobs=4",
+            "--bloom_bits",
+            "10",
+            "--disable_auto_compactions",
+            "--num=5",
+        ]);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert_eq!(f.num, 5);
+        assert_eq!(f.given["bloom_bits"], "10");
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let v = |a: &[&str]| parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &[]);
+        assert!(v(&["--num=abc"]).is_err());
+        assert!(v(&["--sync=maybe"]).is_err());
+        assert!(v(&["--benchmarks=nonsense"]).is_err());
+        assert!(v(&["--num"]).is_err());
+        assert!(v(&["stray"]).is_err());
+        assert!(matches!(v(&["--help"]).unwrap(), Parsed::Help));
+    }
+}

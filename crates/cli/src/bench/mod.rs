@@ -1,0 +1,54 @@
+//! A db_bench-compatible benchmark harness, generic over the engine.
+
+pub mod engine;
+pub mod flags;
+pub mod histogram;
+pub mod keygen;
+pub mod report;
+pub mod workloads;
+
+use anyhow::{Context, Result};
+use std::io::Write;
+
+pub use engine::{BatchOp, Engine, EngineFactory, WriteMode};
+pub use flags::BenchFlags;
+pub use report::{EngineStats, RunReport, WorkloadResult};
+
+/// Runs `program`'s bench command line `args` against `factory`: parses the
+/// db_bench flags (warnings and help on stderr/stdout), runs the workloads,
+/// prints db_bench lines and the peak RSS on stdout, and writes `--json`.
+pub fn run_cli(program: &str, factory: &dyn EngineFactory, args: &[String]) -> Result<()> {
+    let (flags, warnings) = match flags::parse(args, factory.engine_flags())? {
+        flags::Parsed::Help => {
+            print!("{}", flags::help(program, &factory.engine_help()));
+            return Ok(());
+        }
+        flags::Parsed::Run { flags, warnings } => (flags, warnings),
+    };
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut runner = workloads::Runner::new(&flags, factory);
+    runner.header(&mut out)?;
+    let result = runner.run_all(&mut out);
+    let peak = report::peak_rss_bytes();
+    if let Some(p) = peak {
+        writeln!(out, "Peak RSS:   {:.1} MB (VmHWM)", p as f64 / 1048576.0)?;
+    }
+    out.flush()?;
+    // Write what was measured even if a later workload failed.
+    if let Some(path) = &flags.json {
+        let report = RunReport {
+            engine: factory.name().to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            flags: serde_json::to_value(&*flags)?,
+            results: runner.results.clone(),
+            peak_rss_bytes: peak,
+        };
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {path}"))?;
+    }
+    result
+}

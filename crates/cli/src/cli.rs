@@ -1,0 +1,193 @@
+//! The command line's shape (clap) and dispatch.
+
+use crate::{admin, exit, plot};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  success
+  1  not found (get: the key does not exist)
+  2  usage error (bad arguments, invalid option)
+  3  corruption (check found damage, or a command met damaged data)
+  4  the database is locked by another process
+  5  any other error (I/O, not a database, ...)";
+
+/// Admin commands, a db_bench-compatible benchmark and plots for the slsm
+/// storage engine.
+#[derive(Parser, Debug)]
+#[command(name = "slsm", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// Options shared by the commands that take keys or values.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct Encoding {
+    /// Keys and values are hexadecimal, on input and on output.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Print the value of KEY followed by a newline (exit 1 if absent).
+    #[command(after_help = EXIT_CODES)]
+    Get {
+        /// Database directory.
+        db: PathBuf,
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        enc: Encoding,
+    },
+    /// Set KEY to VALUE (creates the database if missing).
+    #[command(after_help = EXIT_CODES)]
+    Put {
+        /// Database directory.
+        db: PathBuf,
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        #[command(flatten)]
+        enc: Encoding,
+        /// Sync the write-ahead log before returning.
+        #[arg(long)]
+        sync: bool,
+    },
+    /// Delete KEY (succeeds whether or not it exists).
+    #[command(after_help = EXIT_CODES)]
+    Delete {
+        /// Database directory.
+        db: PathBuf,
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        enc: Encoding,
+    },
+    /// Print entries in key order, one `KEY<TAB>VALUE` per line.
+    #[command(after_help = EXIT_CODES)]
+    Scan {
+        /// Database directory.
+        db: PathBuf,
+        /// First key (inclusive).
+        #[arg(long)]
+        start: Option<String>,
+        /// Last key (exclusive).
+        #[arg(long)]
+        end: Option<String>,
+        /// Print at most N entries.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Print in descending key order.
+        #[arg(long)]
+        reverse: bool,
+        /// Print only the keys.
+        #[arg(long)]
+        keys_only: bool,
+        #[command(flatten)]
+        enc: Encoding,
+    },
+    /// Print levels, runs, sizes, Bloom filter false-positive rate, write
+    /// amplification and stalls.
+    #[command(after_help = EXIT_CODES)]
+    Stats {
+        /// Database directory.
+        db: PathBuf,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read every block of every file and verify every checksum (exit 3 on
+    /// corruption, naming the file and offset).
+    #[command(after_help = EXIT_CODES)]
+    Check {
+        /// Database directory.
+        db: PathBuf,
+    },
+    /// Merge everything into the last level.
+    #[command(after_help = EXIT_CODES)]
+    Compact {
+        /// Database directory.
+        db: PathBuf,
+    },
+    /// Run the db_bench-compatible benchmark: `slsm bench --help` lists its
+    /// flags and workloads (db_bench's own, e.g. --benchmarks=fillrandom,readrandom
+    /// --num=1000000).
+    #[command(disable_help_flag = true)]
+    Bench {
+        /// db_bench flags.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Draw ops/s and p99 latency bars per workload from `bench --json` files
+    /// (one color per file) into an SVG.
+    #[command(after_help = EXIT_CODES)]
+    Plot {
+        /// Result files written by `slsm bench --json` or the peers.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output SVG file.
+        #[arg(short, long, default_value = "chart.svg")]
+        output: PathBuf,
+        /// Chart title.
+        #[arg(long)]
+        title: Option<String>,
+    },
+}
+
+/// Runs the parsed command; returns the exit status.
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        Cmd::Get { db, key, enc } => admin::get(&db, &key, enc),
+        Cmd::Put {
+            db,
+            key,
+            value,
+            enc,
+            sync,
+        } => admin::put(&db, &key, &value, enc, sync).map(|_| exit::OK),
+        Cmd::Delete { db, key, enc } => admin::delete(&db, &key, enc).map(|_| exit::OK),
+        Cmd::Scan {
+            db,
+            start,
+            end,
+            limit,
+            reverse,
+            keys_only,
+            enc,
+        } => admin::scan(
+            &db,
+            admin::ScanArgs {
+                start,
+                end,
+                limit,
+                reverse,
+                keys_only,
+            },
+            enc,
+        )
+        .map(|_| exit::OK),
+        Cmd::Stats { db, json } => admin::stats(&db, json).map(|_| exit::OK),
+        Cmd::Check { db } => admin::check(&db),
+        Cmd::Compact { db } => admin::compact(&db).map(|_| exit::OK),
+        Cmd::Bench { mut args } => {
+            let name = slsm_cli::engine::take_engine_flag(&mut args)?;
+            let factory = slsm_cli::engine::factory(&name).ok_or_else(|| {
+                anyhow::Error::new(exit::Usage(format!(
+                    "unknown --engine={name} (slsm, skiplist or btreemap)"
+                )))
+            })?;
+            slsm_cli::bench::run_cli("slsm bench", factory, &args)?;
+            Ok(exit::OK)
+        }
+        Cmd::Plot {
+            files,
+            output,
+            title,
+        } => plot::plot(&files, &output, title.as_deref()).map(|_| exit::OK),
+    }
+}

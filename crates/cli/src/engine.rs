@@ -1,0 +1,353 @@
+//! The slsm engine behind the benchmark's [`Engine`] interface, and the
+//! options `slsm bench` and the admin commands open it with.
+
+use crate::bench::report::EngineStats;
+use crate::bench::{BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Per-entry memory assumed when sizing the buffer in memtable mode
+/// (skiplist node, arena headers, sequence numbers) on top of key and value.
+const MEM_OVERHEAD_PER_ENTRY: u64 = 64;
+
+/// Flags specific to slsm (the sLSM paper's knobs), accepted by `slsm bench`.
+pub const SLSM_FLAGS: &[&str] = &[
+    "memory_runs",
+    "merge_fraction",
+    "level_runs",
+    "bloom_fp_rate",
+    "bloom_bits",
+    "fence_entries",
+    "background_merges",
+];
+
+fn parse_flag<T: std::str::FromStr>(flags: &BenchFlags, name: &str) -> Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    match flags.engine_flag(name) {
+        None => Ok(None),
+        Some(v) => v
+            .parse::<T>()
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("invalid value '{v}' for --{name}: {e}")),
+    }
+}
+
+/// slsm options for a benchmark run. `--write_buffer_size` is the size of one
+/// memory run. In memtable mode the WAL is off and the run is made large
+/// enough for `num` entries (per thread) so nothing is flushed.
+pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options> {
+    let mut o = slsm::Options {
+        run_size: usize::try_from(flags.write_buffer_size).unwrap_or(usize::MAX),
+        sync_writes: flags.sync,
+        disable_wal: flags.disable_wal,
+        ..Default::default()
+    };
+    if let Some(v) = parse_flag(flags, "memory_runs")? {
+        o.memory_runs = v;
+    }
+    if let Some(v) = parse_flag(flags, "merge_fraction")? {
+        o.merge_fraction = v;
+    }
+    if let Some(v) = parse_flag(flags, "level_runs")? {
+        o.level_runs = v;
+    }
+    if let Some(bits) = parse_flag::<f64>(flags, "bloom_bits")? {
+        // A Bloom filter with b bits per key and the best number of hashes
+        // has a false-positive rate of about 0.6185^b.
+        if bits > 0.0 {
+            o.bloom_fp_rate = 0.6185f64.powf(bits).clamp(1e-9, 0.5);
+        }
+    }
+    if let Some(v) = parse_flag(flags, "bloom_fp_rate")? {
+        o.bloom_fp_rate = v;
+    }
+    if let Some(v) = parse_flag(flags, "fence_entries")? {
+        o.fence_entries = v;
+    }
+    if let Some(v) = parse_flag::<String>(flags, "background_merges")? {
+        o.background_merges = !matches!(v.as_str(), "0" | "false");
+    }
+    if memtable {
+        let per_entry = (flags.key_size + flags.value_size) as u64 + MEM_OVERHEAD_PER_ENTRY;
+        let entries = flags.num.max(flags.writes_per_thread()) * flags.threads as u64;
+        let want = (per_entry * entries).saturating_mul(3) / 2;
+        let run = want.max(flags.write_buffer_size).min(4 << 30);
+        o.run_size = run as usize;
+        o.memory_runs = o.memory_runs.max(2);
+        o.disable_wal = true;
+        o.sync_writes = false;
+    }
+    Ok(o)
+}
+
+/// An open slsm database.
+pub struct SlsmEngine {
+    db: slsm::Db,
+}
+
+impl SlsmEngine {
+    /// Wraps an open database.
+    pub fn new(db: slsm::Db) -> Self {
+        SlsmEngine { db }
+    }
+}
+
+fn wopts(mode: WriteMode) -> slsm::WriteOptions {
+    slsm::WriteOptions {
+        sync: mode.sync,
+        disable_wal: mode.disable_wal,
+    }
+}
+
+impl Engine for SlsmEngine {
+    fn put(&self, key: &[u8], value: &[u8], mode: WriteMode) -> Result<()> {
+        Ok(self.db.put_opt(key, value, &wopts(mode))?)
+    }
+
+    fn delete(&self, key: &[u8], mode: WriteMode) -> Result<()> {
+        Ok(self.db.delete_opt(key, &wopts(mode))?)
+    }
+
+    fn write_batch(&self, ops: &[BatchOp<'_>], mode: WriteMode) -> Result<()> {
+        let mut batch = slsm::WriteBatch::new();
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => {
+                    batch.put(k, v);
+                }
+                BatchOp::Delete(k) => {
+                    batch.delete(k);
+                }
+            }
+        }
+        Ok(self.db.write_opt(batch, &wopts(mode))?)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.db.get(key)?.map(|v| v.len()))
+    }
+
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<(u64, u64)> {
+        let values = self.db.multi_get(keys)?;
+        let mut found = 0;
+        let mut bytes = 0;
+        for (k, v) in keys.iter().zip(values) {
+            if let Some(v) = v {
+                found += 1;
+                bytes += (k.len() + v.len()) as u64;
+            }
+        }
+        Ok((found, bytes))
+    }
+
+    fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
+        let mut it = self.db.range(key..);
+        let mut exact = false;
+        let mut bytes = 0;
+        if let Some(first) = it.next() {
+            let (k, v) = first?;
+            exact = &*k == key;
+            if nexts > 0 {
+                bytes += (k.len() + v.len()) as u64;
+                for item in it.take(nexts - 1) {
+                    let (k, v) = item?;
+                    bytes += (k.len() + v.len()) as u64;
+                }
+            }
+        }
+        Ok((exact, bytes))
+    }
+
+    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
+        let mut n = 0;
+        for item in self.db.range::<&[u8], _>(..).take(limit as usize) {
+            let (k, v) = item?;
+            each(k.len() + v.len());
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(self.db.sync()?)
+    }
+
+    fn compact(&self) -> Result<()> {
+        Ok(self.db.compact()?)
+    }
+
+    fn stats(&self) -> Option<EngineStats> {
+        let s = self.db.stats();
+        Some(EngineStats {
+            user_bytes_written: s.user_bytes_written,
+            merge_bytes_written: s.merge_bytes_written,
+            write_amplification: s.write_amplification(),
+            stall_count: s.stall_count,
+            stall_micros: s.stall_micros,
+        })
+    }
+
+    fn report(&self) -> Option<String> {
+        Some(self.db.stats().to_string())
+    }
+}
+
+/// Opens slsm databases for `slsm bench`.
+pub struct SlsmFactory;
+
+impl EngineFactory for SlsmFactory {
+    fn name(&self) -> &str {
+        "slsm"
+    }
+
+    fn engine_flags(&self) -> &[&str] {
+        SLSM_FLAGS
+    }
+
+    fn engine_help(&self) -> String {
+        "\
+  --engine=NAME          slsm (default), skiplist (the bare slsm-skiplist: no
+                         WAL, no overwrite, no deletes) or btreemap (a locked
+                         BTreeMap, for testing the harness)
+slsm flags (the sLSM paper's knobs; defaults from slsm::Options):
+  --write_buffer_size=N  bytes of one memory run (Rn)
+  --memory_runs=R        memory runs (R)
+  --merge_fraction=M     fraction of memory runs flushed together (m)
+  --level_runs=D         runs per disk level before a merge (D)
+  --bloom_fp_rate=E      Bloom filter false-positive rate (epsilon)
+  --bloom_bits=B         db_bench's bits per key, mapped to E = 0.6185^B
+  --fence_entries=MU     entries per fence pointer (mu)
+  --background_merges=B  merge on a background thread (true)
+"
+        .to_string()
+    }
+
+    fn open(&self, path: &Path, flags: &BenchFlags, memtable: bool) -> Result<Arc<dyn Engine>> {
+        let opts = bench_options(flags, memtable)?;
+        let db = slsm::Db::open(path, opts)
+            .with_context(|| format!("opening slsm database {}", path.display()))?;
+        Ok(Arc::new(SlsmEngine::new(db)))
+    }
+}
+
+/// The bare `slsm-skiplist` (no WAL, no runs, no merges): the in-memory
+/// path under the engine, for the goleveldb memdb comparison. Inserting a
+/// key that exists keeps the first value (the skiplist has no overwrite);
+/// deletes are not supported.
+pub struct SkiplistEngine {
+    list: slsm_skiplist::SkipList,
+}
+
+impl Engine for SkiplistEngine {
+    fn put(&self, key: &[u8], value: &[u8], _: WriteMode) -> Result<()> {
+        self.list
+            .try_insert(key, value)
+            .map_err(|e| anyhow::anyhow!("skiplist insert: {e:?}"))?;
+        Ok(())
+    }
+
+    fn delete(&self, _: &[u8], _: WriteMode) -> Result<()> {
+        anyhow::bail!("the skiplist engine does not support deletes")
+    }
+
+    fn write_batch(&self, ops: &[BatchOp<'_>], mode: WriteMode) -> Result<()> {
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => self.put(k, v, mode)?,
+                BatchOp::Delete(k) => self.delete(k, mode)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.list.get(key).map(<[u8]>::len))
+    }
+
+    fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
+        let mut it = self.list.range(key..);
+        let mut exact = false;
+        let mut bytes = 0;
+        if let Some((k, v)) = it.next() {
+            exact = k == key;
+            if nexts > 0 {
+                bytes += (k.len() + v.len()) as u64;
+                for (k, v) in it.take(nexts - 1) {
+                    bytes += (k.len() + v.len()) as u64;
+                }
+            }
+        }
+        Ok((exact, bytes))
+    }
+
+    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
+        let mut n = 0;
+        for (k, v) in self.list.iter().take(usize::try_from(limit).unwrap_or(usize::MAX)) {
+            each(k.len() + v.len());
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn report(&self) -> Option<String> {
+        Some(format!(
+            "skiplist: {} entries, {:.1} MiB",
+            self.list.len(),
+            self.list.memory_usage() as f64 / 1048576.0
+        ))
+    }
+}
+
+/// Opens an empty [`SkiplistEngine`] (nothing is stored on disk).
+pub struct SkiplistFactory;
+
+impl EngineFactory for SkiplistFactory {
+    fn name(&self) -> &str {
+        "slsm-skiplist"
+    }
+
+    fn open(&self, _: &Path, _: &BenchFlags, _: bool) -> Result<Arc<dyn Engine>> {
+        Ok(Arc::new(SkiplistEngine {
+            list: slsm_skiplist::SkipList::new(),
+        }))
+    }
+}
+
+/// The factory for `slsm bench --engine=NAME`.
+pub fn factory(name: &str) -> Option<&'static dyn EngineFactory> {
+    match name {
+        "slsm" => Some(&SlsmFactory),
+        "skiplist" | "slsm-skiplist" => Some(&SkiplistFactory),
+        "btreemap" => Some(&crate::bench::engine::MemFactory),
+        _ => None,
+    }
+}
+
+/// Removes `--engine=NAME` / `--engine NAME` from a bench command line and
+/// returns the name (default "slsm").
+pub fn take_engine_flag(args: &mut Vec<String>) -> Result<String> {
+    let mut name = "slsm".to_string();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].trim_start_matches('-');
+        if args[i].starts_with('-') && (a == "engine" || a.starts_with("engine=")) {
+            if let Some(v) = a.strip_prefix("engine=") {
+                name = v.to_string();
+                args.remove(i);
+            } else if i + 1 < args.len() {
+                name = args.remove(i + 1);
+                args.remove(i);
+            } else {
+                return Err(anyhow::Error::new(crate::bench::flags::FlagError(
+                    "flag --engine needs a value (slsm, skiplist or btreemap)".into(),
+                )));
+            }
+            continue;
+        }
+        i += 1;
+    }
+    Ok(name)
+}

@@ -1,0 +1,32 @@
+//! `slsm`: admin commands, a db_bench-compatible benchmark and plots for the
+//! slsm storage engine. See `slsm --help`.
+
+mod admin;
+mod cli;
+mod exit;
+mod plot;
+
+use clap::Parser;
+
+fn main() {
+    let args = match cli::Cli::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors exit 2.
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let code = match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("slsm: error: {e:#}");
+            exit::code_for(&e)
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,255 @@
+//! End-to-end tests of the `slsm` binary.
+
+use regex::Regex;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn slsm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_slsm"))
+        .args(args)
+        .output()
+        .expect("run slsm")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+#[test]
+fn put_get_delete_scan_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = path_str(&db);
+    for (k, v) in [("b", "2"), ("a", "1"), ("c", "3")] {
+        let o = slsm(&["put", db, k, v]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let o = slsm(&["get", db, "a"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "1\n");
+
+    let o = slsm(&["scan", db]);
+    assert_eq!(stdout(&o), "a\t1\nb\t2\nc\t3\n");
+    let o = slsm(&["scan", db, "--start", "b"]);
+    assert_eq!(stdout(&o), "b\t2\nc\t3\n");
+    let o = slsm(&["scan", db, "--end", "c", "--reverse"]);
+    assert_eq!(stdout(&o), "b\t2\na\t1\n");
+    let o = slsm(&["scan", db, "--limit", "1", "--keys-only"]);
+    assert_eq!(stdout(&o), "a\n");
+
+    let o = slsm(&["delete", db, "b"]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = slsm(&["get", db, "b"]);
+    assert_eq!(o.status.code(), Some(1), "not found is exit 1");
+    assert_eq!(stdout(&o), "");
+    let o = slsm(&["scan", db]);
+    assert_eq!(stdout(&o), "a\t1\nc\t3\n");
+
+    let o = slsm(&["compact", db]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = slsm(&["check", db]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = slsm(&["stats", db]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("bloom"), "{}", stdout(&o));
+    let o = slsm(&["stats", db, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["levels"].is_array());
+}
+
+#[test]
+fn hex_keys_and_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = path_str(&db);
+    let o = slsm(&["put", "--hex", db, "00ff10", "deadbeef"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = slsm(&["get", "--hex", db, "00FF10"]);
+    assert_eq!(stdout(&o), "deadbeef\n");
+    let o = slsm(&["scan", "--hex", db]);
+    assert_eq!(stdout(&o), "00ff10\tdeadbeef\n");
+    let o = slsm(&["get", "--hex", db, "xyz"]);
+    assert_eq!(o.status.code(), Some(2), "bad hex is a usage error");
+    assert!(stderr(&o).contains("hex"), "{}", stderr(&o));
+}
+
+#[test]
+fn exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let o = slsm(&["get", path_str(&missing), "k"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing-here"));
+    let o = slsm(&["get"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = slsm(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = slsm(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("Exit status"));
+    for cmd in ["get", "put", "delete", "scan", "stats", "check", "compact", "bench", "plot"] {
+        let o = slsm(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd} --help");
+        assert!(!stdout(&o).is_empty(), "{cmd} --help prints help");
+    }
+    // A file where the database directory should be.
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = slsm(&["put", path_str(&file), "k", "v"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+}
+
+#[test]
+fn check_reports_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let dbs = path_str(&db);
+    for i in 0..50 {
+        let o = slsm(&["put", dbs, &format!("key{i:03}"), &"v".repeat(100)]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let o = slsm(&["compact", dbs]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Flip bytes in the middle of the largest file other than the lock,
+    // manifest and logs: a run file.
+    let mut files: Vec<_> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).unwrap().len()));
+    let victim = &files[0];
+    let mut bytes = std::fs::read(victim).unwrap();
+    let mid = bytes.len() / 3;
+    for b in &mut bytes[mid..mid + 8] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(victim, &bytes).unwrap();
+    let o = slsm(&["check", dbs]);
+    assert_eq!(o.status.code(), Some(3), "stdout {} stderr {}", stdout(&o), stderr(&o));
+    let name = victim.file_name().unwrap().to_str().unwrap();
+    assert!(stderr(&o).contains(name), "{}", stderr(&o));
+    assert!(stderr(&o).contains("offset"), "{}", stderr(&o));
+}
+
+const ALL: &str = "fillseq,fillrandom,overwrite,readrandom,readseq,multireadrandom,\
+                   seekrandom,readwhilewriting,deleterandom,fillrandom_mem,readrandom_mem";
+
+#[test]
+fn bench_prints_db_bench_lines_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let json = dir.path().join("r.json");
+    let o = slsm(&[
+        "bench",
+        &format!("--benchmarks={ALL}"),
+        "--num=3000",
+        "--reads",
+        "1000",
+        "--batch_size=8",
+        "--seek_nexts=2",
+        "--threads=2",
+        "--histogram",
+        "--sync=0",
+        "--disable_wal=false",
+        "--max_background_jobs=4",
+        &db,
+        &format!("--json={}", json.display()),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: flag --max_background_jobs=4"),
+        "{}",
+        stderr(&o)
+    );
+    let line = Regex::new(
+        r"^(\S+)\s* : \s*\d+\.\d{3} micros/op \d+ ops/sec \d+\.\d{3} seconds \d+ operations;( +\d+\.\d MB/s)?( \(\d+ of \d+ found\))?",
+    )
+    .unwrap();
+    let names: Vec<String> = out
+        .lines()
+        .filter_map(|l| line.captures(l).map(|c| c[1].to_string()))
+        .collect();
+    let want: Vec<&str> = ALL.split(',').collect();
+    assert_eq!(names, want, "{out}");
+    assert!(
+        Regex::new(r"readrandom   : .* \(\d+ of 2000 found\)").unwrap().is_match(&out),
+        "{out}"
+    );
+    assert!(out.contains("Percentiles: P50: "), "{out}");
+    assert!(out.contains("Peak RSS:"), "{out}");
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["engine"], "slsm");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), want.len());
+    for r in results {
+        assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["p99_us"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["engine_stats"]["write_amplification"].is_number(), "{r}");
+    }
+    assert_eq!(report["flags"]["num"], 3000);
+    assert_eq!(report["flags"]["given"]["max_background_jobs"], "4");
+
+    // Plot it, twice over (two "engines").
+    let svg = dir.path().join("chart.svg");
+    let o = slsm(&[
+        "plot",
+        json.to_str().unwrap(),
+        json.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{}", &text[..100.min(text.len())]);
+    assert!(text.contains("readrandom"));
+}
+
+#[test]
+fn bench_usage_errors() {
+    let o = slsm(&["bench", "--benchmarks=nosuchthing"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown benchmark"), "{}", stderr(&o));
+    let o = slsm(&["bench", "--num=lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = slsm(&["bench", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("readwhilewriting"));
+    assert!(stdout(&o).contains("--memory_runs"));
+    let o = slsm(&["plot", "/nonexistent.json", "-o", "/tmp/x.svg"]);
+    assert_eq!(o.status.code(), Some(5));
+}
+
+#[test]
+fn bench_use_existing_db_skips_fills() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = slsm(&["bench", "--benchmarks=fillrandom", "--num=500", &db]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = slsm(&[
+        "bench",
+        "--benchmarks=fillseq,readrandom",
+        "--num=500",
+        "--use_existing_db=1",
+        &db,
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.contains("fillseq      : skipped"), "{out}");
+    // 500 random keys over [0,500) leave about 63% present.
+    let found: u64 = Regex::new(r"\((\d+) of 500 found\)").unwrap().captures(&out).unwrap()[1]
+        .parse()
+        .unwrap();
+    assert!((250..=400).contains(&found), "{out}");
+}

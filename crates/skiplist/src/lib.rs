@@ -1,0 +1,28 @@
+//! `slsm-skiplist`: an arena-backed, concurrent, ordered byte-string map.
+//!
+//! * Nodes live in a sharded bump arena and are never freed before the list
+//!   drops, so readers are lock-free and need no epoch pinning.
+//! * Each node carries the first 8 bytes of its **user** key as a big-endian
+//!   `u64` that is compared **unsigned** before any key bytes are touched.
+//! * Towers are inline in the node; heights come from one thread-local random
+//!   word and `trailing_zeros`.
+//! * [`SkipList::multi_get`] and [`Finger`] reuse the previous search path
+//!   (finger search); [`SkipList::insert_with_hint`] reuses the insert splice.
+//!
+//! See the crate README for the layout, measurements and limits.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod arena;
+mod finger;
+mod height;
+mod iter;
+mod list;
+mod node;
+mod order;
+
+pub use finger::Finger;
+pub use iter::{Iter, OwnedIter};
+pub use list::{InsertError, InsertHint, Options, SkipList, MAX_LEN};
+pub use node::MAX_HEIGHT;
+pub use order::{key_prefix, Bytewise, KeyOrder};

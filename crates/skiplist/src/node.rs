@@ -1,0 +1,136 @@
+//! Node layout.
+//!
+//! ```text
+//!            tower (height x 8 bytes, level 0 nearest the header)
+//!  base ---> [next[h-1]] ... [next[1]] [next[0]]
+//!  node ---> [prefix: u64 BE of user key][key_len: u32][val_len: u32][height: u8][key bytes][value bytes][pad to 8]
+//!             0                          8             12            16          17
+//! ```
+//!
+//! The tower sits *before* the node address so the key starts at a fixed
+//! offset (17) whatever the height, and the header is only 17 bytes. A node
+//! is allocated in one arena block and never moves or changes after it is
+//! published (only its tower's atomic pointers change).
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::arena::Arena;
+
+/// Upper bound on `Options::max_height`.
+pub const MAX_HEIGHT: usize = 32;
+
+/// Offset of the key bytes from the node address.
+const KEY_OFFSET: usize = 17;
+
+#[repr(C)]
+pub(crate) struct Node {
+    pub(crate) prefix: u64,
+    key_len: u32,
+    val_len: u32,
+    height: u8,
+}
+
+/// Bytes of one node of the given height and sizes, or `None` on overflow.
+#[inline]
+pub(crate) fn node_size(height: usize, key_len: usize, val_len: usize) -> Option<usize> {
+    (height * 8)
+        .checked_add(KEY_OFFSET)?
+        .checked_add(key_len)?
+        .checked_add(val_len)
+}
+
+impl Node {
+    /// Allocates and fully initialises a node whose tower pointers are all null.
+    ///
+    /// # Safety
+    /// `1 <= height <= MAX_HEIGHT`, `key.len()` and `value.len()` fit in `u32`.
+    pub(crate) unsafe fn alloc(
+        arena: &Arena,
+        height: usize,
+        prefix: u64,
+        key: &[u8],
+        value: &[u8],
+    ) -> Option<*mut Node> {
+        let size = node_size(height, key.len(), value.len())?;
+        let base = arena.alloc(size)?.as_ptr();
+        // SAFETY: the block has `size` bytes, aligned to 8; the tower occupies the first
+        // `height * 8` bytes and the header/key/value the rest. The block is exclusively ours
+        // until it is published by a Release CAS.
+        unsafe {
+            let tower = base as *mut AtomicPtr<Node>;
+            for i in 0..height {
+                tower.add(i).write(AtomicPtr::new(std::ptr::null_mut()));
+            }
+            let node = base.add(height * 8) as *mut Node;
+            std::ptr::addr_of_mut!((*node).prefix).write(prefix);
+            std::ptr::addr_of_mut!((*node).key_len).write(key.len() as u32);
+            std::ptr::addr_of_mut!((*node).val_len).write(value.len() as u32);
+            std::ptr::addr_of_mut!((*node).height).write(height as u8);
+            let kp = (node as *mut u8).add(KEY_OFFSET);
+            std::ptr::copy_nonoverlapping(key.as_ptr(), kp, key.len());
+            std::ptr::copy_nonoverlapping(value.as_ptr(), kp.add(key.len()), value.len());
+            Some(node)
+        }
+    }
+
+    /// The forward pointer of `node` at `level`.
+    ///
+    /// # Safety
+    /// `node` is a live node and `level < height(node)`.
+    #[inline(always)]
+    pub(crate) unsafe fn tower<'a>(node: *const Node, level: usize) -> &'a AtomicPtr<Node> {
+        // SAFETY: per the contract the tower slot `level` lies `8 * (level + 1)` bytes before
+        // the node, inside the node's block, and holds an initialised AtomicPtr.
+        unsafe { &*(node as *const AtomicPtr<Node>).sub(level + 1) }
+    }
+
+    /// Acquire-load of the successor at `level`.
+    ///
+    /// # Safety
+    /// As for [`Node::tower`].
+    #[inline(always)]
+    pub(crate) unsafe fn next(node: *const Node, level: usize) -> *mut Node {
+        // SAFETY: forwarded contract.
+        unsafe { Self::tower(node, level).load(Ordering::Acquire) }
+    }
+
+    /// # Safety
+    /// `node` is a live, published (or own, initialised) node.
+    #[inline(always)]
+    pub(crate) unsafe fn prefix(node: *const Node) -> u64 {
+        // SAFETY: initialised header field of a live node.
+        unsafe { (*node).prefix }
+    }
+
+    /// # Safety
+    /// As for [`Node::prefix`]; the slice lives as long as the arena.
+    #[inline(always)]
+    pub(crate) unsafe fn key<'a>(node: *const Node) -> &'a [u8] {
+        // SAFETY: the key bytes follow the header and were written before publication;
+        // they are never modified afterwards.
+        unsafe {
+            let len = (*node).key_len as usize;
+            std::slice::from_raw_parts((node as *const u8).add(KEY_OFFSET), len)
+        }
+    }
+
+    /// # Safety
+    /// As for [`Node::key`].
+    #[inline(always)]
+    pub(crate) unsafe fn value<'a>(node: *const Node) -> &'a [u8] {
+        // SAFETY: the value bytes follow the key bytes, written before publication.
+        unsafe {
+            let kl = (*node).key_len as usize;
+            let vl = (*node).val_len as usize;
+            std::slice::from_raw_parts((node as *const u8).add(KEY_OFFSET + kl), vl)
+        }
+    }
+
+    /// # Safety
+    /// As for [`Node::prefix`].
+    #[inline(always)]
+    pub(crate) unsafe fn height(node: *const Node) -> usize {
+        // SAFETY: initialised header field of a live node.
+        unsafe { (*node).height as usize }
+    }
+}

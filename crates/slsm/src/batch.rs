@@ -1,0 +1,307 @@
+//! [`WriteBatch`]: several writes applied atomically, and its encoding, which
+//! is also the payload of one WAL record.
+//!
+//! Encoding: `sequence: u64 LE | count: u32 LE | op*`, each op is
+//! `tag: u8 | varint len | key [| varint len | value-or-end]`. Operation `i`
+//! of a batch gets sequence number `sequence + i`.
+
+use crate::error::{Error, Result};
+use crate::key::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
+
+const HEADER_LEN: usize = 12;
+const TAG_PUT: u8 = 1;
+const TAG_DELETE: u8 = 2;
+const TAG_DELETE_RANGE: u8 = 3;
+
+/// Writes to apply atomically: after a crash either all of them are present
+/// or none. Build it with [`put`](Self::put), [`delete`](Self::delete) and
+/// [`delete_range`](Self::delete_range), then hand it to `Db::write`.
+///
+/// Invalid input (an oversized key or value, an empty range) is remembered
+/// and reported by `Db::write` as [`Error::InvalidArgument`]; nothing of the
+/// batch is applied then. A `WriteBatch` is a plain value (`Send + Sync`).
+#[derive(Clone)]
+pub struct WriteBatch {
+    rep: Vec<u8>,
+    count: u32,
+    invalid: Option<String>,
+}
+
+/// One operation of a decoded batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op<'a> {
+    /// Set `key` to `value`.
+    Put(&'a [u8], &'a [u8]),
+    /// Delete `key`.
+    Delete(&'a [u8]),
+    /// Delete every key in `[start, end)`.
+    DeleteRange(&'a [u8], &'a [u8]),
+}
+
+impl Default for WriteBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for WriteBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteBatch")
+            .field("ops", &self.count)
+            .field("bytes", &self.rep.len())
+            .finish()
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        v |= ((b & 0x7F) as u64) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn get_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    let len = usize::try_from(get_varint(buf, pos)?).ok()?;
+    let end = pos.checked_add(len)?;
+    let bytes = buf.get(*pos..end)?;
+    *pos = end;
+    Some(bytes)
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        WriteBatch {
+            rep: vec![0; HEADER_LEN],
+            count: 0,
+            invalid: None,
+        }
+    }
+
+    fn check_key(&mut self, key: &[u8]) -> bool {
+        if key.len() > MAX_KEY_SIZE {
+            self.invalid.get_or_insert_with(|| {
+                format!(
+                    "key of {} bytes exceeds the limit of {MAX_KEY_SIZE} bytes",
+                    key.len()
+                )
+            });
+            return false;
+        }
+        true
+    }
+
+    fn push_op(&mut self, tag: u8, a: &[u8], b: Option<&[u8]>) {
+        self.rep.push(tag);
+        put_varint(&mut self.rep, a.len() as u64);
+        self.rep.extend_from_slice(a);
+        if let Some(b) = b {
+            put_varint(&mut self.rep, b.len() as u64);
+            self.rep.extend_from_slice(b);
+        }
+        self.count += 1;
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
+        if value.len() > MAX_VALUE_SIZE {
+            self.invalid.get_or_insert_with(|| {
+                format!(
+                    "value of {} bytes exceeds the limit of {MAX_VALUE_SIZE} bytes",
+                    value.len()
+                )
+            });
+        } else if self.check_key(key) {
+            self.push_op(TAG_PUT, key, Some(value));
+        }
+        self
+    }
+
+    /// Deletes `key` (a tombstone; deleting an absent key is not an error).
+    pub fn delete(&mut self, key: &[u8]) -> &mut Self {
+        if self.check_key(key) {
+            self.push_op(TAG_DELETE, key, None);
+        }
+        self
+    }
+
+    /// Deletes every key `k` with `start <= k < end`. `start < end` is
+    /// required.
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) -> &mut Self {
+        if start >= end {
+            self.invalid
+                .get_or_insert_with(|| "delete_range needs start < end".to_string());
+        } else if self.check_key(start) && self.check_key(end) {
+            self.push_op(TAG_DELETE_RANGE, start, Some(end));
+        }
+        self
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// True if the batch has no operations.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Removes every operation.
+    pub fn clear(&mut self) {
+        *self = WriteBatch::new();
+    }
+
+    /// Bytes of the encoded batch (what the WAL record will hold).
+    pub fn encoded_size(&self) -> usize {
+        self.rep.len()
+    }
+
+    /// The first invalid operation's description, if any.
+    pub(crate) fn validate(&self) -> Result<()> {
+        match &self.invalid {
+            Some(msg) => Err(Error::InvalidArgument(msg.clone())),
+            None => Ok(()),
+        }
+    }
+
+
+    /// Stamps the batch with its first sequence number and returns the
+    /// encoding (the WAL payload).
+    pub(crate) fn seal(&mut self, first_seq: u64) -> &[u8] {
+        self.rep[..8].copy_from_slice(&first_seq.to_le_bytes());
+        self.rep[8..12].copy_from_slice(&self.count.to_le_bytes());
+        &self.rep
+    }
+
+    /// The operations in order.
+    pub(crate) fn ops(&self) -> OpIter<'_> {
+        OpIter {
+            buf: &self.rep,
+            pos: HEADER_LEN,
+            left: self.count,
+        }
+    }
+}
+
+/// A batch decoded from a WAL record.
+pub(crate) struct DecodedBatch<'a> {
+    pub first_seq: u64,
+    pub ops: OpIter<'a>,
+}
+
+/// Decodes a WAL payload; `None` if it is malformed (the caller reports
+/// corruption with the record's file and offset).
+pub(crate) fn decode(payload: &[u8]) -> Option<DecodedBatch<'_>> {
+    let header = payload.get(..HEADER_LEN)?;
+    let first_seq = u64::from_le_bytes(header[..8].try_into().ok()?);
+    let count = u32::from_le_bytes(header[8..12].try_into().ok()?);
+    let ops = OpIter {
+        buf: payload,
+        pos: HEADER_LEN,
+        left: count,
+    };
+    // Validate the whole body up front so that a batch is applied all or nothing.
+    let mut check = OpIter { ..ops };
+    for _ in 0..count {
+        check.next()?.ok()?;
+    }
+    if check.pos != payload.len() {
+        return None;
+    }
+    Some(DecodedBatch { first_seq, ops })
+}
+
+/// Iterator over the operations of an encoded batch.
+#[derive(Clone, Copy)]
+pub(crate) struct OpIter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    left: u32,
+}
+
+impl<'a> Iterator for OpIter<'a> {
+    type Item = std::result::Result<Op<'a>, ()>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(self.decode_one().ok_or(()))
+    }
+}
+
+impl<'a> OpIter<'a> {
+    fn decode_one(&mut self) -> Option<Op<'a>> {
+        let tag = *self.buf.get(self.pos)?;
+        self.pos += 1;
+        let a = get_bytes(self.buf, &mut self.pos)?;
+        match tag {
+            TAG_PUT => Some(Op::Put(a, get_bytes(self.buf, &mut self.pos)?)),
+            TAG_DELETE => Some(Op::Delete(a)),
+            TAG_DELETE_RANGE => Some(Op::DeleteRange(a, get_bytes(self.buf, &mut self.pos)?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1").delete(b"").delete_range(b"b", b"c");
+        b.put(b"k", &vec![7u8; 1000]);
+        let enc = b.seal(42).to_vec();
+        let d = decode(&enc).unwrap();
+        assert_eq!(d.first_seq, 42);
+        let ops: Vec<_> = d.ops.map(|o| o.unwrap()).collect();
+        assert_eq!(ops[0], Op::Put(b"a", b"1"));
+        assert_eq!(ops[1], Op::Delete(b""));
+        assert_eq!(ops[2], Op::DeleteRange(b"b", b"c"));
+        assert_eq!(ops[3], Op::Put(b"k", &[7u8; 1000][..]));
+    }
+
+    #[test]
+    fn truncated_or_garbage_is_rejected() {
+        let mut b = WriteBatch::new();
+        b.put(b"key", b"value").delete(b"other");
+        let enc = b.seal(1).to_vec();
+        for cut in 0..enc.len() {
+            assert!(decode(&enc[..cut]).is_none(), "cut at {cut}");
+        }
+        let mut extra = enc.clone();
+        extra.push(0);
+        assert!(decode(&extra).is_none());
+    }
+
+    #[test]
+    fn invalid_ops_are_reported() {
+        let mut b = WriteBatch::new();
+        b.put(&vec![0u8; MAX_KEY_SIZE + 1], b"v");
+        assert!(b.validate().is_err());
+        let mut b = WriteBatch::new();
+        b.delete_range(b"z", b"a");
+        assert!(b.validate().is_err());
+        let mut b = WriteBatch::new();
+        b.put(&vec![0u8; MAX_KEY_SIZE], b"v");
+        assert!(b.validate().is_ok());
+    }
+}

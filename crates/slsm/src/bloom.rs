@@ -1,0 +1,448 @@
+//! Blocked Bloom filters (paper section 2.3).
+//!
+//! Every run, in memory or on disk, is paired with a Bloom filter over the
+//! *user keys* it holds; a lookup probes the filter first and skips the run
+//! when the answer is "definitely absent".
+//!
+//! The filter is *blocked*: a key's hash picks one 64-byte block (one cache
+//! line, 512 bits) and all `k` probe bits of the key fall inside that block,
+//! so a query touches a single cache line. Blocking costs accuracy (blocks
+//! receive unequal numbers of keys), so [`bits_per_key`] sizes the filter with
+//! a model of the blocked design rather than the textbook formula: the number
+//! of keys in a block is Poisson distributed and the false-positive rate is
+//! averaged over it. The unit tests measure the real rate.
+//!
+//! The engine computes [`hash_key`] once per lookup and probes every run's
+//! filter with that hash (`may_contain_hash`).
+//!
+//! Serialized layout (used inside run files, see [`build_filter`]):
+//!
+//! ```text
+//! +--------+-----+----------+----------------+-----------------------------+
+//! | format | k   | reserved | num_blocks u32 | num_blocks x 64-byte blocks |
+//! | u8 = 1 | u8  | 2 bytes  | little endian  | 8 little-endian u64 words   |
+//! +--------+-----+----------+----------------+-----------------------------+
+//! ```
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bits in one filter block (one 64-byte cache line).
+const BLOCK_BITS: usize = 512;
+/// Bytes in one filter block.
+const BLOCK_BYTES: usize = BLOCK_BITS / 8;
+/// 64-bit words in one filter block.
+const BLOCK_WORDS: usize = BLOCK_BITS / 64;
+/// Serialized header size.
+const HEADER_LEN: usize = 8;
+/// Serialized format byte.
+const FORMAT_BLOCKED_V1: u8 = 1;
+/// Most probes per key accepted by [`BloomView::parse`].
+const MAX_PROBES: u32 = 32;
+
+/// The hash of a user key used by every filter of the engine (xxh3, 64 bit).
+#[inline]
+pub fn hash_key(user_key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(user_key)
+}
+
+/// Filter parameters for a target false-positive rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Params {
+    bits_per_key: f64,
+    k: u32,
+}
+
+/// Expected false-positive rate of the blocked design with `bits_per_key`
+/// bits per key and `k` probes: keys per block are Poisson(512 / bits) and
+/// a block holding `n` keys answers yes for an absent key with probability
+/// `(1 - (1 - 1/512)^(k n))^k`.
+fn blocked_fp_rate(bits_per_key: f64, k: u32) -> f64 {
+    let lambda = BLOCK_BITS as f64 / bits_per_key;
+    let unset_per_probe = 1.0 - 1.0 / BLOCK_BITS as f64;
+    let max_n = (lambda + 12.0 * lambda.sqrt() + 20.0) as u32;
+    let mut p_n = (-lambda).exp();
+    let mut rate = 0.0;
+    for n in 0..=max_n {
+        if n > 0 {
+            p_n *= lambda / f64::from(n);
+        }
+        let fill = 1.0 - unset_per_probe.powf(f64::from(k) * f64::from(n));
+        rate += p_n * fill.powi(k as i32);
+    }
+    rate
+}
+
+/// Smallest bits-per-key (bisection) reaching `epsilon` with `k` probes.
+fn min_bits_for(epsilon: f64, k: u32) -> f64 {
+    let (mut lo, mut hi) = (1.0f64, 128.0f64);
+    if blocked_fp_rate(lo, k) <= epsilon {
+        return lo;
+    }
+    for _ in 0..40 {
+        let mid = (lo + hi) / 2.0;
+        if blocked_fp_rate(mid, k) <= epsilon {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Picks `k` near the textbook optimum and the bits per key it needs
+/// (about a millisecond of arithmetic, so results are memoized).
+fn params(epsilon: f64) -> Params {
+    static CACHE: parking_lot::Mutex<Vec<(u64, Params)>> = parking_lot::Mutex::new(Vec::new());
+    let epsilon = clamp_epsilon(epsilon);
+    if let Some(&(_, p)) = CACHE.lock().iter().find(|(e, _)| *e == epsilon.to_bits()) {
+        return p;
+    }
+    let p = compute_params(epsilon);
+    let mut cache = CACHE.lock();
+    if cache.len() >= 16 {
+        cache.remove(0);
+    }
+    cache.push((epsilon.to_bits(), p));
+    p
+}
+
+fn compute_params(epsilon: f64) -> Params {
+    let k0 = (-epsilon.log2()).round().max(1.0) as u32;
+    let lo = k0.saturating_sub(3).max(1);
+    let hi = (k0 + 1).min(MAX_PROBES);
+    (lo..=hi)
+        .map(|k| Params {
+            bits_per_key: min_bits_for(epsilon, k),
+            k,
+        })
+        .min_by(|a, b| a.bits_per_key.total_cmp(&b.bits_per_key))
+        .unwrap_or(Params {
+            bits_per_key: 10.0,
+            k: 6,
+        })
+}
+
+fn clamp_epsilon(epsilon: f64) -> f64 {
+    if epsilon.is_nan() {
+        return 0.01;
+    }
+    epsilon.clamp(1e-9, 0.5)
+}
+
+/// Bits per key the blocked filter needs so that its real false-positive
+/// rate is about `epsilon` (out-of-range values are clamped to
+/// `[1e-9, 0.5]`). Roughly 10-20% above the textbook `-ln(eps) / ln(2)^2`.
+pub fn bits_per_key(epsilon: f64) -> f64 {
+    params(epsilon).bits_per_key
+}
+
+/// Number of blocks for `keys` keys at `bits_per_key` (at least one).
+fn num_blocks(keys: usize, bits_per_key: f64) -> usize {
+    let bits = (keys as f64 * bits_per_key).ceil();
+    ((bits / BLOCK_BITS as f64).ceil() as usize).max(1)
+}
+
+/// The block a hash falls into (multiply-shift range reduction).
+#[inline]
+fn block_index(h: u64, num_blocks: usize) -> usize {
+    ((u128::from(h) * num_blocks as u128) >> 64) as usize
+}
+
+/// splitmix64 finalizer: a bijective 64-bit mixer.
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The bits a hash sets inside its block, as eight 64-bit word masks. Each
+/// probe takes 9 fresh bits of a re-mixed hash (independent of the block
+/// choice, which uses the high bits of `h`).
+#[inline]
+fn block_masks(h: u64, k: u32) -> [u64; BLOCK_WORDS] {
+    let mut masks = [0u64; BLOCK_WORDS];
+    let mut state = h;
+    let mut bits = 0u64;
+    for i in 0..k {
+        if i % 7 == 0 {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            bits = mix64(state);
+        }
+        let bit = (bits as usize) & (BLOCK_BITS - 1);
+        masks[bit / 64] |= 1u64 << (bit % 64);
+        bits >>= 9;
+    }
+    masks
+}
+
+/// A fixed-size blocked Bloom filter that many threads may insert into at
+/// once (used by the in-memory runs).
+///
+/// Inserts use `fetch_or` with `Relaxed` ordering: a reader racing with an
+/// insert of the same key may miss it. The engine only relies on a key being
+/// found after the insert has been published (the write that inserted the
+/// hash happens-before the lookup through the run's own synchronization), so
+/// this is sound. If more keys than `expected_keys` are inserted the filter
+/// keeps working; its false-positive rate just rises gradually.
+pub struct AtomicBloom {
+    words: Box<[AtomicU64]>,
+    num_blocks: usize,
+    k: u32,
+}
+
+impl AtomicBloom {
+    /// A filter sized for `expected_keys` keys at false-positive rate
+    /// `epsilon`.
+    pub fn new(expected_keys: usize, epsilon: f64) -> AtomicBloom {
+        let p = params(epsilon);
+        let num_blocks = num_blocks(expected_keys, p.bits_per_key);
+        let words = (0..num_blocks * BLOCK_WORDS)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        AtomicBloom {
+            words,
+            num_blocks,
+            k: p.k,
+        }
+    }
+
+    /// Adds a key by its [`hash_key`] hash. Safe to call from many threads.
+    pub fn insert_hash(&self, h: u64) {
+        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
+        for (i, m) in block_masks(h, self.k).iter().enumerate() {
+            if *m != 0 {
+                self.words[base + i].fetch_or(*m, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// False if the key with hash `h` was definitely never inserted (see the
+    /// type's docs for inserts racing with this call).
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
+        block_masks(h, self.k)
+            .iter()
+            .enumerate()
+            .all(|(i, m)| self.words[base + i].load(Ordering::Relaxed) & m == *m)
+    }
+
+    /// Bytes of memory used by the filter bits.
+    pub fn memory_usage(&self) -> usize {
+        self.words.len() * std::mem::size_of::<AtomicU64>()
+    }
+}
+
+impl std::fmt::Debug for AtomicBloom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtomicBloom")
+            .field("num_blocks", &self.num_blocks)
+            .field("k", &self.k)
+            .finish()
+    }
+}
+
+/// Serializes a filter over `hashes` (one [`hash_key`] per distinct user
+/// key) with false-positive rate `epsilon`. No hashes gives a filter with no
+/// blocks that answers "absent" for everything.
+pub fn build_filter(hashes: &[u64], epsilon: f64) -> Vec<u8> {
+    let p = params(epsilon);
+    let blocks = if hashes.is_empty() {
+        0
+    } else {
+        num_blocks(hashes.len(), p.bits_per_key)
+    };
+    let mut words = vec![0u64; blocks * BLOCK_WORDS];
+    for &h in hashes {
+        let base = block_index(h, blocks) * BLOCK_WORDS;
+        for (i, m) in block_masks(h, p.k).iter().enumerate() {
+            words[base + i] |= m;
+        }
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + blocks * BLOCK_BYTES);
+    out.push(FORMAT_BLOCKED_V1);
+    out.push(p.k as u8);
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&(blocks as u32).to_le_bytes());
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// A zero-copy view of a filter serialized by [`build_filter`] (for example
+/// inside a memory-mapped run file).
+#[derive(Clone, Copy, Debug)]
+pub struct BloomView<'a> {
+    blocks: &'a [u8],
+    num_blocks: usize,
+    k: u32,
+}
+
+impl<'a> BloomView<'a> {
+    /// Checks the header and the length; `None` if `bytes` is not a valid
+    /// serialized filter.
+    pub fn parse(bytes: &'a [u8]) -> Option<BloomView<'a>> {
+        let header = bytes.get(..HEADER_LEN)?;
+        let k = u32::from(header[1]);
+        if header[0] != FORMAT_BLOCKED_V1 || k == 0 || k > MAX_PROBES {
+            return None;
+        }
+        let num_blocks = u32::from_le_bytes(header[4..8].try_into().ok()?) as usize;
+        let blocks = &bytes[HEADER_LEN..];
+        if num_blocks.checked_mul(BLOCK_BYTES)? != blocks.len() {
+            return None;
+        }
+        Some(BloomView {
+            blocks,
+            num_blocks,
+            k,
+        })
+    }
+
+    /// False if no key with hash `h` was in the filter's key set.
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        if self.num_blocks == 0 {
+            return false;
+        }
+        let start = block_index(h, self.num_blocks) * BLOCK_BYTES;
+        let block = &self.blocks[start..start + BLOCK_BYTES];
+        block_masks(h, self.k)
+            .iter()
+            .zip(block.chunks_exact(8))
+            .all(|(m, w)| {
+                let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                word & m == *m
+            })
+    }
+
+    /// Number of 64-byte blocks.
+    pub fn num_blocks(&self) -> usize {
+        self.num_blocks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key_hashes(range: std::ops::Range<u64>) -> Vec<u64> {
+        range.map(|i| hash_key(&i.to_le_bytes())).collect()
+    }
+
+    fn observed_fp(epsilon: f64) -> (f64, f64) {
+        let present = key_hashes(0..100_000);
+        let absent = key_hashes(1_000_000..1_100_000);
+        let bytes = build_filter(&present, epsilon);
+        let view = BloomView::parse(&bytes).unwrap();
+        assert!(present.iter().all(|&h| view.may_contain_hash(h)));
+        let fp = absent.iter().filter(|&&h| view.may_contain_hash(h)).count();
+        let atomic = AtomicBloom::new(present.len(), epsilon);
+        present.iter().for_each(|&h| atomic.insert_hash(h));
+        let afp = absent
+            .iter()
+            .filter(|&&h| atomic.may_contain_hash(h))
+            .count();
+        (fp as f64 / 1e5, afp as f64 / 1e5)
+    }
+
+    #[test]
+    fn fp_rate_close_to_epsilon() {
+        for eps in [0.01, 0.001] {
+            let (fp, afp) = observed_fp(eps);
+            eprintln!(
+                "eps {eps}: bits/key {:.2}, observed {fp}, atomic {afp}",
+                bits_per_key(eps)
+            );
+            assert!(fp < 2.0 * eps, "eps {eps}: observed {fp}");
+            assert!(afp < 2.0 * eps, "eps {eps}: atomic observed {afp}");
+        }
+    }
+
+    #[test]
+    fn bits_per_key_above_textbook() {
+        for eps in [0.1f64, 0.01, 0.001, 0.0001] {
+            let textbook = -eps.ln() / std::f64::consts::LN_2.powi(2);
+            let b = bits_per_key(eps);
+            assert!(
+                b > textbook && b < textbook * 1.6,
+                "eps {eps}: {b} vs {textbook}"
+            );
+        }
+        assert!(bits_per_key(f64::NAN).is_finite());
+        assert!(bits_per_key(0.0).is_finite() && bits_per_key(2.0) >= 1.0);
+    }
+
+    #[test]
+    fn empty_filter_answers_absent() {
+        let bytes = build_filter(&[], 0.01);
+        let view = BloomView::parse(&bytes).unwrap();
+        assert_eq!(view.num_blocks(), 0);
+        assert!(!view.may_contain_hash(hash_key(b"x")));
+        let a = AtomicBloom::new(0, 0.01);
+        assert!(!a.may_contain_hash(hash_key(b"x")));
+        a.insert_hash(hash_key(b"x"));
+        assert!(a.may_contain_hash(hash_key(b"x")));
+    }
+
+    #[test]
+    fn parse_rejects_bad_bytes() {
+        let bytes = build_filter(&key_hashes(0..100), 0.01);
+        assert!(BloomView::parse(&bytes[..bytes.len() - 1]).is_none());
+        assert!(BloomView::parse(&bytes[..4]).is_none());
+        let mut bad = bytes.clone();
+        bad[0] = 9;
+        assert!(BloomView::parse(&bad).is_none());
+        let mut bad = bytes;
+        bad[1] = 0;
+        assert!(BloomView::parse(&bad).is_none());
+    }
+
+    #[test]
+    fn overfull_atomic_filter_degrades_gracefully() {
+        let a = AtomicBloom::new(1_000, 0.01);
+        let present = key_hashes(0..4_000);
+        present.iter().for_each(|&h| a.insert_hash(h));
+        assert!(present.iter().all(|&h| a.may_contain_hash(h)));
+        let fp = key_hashes(1_000_000..1_010_000)
+            .iter()
+            .filter(|&&h| a.may_contain_hash(h))
+            .count();
+        assert!(fp < 9_000, "still filters something: {fp}");
+    }
+
+    #[test]
+    fn concurrent_inserts_are_all_visible() {
+        let a = std::sync::Arc::new(AtomicBloom::new(40_000, 0.01));
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let a = a.clone();
+                std::thread::spawn(move || {
+                    key_hashes(t * 10_000..(t + 1) * 10_000)
+                        .into_iter()
+                        .for_each(|h| a.insert_hash(h))
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert!(key_hashes(0..40_000).iter().all(|&h| a.may_contain_hash(h)));
+        assert!(a.memory_usage() >= 40_000 * 9 / 8);
+    }
+
+    proptest! {
+        #[test]
+        fn no_false_negatives(keys in proptest::collection::vec(any::<Vec<u8>>(), 0..300),
+                              eps in 0.0001f64..0.5) {
+            let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
+            let bytes = build_filter(&hashes, eps);
+            let view = BloomView::parse(&bytes).unwrap();
+            let atomic = AtomicBloom::new(keys.len(), eps);
+            hashes.iter().for_each(|&h| atomic.insert_hash(h));
+            for &h in &hashes {
+                prop_assert!(view.may_contain_hash(h));
+                prop_assert!(atomic.may_contain_hash(h));
+            }
+        }
+    }
+}

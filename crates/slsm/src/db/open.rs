@@ -1,0 +1,363 @@
+//! Opening a database: lock the directory, load the manifest, open the run
+//! files, replay the WAL past the last flushed sequence number, and start a
+//! fresh WAL.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+
+use super::background::{build_run, RunPlan};
+use super::write::WriteQueue;
+use super::{BgState, Shared, VersionState};
+use crate::batch::{self, Op};
+use crate::bloom::hash_key;
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::iter::InternalIter;
+use crate::key::{self, Kind};
+use crate::manifest::{self, FileKind, Manifest};
+use crate::memtable::MemRun;
+use crate::merge::MergePolicy;
+use crate::options::Options;
+use crate::run::RunFile;
+use crate::stats::Counters;
+use crate::version::{DiskRun, Version};
+use crate::wal::{RecoveryMode, TailDropKind, WalReader, WalWriter};
+
+const LOCK_FILE: &str = "LOCK";
+
+pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
+    opts.validate()?;
+    prepare_dir(dir, &opts)?;
+    let lock = lock_dir(dir)?;
+    let mut manifest = load_or_create_manifest(dir, &opts)?;
+    let levels = open_runs(dir, &manifest)?;
+    let files = scan_dir(dir)?;
+    let max_seen = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    let mut next_file = manifest.next_file_number.max(max_seen + 1);
+
+    let wal_numbers: Vec<u64> = files
+        .iter()
+        .filter(|(n, kind)| *kind == FileKind::Wal && *n >= manifest.min_wal_number)
+        .map(|(n, _)| *n)
+        .collect();
+    let replay = replay_wals(dir, &wal_numbers, manifest.last_sequence, &opts)?;
+    let mut levels = levels;
+    let last_sequence = replay.max_seq.max(manifest.last_sequence);
+    if let Some(run) = flush_recovered(dir, &opts, &replay.runs, &levels, &mut next_file)? {
+        if levels.is_empty() {
+            levels.push(Vec::new());
+        }
+        levels[0].push(run);
+    }
+
+    let wal_number = next_file;
+    next_file += 1;
+    let wal = if opts.disable_wal {
+        None
+    } else {
+        Some(WalWriter::create(
+            &dir.join(manifest::wal_file_name(wal_number)),
+            wal_number,
+        )?)
+    };
+    let version = Version {
+        mems: vec![Arc::new(MemRun::new(
+            opts.run_size,
+            opts.bloom_fp_rate,
+            if wal.is_some() { wal_number } else { 0 },
+        ))],
+        levels,
+    };
+    manifest.next_file_number = next_file;
+    manifest.last_sequence = last_sequence;
+    manifest.min_wal_number = wal_number;
+    manifest.levels = version.manifest_levels();
+    manifest.store(dir)?;
+    remove_obsolete_files(dir, &manifest, &files);
+
+    Ok(Shared {
+        dir: dir.to_path_buf(),
+        opts,
+        _lock: lock,
+        current: ArcSwap::from_pointee(version),
+        version_lock: Mutex::new(VersionState {
+            flushed_sequence: last_sequence,
+        }),
+        next_file: AtomicU64::new(next_file),
+        visible_seq: AtomicU64::new(last_sequence),
+        writes: Mutex::new(WriteQueue::new(last_sequence, wal)),
+        snapshots: Mutex::new(BTreeMap::new()),
+        bg: Mutex::new(BgState::default()),
+        bg_work: Condvar::new(),
+        bg_done: Condvar::new(),
+        flush_lock: Mutex::new(()),
+        merge_lock: Mutex::new(()),
+        counters: Counters::default(),
+        unlogged: AtomicBool::new(false),
+    })
+}
+
+fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Error::NotADatabase {
+            path: dir.to_path_buf(),
+            reason: "it is a file, not a directory".into(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !opts.create_if_missing {
+                return Err(Error::InvalidArgument(format!(
+                    "database {} does not exist (set create_if_missing to create it)",
+                    dir.display()
+                )));
+            }
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            if let Some(parent) = dir.parent() {
+                if !parent.as_os_str().is_empty() {
+                    fsutil::sync_dir(parent)?;
+                }
+            }
+            Ok(())
+        }
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+fn lock_dir(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked(dir.to_path_buf())),
+        Err(fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+    }
+}
+
+fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
+    match Manifest::load(dir) {
+        Ok(Some(m)) if opts.error_if_exists => {
+            let _ = m;
+            Err(Error::InvalidArgument(format!(
+                "database {} already exists (error_if_exists is set)",
+                dir.display()
+            )))
+        }
+        Ok(Some(m)) => Ok(m),
+        Ok(None) => {
+            let foreign = fs::read_dir(dir)
+                .map_err(|e| Error::io(dir, e))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|name| name != LOCK_FILE && !name.ends_with(fsutil::TMP_SUFFIX));
+            if let Some(name) = foreign {
+                return Err(Error::NotADatabase {
+                    path: dir.to_path_buf(),
+                    reason: format!("it holds {name:?} but no {}", manifest::MANIFEST_FILE),
+                });
+            }
+            let m = Manifest::new();
+            m.store(dir)?;
+            Ok(m)
+        }
+        Err(e @ Error::Corruption { .. }) => {
+            // A file named MANIFEST that does not even carry our magic
+            // belongs to somebody else.
+            let path = dir.join(manifest::MANIFEST_FILE);
+            let head = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            if !head.starts_with(&manifest::MANIFEST_MAGIC) {
+                return Err(Error::NotADatabase {
+                    path: dir.to_path_buf(),
+                    reason: "its MANIFEST is not an slsm manifest".into(),
+                });
+            }
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn open_runs(dir: &Path, manifest: &Manifest) -> Result<Vec<Vec<Arc<DiskRun>>>> {
+    let mut levels = Vec::with_capacity(manifest.levels.len());
+    for records in &manifest.levels {
+        let mut level = Vec::with_capacity(records.len());
+        for rec in records {
+            let path = dir.join(manifest::run_file_name(rec.file_number));
+            if !path.exists() {
+                return Err(Error::corruption(
+                    &path,
+                    0,
+                    "run file listed in the MANIFEST is missing",
+                ));
+            }
+            let file = RunFile::open(&path)?;
+            if file.properties().file_size != rec.file_size {
+                return Err(Error::corruption(
+                    &path,
+                    0,
+                    format!(
+                        "run file is {} bytes but the MANIFEST records {}",
+                        file.properties().file_size,
+                        rec.file_size
+                    ),
+                ));
+            }
+            level.push(Arc::new(DiskRun::new(rec.file_number, Arc::new(file))));
+        }
+        levels.push(level);
+    }
+    Ok(levels)
+}
+
+/// The database's numbered files, ascending by number.
+fn scan_dir(dir: &Path) -> Result<Vec<(u64, FileKind)>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        if let Some((n, kind)) = manifest::parse_file_name(&entry.file_name().to_string_lossy()) {
+            files.push((n, kind));
+        }
+    }
+    files.sort_by_key(|(n, _)| *n);
+    Ok(files)
+}
+
+struct Replay {
+    runs: Vec<MemRun>,
+    max_seq: u64,
+}
+
+fn replay_wals(dir: &Path, numbers: &[u64], flushed: u64, opts: &Options) -> Result<Replay> {
+    let mut replay = Replay {
+        runs: vec![MemRun::new(opts.run_size, opts.bloom_fp_rate, 0)],
+        max_seq: flushed,
+    };
+    for (i, &number) in numbers.iter().enumerate() {
+        let path = dir.join(manifest::wal_file_name(number));
+        let mut reader = WalReader::open(&path, Some(number), opts.recovery)?;
+        while let Some((offset, payload)) = reader.next_record()? {
+            let batch = batch::decode(payload).ok_or_else(|| {
+                Error::corruption(&path, offset, "WAL record is not a valid write batch")
+            });
+            let batch = match (batch, opts.recovery) {
+                (Ok(b), _) => b,
+                (Err(e), RecoveryMode::Strict) => return Err(e),
+                (Err(_), RecoveryMode::BestEffort) => return Ok(replay),
+            };
+            apply_recovered(&mut replay, batch, flushed, opts);
+        }
+        if let Some(drop) = reader.tail_dropped() {
+            let last_log = i + 1 == numbers.len();
+            let stop = drop.kind == TailDropKind::Corruption || !last_log;
+            if stop && opts.recovery == RecoveryMode::Strict {
+                return Err(Error::corruption(
+                    &path,
+                    drop.offset,
+                    "WAL ends early but a newer WAL follows",
+                ));
+            }
+            if stop {
+                // Point-in-time recovery: nothing after the damage.
+                return Ok(replay);
+            }
+        }
+    }
+    Ok(replay)
+}
+
+fn apply_recovered(replay: &mut Replay, b: batch::DecodedBatch<'_>, flushed: u64, opts: &Options) {
+    let mut seq = b.first_seq;
+    let mut buf = Vec::new();
+    for op in b.ops {
+        let Ok(op) = op else { break };
+        if seq > flushed {
+            let run = current_run(&mut replay.runs, opts);
+            match op {
+                Op::Put(k, v) => {
+                    key::encode_into(&mut buf, k, seq, Kind::Value);
+                    run.insert(&buf, v, hash_key(k), seq);
+                }
+                Op::Delete(k) => {
+                    key::encode_into(&mut buf, k, seq, Kind::Delete);
+                    run.insert(&buf, &[], hash_key(k), seq);
+                }
+                Op::DeleteRange(start, end) => run.insert_range_del(start, end, seq),
+            }
+            buf.clear();
+            replay.max_seq = replay.max_seq.max(seq);
+        }
+        seq += 1;
+    }
+}
+
+fn current_run<'a>(runs: &'a mut Vec<MemRun>, opts: &Options) -> &'a MemRun {
+    if runs
+        .last()
+        .is_some_and(|r| r.memory_usage() >= opts.run_size)
+    {
+        runs.push(MemRun::new(opts.run_size, opts.bloom_fp_rate, 0));
+    }
+    runs.last().expect("at least one run")
+}
+
+/// Writes the replayed writes to a new level-0 run, so that the old WALs can
+/// go.
+fn flush_recovered(
+    dir: &Path,
+    opts: &Options,
+    runs: &[MemRun],
+    levels: &[Vec<Arc<DiskRun>>],
+    next_file: &mut u64,
+) -> Result<Option<Arc<DiskRun>>> {
+    if runs.iter().all(|r| r.is_empty()) {
+        return Ok(None);
+    }
+    let number = *next_file;
+    *next_file += 1;
+    let children: Vec<Box<dyn InternalIter>> = runs
+        .iter()
+        .map(|r| Box::new(r.cursor()) as Box<dyn InternalIter>)
+        .collect();
+    let plan = RunPlan {
+        dir,
+        number,
+        opts,
+        policy: MergePolicy {
+            snapshots: Vec::new(),
+            bottommost: levels.iter().all(|l| l.is_empty()),
+        },
+    };
+    let range_dels = runs.iter().flat_map(|r| r.range_tombstones()).collect();
+    Ok(build_run(plan, children, range_dels)?.map(|(run, _)| run))
+}
+
+/// Deletes WALs older than the manifest's, run files it does not name, and
+/// temporary files. Failures are harmless (the files are retried next open).
+fn remove_obsolete_files(dir: &Path, m: &Manifest, files: &[(u64, FileKind)]) {
+    let live: std::collections::HashSet<u64> = m.runs().map(|r| r.file_number).collect();
+    for &(n, kind) in files {
+        let obsolete = match kind {
+            FileKind::Wal => n < m.min_wal_number,
+            FileKind::Run => !live.contains(&n),
+        };
+        if obsolete {
+            let name = match kind {
+                FileKind::Wal => manifest::wal_file_name(n),
+                FileKind::Run => manifest::run_file_name(n),
+            };
+            let _ = fs::remove_file(dir.join(name));
+        }
+    }
+    let _ = fsutil::sync_dir(dir);
+}

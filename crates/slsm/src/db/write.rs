@@ -1,0 +1,430 @@
+//! The write path: group commit into the WAL, then concurrent inserts into
+//! the active memory run.
+//!
+//! Writers queue up; the writer at the front becomes the *leader*: it makes
+//! room (sealing a full run, stalling only if all `R` runs are full), takes
+//! the batches queued behind it as one group, stamps sequence numbers,
+//! appends one WAL record per batch with a single `write(2)` (and one
+//! `fdatasync` if any member asked for it). Then every member inserts its own
+//! batch into the memory run, in parallel. When all have finished, the
+//! leader publishes the group's last sequence number, which makes the whole
+//! group visible to readers at once, and hands leadership to the next writer.
+//! A batch is therefore never seen half-applied.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use super::Shared;
+use crate::batch::{Op, WriteBatch};
+use crate::bloom::hash_key;
+use crate::error::{Error, Result};
+use crate::key::{self, Kind, MAX_SEQUENCE};
+use crate::manifest;
+use crate::memtable::MemRun;
+use crate::options::WriteOptions;
+use crate::wal::WalWriter;
+
+/// Largest group a leader forms, in encoded bytes.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// Queue of pending writers and the state only the leader touches.
+pub(crate) struct WriteQueue {
+    queue: VecDeque<Arc<Writer>>,
+    /// Highest sequence number handed out.
+    last_seq: u64,
+    wal: Option<WalWriter>,
+}
+
+impl WriteQueue {
+    pub fn new(last_seq: u64, wal: Option<WalWriter>) -> Self {
+        WriteQueue {
+            queue: VecDeque::new(),
+            last_seq,
+            wal,
+        }
+    }
+}
+
+enum State {
+    Waiting,
+    /// Insert your batch into `run` starting at sequence `first_seq`.
+    Insert {
+        run: Arc<MemRun>,
+        first_seq: u64,
+        group: Arc<Group>,
+    },
+    Done(Result<()>),
+}
+
+struct Writer {
+    batch: Mutex<WriteBatch>,
+    sync: bool,
+    no_wal: bool,
+    /// Seal the active run (used by `flush`); such a writer leads alone.
+    rotate: bool,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+/// Members of one group still inserting.
+struct Group {
+    remaining: Mutex<usize>,
+    cv: Condvar,
+}
+
+impl Group {
+    fn finish_one(&self) {
+        let mut left = self.remaining.lock();
+        *left -= 1;
+        if *left == 0 {
+            self.cv.notify_all();
+        }
+    }
+
+    fn wait_all(&self) {
+        let mut left = self.remaining.lock();
+        while *left > 0 {
+            self.cv.wait(&mut left);
+        }
+    }
+}
+
+impl Shared {
+    /// Applies `batch` atomically with the given durability.
+    pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        batch.validate()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.submit(batch, opts, false)
+    }
+
+    /// Seals the active run if it holds anything (through the write queue,
+    /// so no group is inserting into it).
+    pub(crate) fn rotate_active(&self) -> Result<()> {
+        self.submit(WriteBatch::new(), &WriteOptions::default(), true)
+    }
+
+    fn submit(&self, batch: WriteBatch, opts: &WriteOptions, rotate: bool) -> Result<()> {
+        let me = Arc::new(Writer {
+            batch: Mutex::new(batch),
+            sync: opts.sync || self.opts.sync_writes,
+            no_wal: opts.disable_wal || self.opts.disable_wal,
+            rotate,
+            state: Mutex::new(State::Waiting),
+            cv: Condvar::new(),
+        });
+        let mut q = self.writes.lock();
+        q.queue.push_back(Arc::clone(&me));
+        loop {
+            let mut st = me.state.lock();
+            match std::mem::replace(&mut *st, State::Waiting) {
+                State::Done(r) => return r,
+                State::Insert {
+                    run,
+                    first_seq,
+                    group,
+                } => {
+                    drop(st);
+                    drop(q);
+                    self.insert_batch(&run, &me.batch.lock(), first_seq);
+                    group.finish_one();
+                    q = self.writes.lock();
+                    continue;
+                }
+                State::Waiting => {}
+            }
+            drop(st);
+            if Arc::ptr_eq(&q.queue[0], &me) {
+                return self.lead(q, &me);
+            }
+            // Wait with the queue lock released; the leader signals `me.cv`
+            // while holding the queue lock, so no wake-up is lost.
+            me.cv.wait(&mut q);
+        }
+    }
+
+    /// Runs one group with `me` as leader; returns `me`'s result.
+    fn lead(&self, mut q: MutexGuard<'_, WriteQueue>, me: &Arc<Writer>) -> Result<()> {
+        let room = self.make_room(&mut q, me.rotate);
+        let group_len = if room.is_ok() && !me.rotate {
+            group_size(&q.queue)
+        } else {
+            1
+        };
+        let result = room.and_then(|run| {
+            if me.rotate {
+                return Ok(());
+            }
+            self.commit_group(&mut q, group_len, run)
+        });
+        // Retire the group and wake the next leader.
+        for _ in 0..group_len {
+            let w = q.queue.pop_front().expect("group member");
+            if !Arc::ptr_eq(&w, me) {
+                *w.state.lock() = State::Done(result.clone());
+                w.cv.notify_one();
+            }
+        }
+        if let Some(next) = q.queue.front() {
+            next.cv.notify_one();
+        }
+        result
+    }
+
+    /// Logs and applies the first `n` queued batches; the queue lock is
+    /// released while members insert.
+    fn commit_group(
+        &self,
+        q: &mut MutexGuard<'_, WriteQueue>,
+        n: usize,
+        run: Arc<MemRun>,
+    ) -> Result<()> {
+        let members: Vec<Arc<Writer>> = q.queue.iter().take(n).cloned().collect();
+        let first_seq = q.last_seq + 1;
+        let mut seq = first_seq;
+        let mut starts = Vec::with_capacity(n);
+        for w in &members {
+            let count = w.batch.lock().len() as u64;
+            starts.push(seq);
+            seq += count;
+        }
+        if seq - 1 > MAX_SEQUENCE {
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
+        self.log_group(q, &members, &starts)?;
+        q.last_seq = seq - 1;
+        let group = Arc::new(Group {
+            remaining: Mutex::new(n - 1),
+            cv: Condvar::new(),
+        });
+        for (w, &start) in members.iter().zip(&starts).skip(1) {
+            *w.state.lock() = State::Insert {
+                run: Arc::clone(&run),
+                first_seq: start,
+                group: Arc::clone(&group),
+            };
+            w.cv.notify_one();
+        }
+        let last_seq = q.last_seq;
+        MutexGuard::unlocked(q, || {
+            self.insert_batch(&run, &members[0].batch.lock(), starts[0]);
+            group.wait_all();
+        });
+        self.visible_seq.store(last_seq, Ordering::Release);
+        Ok(())
+    }
+
+    /// Appends the group's batches to the WAL and hands them to the OS.
+    fn log_group(&self, q: &mut WriteQueue, members: &[Arc<Writer>], starts: &[u64]) -> Result<()> {
+        let mut logged = 0u64;
+        let mut sync = false;
+        for (w, &start) in members.iter().zip(starts) {
+            let mut batch = w.batch.lock();
+            self.counters
+                .user_bytes_written
+                .add(batch.encoded_size() as u64);
+            let payload = batch.seal(start);
+            match (&mut q.wal, w.no_wal) {
+                (Some(wal), false) => {
+                    wal.append(payload)?;
+                    logged += payload.len() as u64;
+                    sync |= w.sync;
+                }
+                _ => self.unlogged.store(true, Ordering::Release),
+            }
+        }
+        if let Some(wal) = &mut q.wal {
+            if sync {
+                wal.sync()?;
+            } else if logged > 0 {
+                wal.flush()?;
+            }
+        }
+        self.counters
+            .wal_bytes_written
+            .fetch_add(logged, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn insert_batch(&self, run: &MemRun, batch: &WriteBatch, first_seq: u64) {
+        let mut seq = first_seq;
+        let mut buf = Vec::with_capacity(64);
+        for op in batch.ops() {
+            let Ok(op) = op else { break };
+            buf.clear();
+            match op {
+                Op::Put(k, v) => {
+                    key::encode_into(&mut buf, k, seq, Kind::Value);
+                    run.insert(&buf, v, hash_key(k), seq);
+                }
+                Op::Delete(k) => {
+                    key::encode_into(&mut buf, k, seq, Kind::Delete);
+                    run.insert(&buf, &[], hash_key(k), seq);
+                }
+                Op::DeleteRange(start, end) => run.insert_range_del(start, end, seq),
+            }
+            seq += 1;
+        }
+    }
+
+    /// Ensures the active run has room, sealing it when full (or when
+    /// `force` and it holds anything). Stalls, counted, while every memory
+    /// run is full and the flush is behind. Returns the run to write into.
+    fn make_room(&self, q: &mut WriteQueue, force: bool) -> Result<Arc<MemRun>> {
+        let mut stalled: Option<Instant> = None;
+        let result = loop {
+            self.check_bg_error()?;
+            let version = self.current.load_full();
+            let active = version.active();
+            let full = active.memory_usage() >= self.opts.run_size;
+            if !(full || force && !active.is_empty()) {
+                break Ok(Arc::clone(active));
+            }
+            if version.mems.len() < self.opts.memory_runs {
+                self.seal_active(q)?;
+                if force {
+                    break Ok(Arc::clone(self.current.load().active()));
+                }
+                continue;
+            }
+            // Every run is full: wait for a flush.
+            stalled.get_or_insert_with(Instant::now);
+            if self.opts.background_merges {
+                self.wait_for_flush(version.mems.len());
+            } else {
+                self.flush_immutables()?;
+            }
+        };
+        if let Some(start) = stalled {
+            self.counters.stall_count.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .stall_micros
+                .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn wait_for_flush(&self, mems_before: usize) {
+        let mut bg = self.bg.lock();
+        self.bg_work.notify_all();
+        while bg.error.is_none() && !bg.shutdown && self.current.load().mems.len() >= mems_before {
+            self.bg_done.wait(&mut bg);
+        }
+    }
+
+    /// Seals the active run and starts a new one with a new WAL file. Only
+    /// the leader calls this, so no group is inserting into the old run.
+    fn seal_active(&self, q: &mut WriteQueue) -> Result<()> {
+        let wal_number = if q.wal.is_some() {
+            let number = self.new_file_number();
+            let path = self.path_of(&manifest::wal_file_name(number));
+            let new_wal = WalWriter::create(&path, number)?;
+            if let Some(mut old) = q.wal.replace(new_wal) {
+                // Make the old log durable before newer writes can be, so a
+                // power loss can never leave a gap in the middle.
+                old.sync()?;
+            }
+            crate::fsutil::sync_dir(&self.dir)?;
+            number
+        } else {
+            0
+        };
+        let run = Arc::new(MemRun::new(
+            self.opts.run_size,
+            self.opts.bloom_fp_rate,
+            wal_number,
+        ));
+        let _v = self.version_lock.lock();
+        let mut next = (*self.current.load_full()).clone();
+        next.mems[0].seal();
+        next.mems.insert(0, run);
+        let immutables = next.mems.len() - 1;
+        self.current.store(Arc::new(next));
+        drop(_v);
+        if immutables >= self.opts.runs_per_flush() {
+            self.bg_work.notify_all();
+            if !self.opts.background_merges {
+                self.flush_immutables()?;
+                self.merge_levels()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Syncs the WAL (for `Db::sync` and close).
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        let mut q = self.writes.lock();
+        match &mut q.wal {
+            Some(wal) => wal.sync(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How many queued writers (from the front) the leader takes.
+fn group_size(queue: &VecDeque<Arc<Writer>>) -> usize {
+    let leader = &queue[0];
+    let mut bytes = leader.batch.lock().encoded_size();
+    let mut n = 1;
+    for w in queue.iter().skip(1) {
+        if w.rotate || w.no_wal != leader.no_wal {
+            break;
+        }
+        bytes += w.batch.lock().encoded_size();
+        if bytes > MAX_GROUP_BYTES {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
+impl super::Db {
+    /// Sets `key` to `value`. Durable as described on [`crate::Options`].
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+
+    /// [`put`](Self::put) with per-write options.
+    pub fn put_opt(&self, key: &[u8], value: &[u8], opts: &WriteOptions) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value);
+        self.shared.write(batch, opts)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` in O(1): one range
+    /// tombstone, logged and applied atomically like any write. Requires
+    /// `start < end`.
+    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_range(start, end);
+        self.shared.write(batch, &WriteOptions::default())
+    }
+
+    /// Deletes `key` (writes a tombstone).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+
+    /// [`delete`](Self::delete) with per-write options.
+    pub fn delete_opt(&self, key: &[u8], opts: &WriteOptions) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key);
+        self.shared.write(batch, opts)
+    }
+
+    /// Applies `batch` atomically: after a crash, all of it or none of it.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.shared.write(batch, &WriteOptions::default())
+    }
+
+    /// [`write`](Self::write) with per-write options.
+    pub fn write_opt(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.shared.write(batch, opts)
+    }
+}

@@ -1,0 +1,179 @@
+//! Internal keys: how a user key, a sequence number and an operation kind are
+//! packed into one byte string that every sorted structure of the engine
+//! (memory runs, run files, merges) orders the same way.
+//!
+//! Layout: `user_key ++ trailer`, where the trailer is the 8-byte big-endian
+//! encoding of `!(seq << 8 | kind)`. Inverting the packed value makes a plain
+//! byte comparison of two trailers sort *newer sequence numbers first*, so
+//! the order is "user key ascending, then sequence descending" and the first
+//! entry at or after `lookup_key(k, s)` is the newest version of `k` visible
+//! at snapshot `s`.
+//!
+//! The skiplist's 8-byte node prefix is taken from the user-key part
+//! ([`InternalOrder::user_key`]), never from the trailer: that is the trap
+//! goleveldb #387 fell into (seed 001).
+
+use std::cmp::Ordering;
+
+use slsm_skiplist::KeyOrder;
+
+/// Bytes of the trailer appended to every user key.
+pub const TRAILER_LEN: usize = 8;
+/// Largest sequence number (56 bits).
+pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
+/// Largest accepted user key, in bytes.
+pub const MAX_KEY_SIZE: usize = 64 * 1024;
+/// Largest accepted value, in bytes.
+pub const MAX_VALUE_SIZE: usize = 256 * 1024 * 1024;
+
+/// What an internal key records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// A tombstone: the user key was deleted at this sequence number.
+    Delete = 0,
+    /// A value was written.
+    Value = 1,
+}
+
+/// The kind used in lookup keys: sorts before every real entry of the same
+/// sequence number.
+const KIND_FOR_SEEK: u8 = 0xFF;
+
+impl Kind {
+    /// Decodes a kind byte read from storage.
+    pub fn from_u8(b: u8) -> Option<Kind> {
+        match b {
+            0 => Some(Kind::Delete),
+            1 => Some(Kind::Value),
+            _ => None,
+        }
+    }
+}
+
+fn packed_trailer(seq: u64, kind: u8) -> [u8; TRAILER_LEN] {
+    debug_assert!(seq <= MAX_SEQUENCE);
+    (!((seq << 8) | kind as u64)).to_be_bytes()
+}
+
+/// Appends the internal key for `(user_key, seq, kind)` to `out`.
+pub fn encode_into(out: &mut Vec<u8>, user_key: &[u8], seq: u64, kind: Kind) {
+    out.extend_from_slice(user_key);
+    out.extend_from_slice(&packed_trailer(seq, kind as u8));
+}
+
+/// The internal key for `(user_key, seq, kind)`.
+pub fn encode(user_key: &[u8], seq: u64, kind: Kind) -> Vec<u8> {
+    let mut out = Vec::with_capacity(user_key.len() + TRAILER_LEN);
+    encode_into(&mut out, user_key, seq, kind);
+    out
+}
+
+/// The smallest internal key that is at or after every version of
+/// `user_key` with a sequence number `<= snapshot`.
+pub fn lookup_key(user_key: &[u8], snapshot: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(user_key.len() + TRAILER_LEN);
+    lookup_key_into(&mut out, user_key, snapshot);
+    out
+}
+
+/// [`lookup_key`] written into a reusable buffer (cleared first).
+pub fn lookup_key_into(out: &mut Vec<u8>, user_key: &[u8], snapshot: u64) {
+    out.clear();
+    out.extend_from_slice(user_key);
+    out.extend_from_slice(&packed_trailer(snapshot, KIND_FOR_SEEK));
+}
+
+/// A decoded view of an internal key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParsedKey<'a> {
+    /// The user's key.
+    pub user_key: &'a [u8],
+    /// The sequence number of the write.
+    pub seq: u64,
+    /// What the write did.
+    pub kind: Kind,
+}
+
+/// Decodes an internal key; `None` if it is too short or has an unknown kind
+/// (callers reading from disk turn that into `Error::Corruption`).
+pub fn parse(ikey: &[u8]) -> Option<ParsedKey<'_>> {
+    let split = ikey.len().checked_sub(TRAILER_LEN)?;
+    let (user_key, trailer) = ikey.split_at(split);
+    let packed = !u64::from_be_bytes(trailer.try_into().ok()?);
+    let kind = Kind::from_u8((packed & 0xFF) as u8)?;
+    Some(ParsedKey {
+        user_key,
+        seq: packed >> 8,
+        kind,
+    })
+}
+
+/// The user-key part of an internal key (the whole slice if it is too short).
+#[inline]
+pub fn user_key(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
+}
+
+/// Compares two internal keys: user key ascending, then sequence descending.
+#[inline]
+pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
+    let (ua, ta) = a.split_at(a.len().saturating_sub(TRAILER_LEN));
+    let (ub, tb) = b.split_at(b.len().saturating_sub(TRAILER_LEN));
+    ua.cmp(ub).then_with(|| ta.cmp(tb))
+}
+
+/// The internal-key order, for the skiplist: prefix from the user key only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InternalOrder;
+
+impl KeyOrder for InternalOrder {
+    #[inline]
+    fn user_key<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+        user_key(key)
+    }
+
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        compare(a, b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_sequence_sorts_first() {
+        let old = encode(b"k", 5, Kind::Value);
+        let new = encode(b"k", 9, Kind::Delete);
+        assert_eq!(compare(&new, &old), Ordering::Less);
+        assert_eq!(compare(&lookup_key(b"k", 9), &new), Ordering::Less);
+        assert_eq!(compare(&lookup_key(b"k", 8), &new), Ordering::Greater);
+        assert_eq!(compare(&lookup_key(b"k", 8), &old), Ordering::Less);
+    }
+
+    #[test]
+    fn user_key_order_dominates_trailer() {
+        // "a" + trailer must sort before "ab" + trailer whatever the trailers are.
+        let a = encode(b"a", 0, Kind::Delete);
+        let ab = encode(b"ab", MAX_SEQUENCE, Kind::Value);
+        assert_eq!(compare(&a, &ab), Ordering::Less);
+        let empty = encode(b"", 0, Kind::Delete);
+        assert_eq!(compare(&empty, &a), Ordering::Less);
+    }
+
+    #[test]
+    fn parse_round_trips() {
+        let k = encode(b"\x00\xffkey", 12345, Kind::Value);
+        let p = parse(&k).unwrap();
+        assert_eq!(p.user_key, b"\x00\xffkey");
+        assert_eq!(p.seq, 12345);
+        assert_eq!(p.kind, Kind::Value);
+        assert!(parse(b"short").is_none());
+        assert!(
+            parse(&lookup_key(b"x", 1)).is_none(),
+            "seek kind is not storable"
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! A memory run: one skiplist of the sLSM memory buffer (seed 002, 2.1),
+//! with its Bloom filter over user keys and, once sealed, its min/max user
+//! keys.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use slsm_skiplist::{OwnedIter, SkipList};
+
+use crate::bloom::AtomicBloom;
+use crate::key::{self, InternalOrder, Kind};
+use crate::rangedel::{MemRangeDels, RangeTombstone};
+
+/// Bytes of skiplist memory assumed per entry when sizing a run's Bloom
+/// filter: small entries overfill the filter gracefully (a higher false
+/// positive rate), they never cause false negatives.
+const ASSUMED_BYTES_PER_ENTRY: usize = 48;
+
+/// One skiplist run of the memory buffer.
+///
+/// Thread safety: `insert` may run on many threads at once and concurrently
+/// with every read; an entry becomes visible to readers as soon as its
+/// insert returns (the engine additionally hides it behind the published
+/// sequence number until its whole batch is in). The run is *sealed* once
+/// it stops taking writes; only then are its key bounds known.
+pub(crate) struct MemRun {
+    list: Arc<SkipList<InternalOrder>>,
+    bloom: AtomicBloom,
+    /// Number of the WAL file holding this run's writes (0: none).
+    pub wal_number: u64,
+    max_seq: AtomicU64,
+    range_dels: MemRangeDels,
+    bounds: OnceLock<Option<(Vec<u8>, Vec<u8>)>>,
+}
+
+/// What a memory run says about a user key.
+pub(crate) enum Found<'a> {
+    /// The newest visible version is a value.
+    Value(&'a [u8]),
+    /// The newest visible version is a tombstone.
+    Deleted,
+}
+
+impl MemRun {
+    pub fn new(run_size: usize, bloom_fp_rate: f64, wal_number: u64) -> MemRun {
+        let opts = slsm_skiplist::Options {
+            // Small chunks for small runs so that `memory_usage` tracks the
+            // run size closely; 1 MiB chunks for the default 32 MiB runs.
+            arena_chunk_size: (run_size / 16).clamp(1024, 1 << 20),
+            ..Default::default()
+        };
+        MemRun {
+            list: Arc::new(SkipList::with_order(InternalOrder, opts)),
+            bloom: AtomicBloom::new(
+                (run_size / ASSUMED_BYTES_PER_ENTRY).max(1024),
+                bloom_fp_rate,
+            ),
+            wal_number,
+            max_seq: AtomicU64::new(0),
+            range_dels: MemRangeDels::default(),
+            bounds: OnceLock::new(),
+        }
+    }
+
+    /// Inserts one entry. `hash` is `bloom::hash_key(user_key)`.
+    pub fn insert(&self, ikey: &[u8], value: &[u8], hash: u64, seq: u64) {
+        self.bloom.insert_hash(hash);
+        // Internal keys are unique (one sequence number per operation), so
+        // the insert cannot find the key present.
+        let inserted = self.list.insert(ikey, value);
+        debug_assert!(inserted, "duplicate internal key");
+        self.max_seq.fetch_max(seq, Ordering::Relaxed);
+    }
+
+    /// Records a range tombstone `[start, end)` at `seq`.
+    pub fn insert_range_del(&self, start: &[u8], end: &[u8], seq: u64) {
+        self.range_dels.insert(start, end, seq);
+        self.max_seq.fetch_max(seq, Ordering::Relaxed);
+    }
+
+    /// The highest sequence number `<= snapshot` of a range tombstone of
+    /// this run covering `user_key`.
+    #[inline]
+    pub fn covering_range_del(&self, user_key: &[u8], snapshot: u64) -> Option<u64> {
+        self.range_dels.covering_seq(user_key, snapshot)
+    }
+
+    /// The run's range tombstones.
+    pub fn range_tombstones(&self) -> Vec<RangeTombstone> {
+        self.range_dels.to_vec()
+    }
+
+    /// Bytes reserved by the run (skiplist arena plus Bloom filter).
+    pub fn memory_usage(&self) -> usize {
+        self.list.memory_usage() + self.bloom.memory_usage()
+    }
+
+    /// Number of entries (every version counts).
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// True if nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.range_dels.len() == 0
+    }
+
+    /// Highest sequence number inserted (0 if empty).
+    pub fn max_seq(&self) -> u64 {
+        self.max_seq.load(Ordering::Acquire)
+    }
+
+    /// Marks the run immutable and records its user-key bounds. Called once
+    /// every write into it has completed.
+    pub fn seal(&self) {
+        self.bounds.get_or_init(|| {
+            let mut it = self.list.iter();
+            let first = it.next().map(|(k, _)| key::user_key(k).to_vec())?;
+            let last = it
+                .next_back()
+                .map(|(k, _)| key::user_key(k).to_vec())
+                .unwrap_or_else(|| first.clone());
+            Some((first, last))
+        });
+    }
+
+    /// False if the run certainly holds no version of `user_key`: the Bloom
+    /// filter, and for sealed runs the min/max keys, rule it out.
+    #[inline]
+    pub fn may_contain(&self, user_key: &[u8], hash: u64) -> bool {
+        if let Some(bounds) = self.bounds.get() {
+            match bounds {
+                None => return false,
+                Some((min, max)) if user_key < min.as_slice() || user_key > max.as_slice() => {
+                    return false
+                }
+                _ => {}
+            }
+        }
+        self.bloom.may_contain_hash(hash)
+    }
+
+    /// The newest version of `user_key` at or below the lookup key's
+    /// sequence number. `lookup` is `key::lookup_key(user_key, snapshot)`.
+    pub fn get(&self, user_key: &[u8], lookup: &[u8]) -> Option<Hit<'_>> {
+        let (ikey, value) = self.list.lower_bound(lookup)?;
+        decode_hit(user_key, ikey, value)
+    }
+
+    /// A finger-search cursor over this run, for batched lookups in
+    /// ascending key order.
+    pub fn finger(&self) -> slsm_skiplist::Finger<'_, InternalOrder> {
+        self.list.finger()
+    }
+
+    /// An owning cursor over the run's internal keys.
+    pub fn cursor(&self) -> OwnedIter<InternalOrder> {
+        self.list.owned_iter()
+    }
+}
+
+/// A version of a user key found in a run.
+pub(crate) struct Hit<'a> {
+    pub seq: u64,
+    pub found: Found<'a>,
+}
+
+impl<'a> Hit<'a> {
+    /// What a reader sees, given the run's covering range tombstone: the
+    /// hit unless the tombstone is newer.
+    #[inline]
+    pub fn unless_covered(self, range_del: Option<u64>) -> Found<'a> {
+        match range_del {
+            Some(t) if t > self.seq => Found::Deleted,
+            _ => self.found,
+        }
+    }
+}
+
+/// Interprets the first entry at or after a lookup key: a hit only if it is
+/// a version of `user_key`.
+#[inline]
+pub(crate) fn decode_hit<'a>(user_key: &[u8], ikey: &[u8], value: &'a [u8]) -> Option<Hit<'a>> {
+    let parsed = key::parse(ikey)?;
+    if parsed.user_key != user_key {
+        return None;
+    }
+    let found = match parsed.kind {
+        Kind::Value => Found::Value(value),
+        Kind::Delete => Found::Deleted,
+    };
+    Some(Hit {
+        seq: parsed.seq,
+        found,
+    })
+}

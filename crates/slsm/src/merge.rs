@@ -1,0 +1,91 @@
+//! The k-way heap merge that writes a new run (seed 002, 2.5, algorithm 1),
+//! with the rules for which versions may be dropped.
+//!
+//! The input is a [`MergingIter`] over the runs being merged, which yields
+//! every version of a user key newest first, plus the runs' range
+//! tombstones. A version is kept if it is the newest one some reader can
+//! see: the latest state, or any live snapshot. Snapshots split the sequence
+//! space into stripes (`(s_{i-1}, s_i]`); within one stripe only the newest
+//! version of a key is visible to anyone, and a version covered by a newer
+//! range tombstone of the same stripe is visible to no one. A tombstone
+//! (point or range) is dropped as well when the output is the bottom of the
+//! tree (nothing older exists below) and no snapshot predates it, since then
+//! it hides nothing.
+
+use crate::error::{Error, Result};
+use crate::iter::{InternalIter, MergingIter};
+use crate::key::{self, Kind};
+use crate::rangedel::{Fragments, RangeTombstone};
+use crate::run::RunBuilder;
+
+/// What a merge may drop.
+pub(crate) struct MergePolicy {
+    /// Sequence numbers of live snapshots, ascending.
+    pub snapshots: Vec<u64>,
+    /// True if no data older than the inputs exists below the output.
+    pub bottommost: bool,
+}
+
+impl MergePolicy {
+    fn stripe(&self, seq: u64) -> usize {
+        self.snapshots.partition_point(|&s| s < seq)
+    }
+
+    fn drops_tombstone(&self, seq: u64) -> bool {
+        self.bottommost && self.stripe(seq) == 0
+    }
+}
+
+/// Totals of one merge.
+#[derive(Default, Debug, Clone, Copy)]
+pub(crate) struct MergeTotals {
+    pub entries_read: u64,
+    pub entries_written: u64,
+    pub range_dels_written: u64,
+}
+
+/// Writes the merged, deduplicated contents of `input` (positioned by this
+/// function) and the surviving `range_dels` into `out`.
+pub(crate) fn merge_into(
+    input: &mut MergingIter,
+    range_dels: &[RangeTombstone],
+    out: &mut RunBuilder,
+    policy: &MergePolicy,
+) -> Result<MergeTotals> {
+    let mut totals = MergeTotals::default();
+    let fragments = Fragments::build(range_dels);
+    let mut last_user_key: Option<Vec<u8>> = None;
+    let mut last_stripe = usize::MAX;
+    input.seek_to_first();
+    while input.valid() {
+        totals.entries_read += 1;
+        let ikey = input.key();
+        let parsed = key::parse(ikey)
+            .ok_or_else(|| Error::corruption("<merge input>", 0, "undecodable internal key"))?;
+        let stripe = policy.stripe(parsed.seq);
+        let same_key = last_user_key.as_deref() == Some(parsed.user_key);
+        let shadowed = same_key && stripe == last_stripe;
+        if !same_key {
+            last_user_key = Some(parsed.user_key.to_vec());
+        }
+        last_stripe = stripe;
+        let covered = !fragments.is_empty()
+            && fragments
+                .lowest_covering_above(parsed.user_key, parsed.seq)
+                .is_some_and(|t| policy.stripe(t) == stripe);
+        let dropped_tombstone = parsed.kind == Kind::Delete && policy.drops_tombstone(parsed.seq);
+        if !shadowed && !covered && !dropped_tombstone {
+            out.add(ikey, input.value())?;
+            totals.entries_written += 1;
+        }
+        input.next();
+    }
+    input.status()?;
+    for t in range_dels {
+        if !policy.drops_tombstone(t.seq) {
+            out.add_range_tombstone(&t.start, &t.end, t.seq);
+            totals.range_dels_written += 1;
+        }
+    }
+    Ok(totals)
+}

@@ -1,0 +1,147 @@
+//! Options: the sLSM paper's tuning knobs (seed 002, table 1) and the
+//! durability settings.
+
+use crate::error::{Error, Result};
+use crate::wal::RecoveryMode;
+
+/// How a database is opened and tuned.
+///
+/// The knobs carry the sLSM paper's names (seed 002, table 1):
+///
+/// | field | paper | meaning |
+/// |---|---|---|
+/// | [`memory_runs`](Self::memory_runs) | `R` | skiplist runs in the memory buffer (one active, the rest immutable) |
+/// | [`run_size`](Self::run_size) | `Rn` | bytes of one memory run (the paper counts elements; bytes bound memory) |
+/// | [`bloom_fp_rate`](Self::bloom_fp_rate) | `epsilon` | target false-positive rate of every Bloom filter |
+/// | [`level_runs`](Self::level_runs) | `D` | runs a disk level holds before it is merged into the next |
+/// | [`merge_fraction`](Self::merge_fraction) | `m` | fraction of the memory runs flushed together into one disk run |
+/// | [`fence_entries`](Self::fence_entries) | `mu` | entries per fence pointer (per data block) in run files |
+///
+/// # Durability
+///
+/// * Default (`sync_writes: false`): every acknowledged write has been handed
+///   to the operating system (one `write(2)` per commit group) before `put`
+///   returns, so it survives a crash of the *process*. A power loss or
+///   kernel crash may lose the most recent writes, never a part of a batch.
+/// * `sync_writes: true` (or [`WriteOptions::sync`] per write): the WAL is
+///   also `fdatasync`ed before the write is acknowledged, so it survives a
+///   machine crash.
+/// * `disable_wal: true`: writes live only in memory until they are flushed to
+///   a run file; a crash loses them. A clean close (dropping the `Db`) flushes
+///   them first.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Create the directory and an empty database if missing. Default `true`.
+    pub create_if_missing: bool,
+    /// Fail with [`Error::InvalidArgument`] if a database already exists.
+    /// Default `false`.
+    pub error_if_exists: bool,
+    /// `Rn`: size in bytes of one memory run before it is sealed.
+    /// Default 32 MiB.
+    pub run_size: usize,
+    /// `R`: number of memory runs (active + immutable). Writers stall only
+    /// when all `R` are full and the background merge is behind. Default 4.
+    pub memory_runs: usize,
+    /// `m`: fraction of the `R` memory runs merged together into one disk run
+    /// by a flush (at least one run). Default 0.5.
+    pub merge_fraction: f64,
+    /// `D`: runs a disk level holds; when it has `D`, they are merged by a
+    /// k-way heap merge into one run of the next level. Default 4.
+    pub level_runs: usize,
+    /// `epsilon`: Bloom filter false-positive rate for memory and disk runs.
+    /// Default 0.01.
+    pub bloom_fp_rate: f64,
+    /// `mu`: entries per fence pointer (per data block) in run files.
+    /// Default 16.
+    pub fence_entries: usize,
+    /// `fdatasync` the WAL before acknowledging every write. Default `false`.
+    pub sync_writes: bool,
+    /// Do not write a WAL at all (see the durability notes). Default `false`.
+    pub disable_wal: bool,
+    /// What recovery does with a corrupt WAL record in the middle of a log:
+    /// [`RecoveryMode::Strict`] (default) refuses to open with
+    /// [`Error::Corruption`]; [`RecoveryMode::BestEffort`] recovers every
+    /// write before the damage and drops the rest.
+    pub recovery: RecoveryMode,
+    /// Run merges on a background thread (default). When `false`, flushes and
+    /// merges run inline on the writing thread (useful for tests).
+    pub background_merges: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            run_size: 32 << 20,
+            memory_runs: 4,
+            merge_fraction: 0.5,
+            level_runs: 4,
+            bloom_fp_rate: 0.01,
+            fence_entries: 16,
+            sync_writes: false,
+            disable_wal: false,
+            recovery: RecoveryMode::Strict,
+            background_merges: true,
+        }
+    }
+}
+
+impl Options {
+    /// Checks every knob; the error names the field and the accepted range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::InvalidArgument(msg));
+        if self.run_size < 4096 || self.run_size > (1 << 32) {
+            return bad(format!(
+                "run_size must be between 4 KiB and 4 GiB, got {}",
+                self.run_size
+            ));
+        }
+        if !(2..=1024).contains(&self.memory_runs) {
+            return bad(format!(
+                "memory_runs (R) must be between 2 and 1024, got {}",
+                self.memory_runs
+            ));
+        }
+        if !(self.merge_fraction > 0.0 && self.merge_fraction <= 1.0) {
+            return bad(format!(
+                "merge_fraction (m) must be in (0, 1], got {}",
+                self.merge_fraction
+            ));
+        }
+        if !(2..=64).contains(&self.level_runs) {
+            return bad(format!(
+                "level_runs (D) must be between 2 and 64, got {}",
+                self.level_runs
+            ));
+        }
+        if !(self.bloom_fp_rate > 0.0 && self.bloom_fp_rate < 1.0) {
+            return bad(format!(
+                "bloom_fp_rate (epsilon) must be in (0, 1), got {}",
+                self.bloom_fp_rate
+            ));
+        }
+        if !(1..=65536).contains(&self.fence_entries) {
+            return bad(format!(
+                "fence_entries (mu) must be between 1 and 65536, got {}",
+                self.fence_entries
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many immutable memory runs one flush merges into a disk run.
+    pub(crate) fn runs_per_flush(&self) -> usize {
+        let n = (self.merge_fraction * self.memory_runs as f64).floor() as usize;
+        n.clamp(1, self.memory_runs - 1)
+    }
+}
+
+/// Per-write settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteOptions {
+    /// `fdatasync` the WAL before acknowledging (survives a machine crash).
+    pub sync: bool,
+    /// Skip the WAL for this write (lost on a crash until flushed).
+    pub disable_wal: bool,
+}

@@ -1,0 +1,266 @@
+//! [`RunBuilder`]: writes a new run file.
+
+use std::cmp::Ordering;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::block::BlockBuilder;
+use super::format::{self, put_varint, seal_block, Footer, Handle};
+use super::{index, RangeTombstone, RunOptions, RunProperties};
+use crate::bloom;
+use crate::error::{Error, Result};
+use crate::key::{self, Kind};
+
+/// Writes a run file. Entries must be added in strictly increasing
+/// [`key::compare`] order. Dropping a builder without calling
+/// [`RunBuilder::finish`] removes the partial file (best effort).
+pub struct RunBuilder {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+    opts: RunOptions,
+    block: BlockBuilder,
+    index: Vec<u8>,
+    blocks: u64,
+    offset: u64,
+    last_key: Vec<u8>,
+    hashes: Vec<u64>,
+    props: RunProperties,
+    seqs: Option<(u64, u64)>,
+    range_dels: Vec<RangeTombstone>,
+    failed: bool,
+    bloom_bits_per_key: f64,
+}
+
+impl RunBuilder {
+    /// Creates the file at `path` (which must not exist) for a new run.
+    pub fn create(path: &Path, opts: RunOptions) -> Result<RunBuilder> {
+        opts.validate()?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let bloom_bits_per_key = bloom::bits_per_key(opts.bloom_fp_rate);
+        Ok(RunBuilder {
+            path: path.to_path_buf(),
+            out: Some(BufWriter::with_capacity(1 << 20, file)),
+            opts,
+            block: BlockBuilder::default(),
+            index: Vec::new(),
+            blocks: 0,
+            offset: 0,
+            last_key: Vec::new(),
+            hashes: Vec::new(),
+            props: RunProperties::default(),
+            seqs: None,
+            range_dels: Vec::new(),
+            failed: false,
+            bloom_bits_per_key,
+        })
+    }
+
+    /// Appends an entry. `ikey` must be a valid internal key strictly
+    /// greater than the previous one, else `Error::InvalidArgument`.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let parsed = self.check_entry(ikey, value)?;
+        let entry_size = BlockBuilder::entry_size(ikey, value);
+        if self.block.count() > 0 && self.block.size() + entry_size > self.opts.max_block_bytes {
+            self.flush_block()?;
+        }
+        self.record(ikey, parsed);
+        self.block.add(ikey, value);
+        if self.block.count() >= self.opts.fence_entries
+            || self.block.size() >= self.opts.max_block_bytes
+        {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Records a range tombstone deleting user keys in `start..end` older
+    /// than `seq`. Tombstones are stored in the order they are added.
+    pub fn add_range_tombstone(&mut self, start: &[u8], end: &[u8], seq: u64) {
+        self.note_seq(seq);
+        self.range_dels.push(RangeTombstone {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            seq,
+        });
+    }
+
+    /// Point entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    /// Approximate size the file would have if finished now.
+    pub fn estimated_size(&self) -> u64 {
+        let filter = self.hashes.len() as f64 * self.bloom_bits_per_key / 8.0;
+        self.offset
+            + (self.block.size() + self.index.len() + format::FOOTER_LEN) as u64
+            + filter as u64
+    }
+
+    /// Writes the remaining blocks and the footer and fsyncs the file (the
+    /// caller fsyncs the directory). Returns the run's properties.
+    pub fn finish(mut self) -> Result<RunProperties> {
+        self.check_usable()?;
+        match self.write_tail() {
+            Ok(()) => Ok(std::mem::take(&mut self.props)),
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn write_tail(&mut self) -> Result<()> {
+        if self.block.count() > 0 {
+            self.flush_block()?;
+        }
+        self.props.data_bytes = self.offset;
+        let mut idx = Vec::with_capacity(self.index.len() + 10);
+        put_varint(&mut idx, self.blocks);
+        idx.extend_from_slice(&self.index);
+        let index = self.write_block(idx)?;
+        let filter =
+            self.write_block(bloom::build_filter(&self.hashes, self.opts.bloom_fp_rate))?;
+        let mut rd = Vec::new();
+        format::encode_range_tombstones(&self.range_dels, &mut rd);
+        let range_dels = self.write_block(rd)?;
+        self.props.range_tombstones = self.range_dels.len() as u64;
+        (self.props.min_seq, self.props.max_seq) = self.seqs.unwrap_or((0, 0));
+        let mut pb = Vec::new();
+        format::encode_properties(&self.props, &mut pb);
+        let properties = self.write_block(pb)?;
+        let footer = Footer {
+            index,
+            filter,
+            range_dels,
+            properties,
+        }
+        .encode();
+        self.write_raw(&footer)?;
+        self.props.file_size = self.offset;
+        let file = self
+            .out
+            .take()
+            .expect("checked by check_usable")
+            .into_inner()
+            .map_err(|e| Error::io(&self.path, e.into_error()))?;
+        file.sync_all().map_err(|e| Error::io(&self.path, e))
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed || self.out.is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "run builder for {} failed earlier; discard it",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_entry<'k>(&self, ikey: &'k [u8], value: &[u8]) -> Result<key::ParsedKey<'k>> {
+        let parsed = key::parse(ikey).ok_or_else(|| {
+            Error::InvalidArgument("run entry is not a valid internal key".into())
+        })?;
+        if parsed.user_key.len() > key::MAX_KEY_SIZE || value.len() > key::MAX_VALUE_SIZE {
+            return Err(Error::InvalidArgument(format!(
+                "run entry too large: key {} bytes, value {} bytes",
+                parsed.user_key.len(),
+                value.len()
+            )));
+        }
+        if self.props.entries > 0 && key::compare(&self.last_key, ikey) != Ordering::Less {
+            return Err(Error::InvalidArgument(
+                "run entries must be added in strictly increasing key order".into(),
+            ));
+        }
+        Ok(parsed)
+    }
+
+    /// Updates the statistics for a new entry.
+    fn record(&mut self, ikey: &[u8], parsed: key::ParsedKey<'_>) {
+        let new_user_key =
+            self.props.entries == 0 || key::user_key(&self.last_key) != parsed.user_key;
+        if self.props.entries == 0 {
+            self.props.min_user_key = parsed.user_key.to_vec();
+        }
+        if new_user_key {
+            self.hashes.push(bloom::hash_key(parsed.user_key));
+            self.props.max_user_key.clear();
+            self.props.max_user_key.extend_from_slice(parsed.user_key);
+        }
+        self.props.entries += 1;
+        if parsed.kind == Kind::Delete {
+            self.props.tombstones += 1;
+        }
+        self.note_seq(parsed.seq);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+    }
+
+    fn note_seq(&mut self, seq: u64) {
+        self.seqs = Some(match self.seqs {
+            None => (seq, seq),
+            Some((lo, hi)) => (lo.min(seq), hi.max(seq)),
+        });
+    }
+
+    fn flush_block(&mut self) -> Result<()> {
+        let offset = self.offset;
+        let bytes = self.block.finish();
+        let len = bytes.len();
+        let res = Self::write_to(&mut self.out, &self.path, bytes);
+        let (first, last) = (self.block.first_key(), self.block.last_key());
+        index::put_entry(&mut self.index, first, last, offset, len as u32);
+        self.block.reset();
+        self.fail_on_err(res)?;
+        self.blocks += 1;
+        self.offset += len as u64;
+        Ok(())
+    }
+
+    fn fail_on_err<T>(&mut self, res: Result<T>) -> Result<T> {
+        if res.is_err() {
+            self.failed = true;
+        }
+        res
+    }
+
+    fn write_block(&mut self, mut payload: Vec<u8>) -> Result<Handle> {
+        seal_block(&mut payload, 0);
+        let handle = Handle {
+            offset: self.offset,
+            len: payload.len() as u64,
+        };
+        self.write_raw(&payload)?;
+        Ok(handle)
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        let res = Self::write_to(&mut self.out, &self.path, bytes);
+        self.fail_on_err(res)?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn write_to(out: &mut Option<BufWriter<File>>, path: &Path, bytes: &[u8]) -> Result<()> {
+        let w = out
+            .as_mut()
+            .ok_or_else(|| Error::InvalidArgument("run builder closed".into()))?;
+        w.write_all(bytes).map_err(|e| Error::io(path, e))
+    }
+}
+
+impl Drop for RunBuilder {
+    fn drop(&mut self) {
+        if self.out.is_some() || self.failed {
+            drop(self.out.take());
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}

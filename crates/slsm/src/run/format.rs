@@ -1,0 +1,367 @@
+//! Low-level encoding helpers of the run file: varints, a bounds-checked
+//! reader, block checksums, the footer and the properties block.
+
+use super::{RangeTombstone, RunProperties};
+
+/// Magic number at the end of every run file ("sLSMrun1").
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"sLSMrun1");
+/// Format version written to the footer and the properties block.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+/// Size of the trailing checksum of every block.
+pub(crate) const CRC_LEN: usize = 4;
+/// Fixed size of the footer.
+pub(crate) const FOOTER_LEN: usize = 4 * 16 + 4 + 8 + 4;
+
+/// A structural problem found while decoding: where and what. Turned into
+/// `Error::Corruption` (with the file's path) by the reader.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Corrupt {
+    /// Offset in the file of the damaged block.
+    pub offset: u64,
+    /// What check failed.
+    pub reason: String,
+}
+
+/// Result of decoding.
+pub(crate) type Decoded<T> = std::result::Result<T, Corrupt>;
+
+/// Builds a [`Corrupt`].
+pub(crate) fn corrupt(offset: u64, reason: impl Into<String>) -> Corrupt {
+    Corrupt {
+        offset,
+        reason: reason.into(),
+    }
+}
+
+/// CRC32C of `data`, masked (as in LevelDB) so that checksums of data that
+/// itself embeds checksums stay well distributed.
+pub(crate) fn masked_crc(data: &[u8]) -> u32 {
+    let crc = crc32c::crc32c(data);
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
+}
+
+/// Appends the masked CRC of everything in `buf` (from `start`) to `buf`.
+pub(crate) fn seal_block(buf: &mut Vec<u8>, start: usize) {
+    let crc = masked_crc(&buf[start..]);
+    buf.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// Checks the trailing CRC of `block` (which starts at `offset` in the file)
+/// and returns the payload before the CRC.
+pub(crate) fn check_block<'a>(block: &'a [u8], offset: u64, what: &str) -> Decoded<&'a [u8]> {
+    let Some(split) = block.len().checked_sub(CRC_LEN) else {
+        return Err(corrupt(
+            offset,
+            format!("{what} block shorter than its checksum"),
+        ));
+    };
+    let (payload, crc) = block.split_at(split);
+    let stored = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    if masked_crc(payload) != stored {
+        return Err(corrupt(offset, format!("{what} block checksum mismatch")));
+    }
+    Ok(payload)
+}
+
+/// Appends `v` as an LEB128 varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends a varint length followed by the bytes.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// Bytes a varint encoding of `v` takes.
+pub(crate) fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+/// A bounds-checked cursor over a byte slice. Every read returns `None`
+/// instead of panicking when the data is too short or malformed.
+#[derive(Clone, Debug)]
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    /// Current position.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// True when everything was consumed.
+    pub fn is_empty(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let out = self.buf.get(self.pos..end)?;
+        self.pos = end;
+        Some(out)
+    }
+
+    /// A little-endian u32.
+    pub fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+
+    /// A little-endian u64.
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+
+    /// An LEB128 varint of at most 10 bytes without overflow.
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = *self.buf.get(self.pos)?;
+            self.pos += 1;
+            let part = u64::from(b & 0x7f);
+            if i == 9 && part > 1 {
+                return None;
+            }
+            v |= part << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// A varint that must fit a `usize`.
+    pub fn varint_usize(&mut self) -> Option<usize> {
+        usize::try_from(self.varint()?).ok()
+    }
+
+    /// A varint length followed by that many bytes.
+    pub fn length_prefixed(&mut self) -> Option<&'a [u8]> {
+        let n = self.varint_usize()?;
+        self.bytes(n)
+    }
+}
+
+/// Position and length of a block in the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Handle {
+    /// Offset of the block's first byte.
+    pub offset: u64,
+    /// Length including the trailing checksum.
+    pub len: u64,
+}
+
+impl Handle {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
+    }
+
+    fn read(r: &mut Reader<'_>) -> Option<Handle> {
+        Some(Handle {
+            offset: r.u64()?,
+            len: r.u64()?,
+        })
+    }
+
+    /// The block's bytes in `file`, if the handle lies inside `limit`.
+    pub fn slice<'a>(&self, file: &'a [u8], limit: usize) -> Option<&'a [u8]> {
+        let start = usize::try_from(self.offset).ok()?;
+        let end = start.checked_add(usize::try_from(self.len).ok()?)?;
+        if end > limit {
+            return None;
+        }
+        file.get(start..end)
+    }
+}
+
+/// The fixed-size footer: handles of the meta blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Footer {
+    pub index: Handle,
+    pub filter: Handle,
+    pub range_dels: Handle,
+    pub properties: Handle,
+}
+
+impl Footer {
+    /// Encodes the footer ([`FOOTER_LEN`] bytes).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_LEN);
+        for h in [self.index, self.filter, self.range_dels, self.properties] {
+            h.put(&mut out);
+        }
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        seal_block(&mut out, 0);
+        out
+    }
+
+    /// Decodes and checks the footer at `offset` (its magic, version, CRC).
+    pub fn decode(bytes: &[u8], offset: u64) -> Decoded<Footer> {
+        if bytes.len() != FOOTER_LEN {
+            return Err(corrupt(offset, "file too short for a run footer"));
+        }
+        let mut r = Reader::new(&bytes[..FOOTER_LEN - CRC_LEN]);
+        let bad = || corrupt(offset, "truncated footer");
+        let handles = [(); 4].map(|_| Handle::read(&mut r));
+        let version = r.u32().ok_or_else(bad)?;
+        let magic = r.u64().ok_or_else(bad)?;
+        if magic != MAGIC {
+            return Err(corrupt(offset, "bad magic number: not a run file"));
+        }
+        check_block(bytes, offset, "footer")?;
+        if version != FORMAT_VERSION {
+            return Err(corrupt(
+                offset,
+                format!("unsupported run format version {version}"),
+            ));
+        }
+        let [Some(index), Some(filter), Some(range_dels), Some(properties)] = handles else {
+            return Err(bad());
+        };
+        Ok(Footer {
+            index,
+            filter,
+            range_dels,
+            properties,
+        })
+    }
+}
+
+/// Encodes the properties block payload (without its CRC).
+pub(crate) fn encode_properties(p: &RunProperties, out: &mut Vec<u8>) {
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    for v in [
+        p.entries,
+        p.tombstones,
+        p.range_tombstones,
+        p.min_seq,
+        p.max_seq,
+        p.data_bytes,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    put_bytes(out, &p.min_user_key);
+    put_bytes(out, &p.max_user_key);
+}
+
+/// Decodes a properties payload; `file_size` is filled from the caller.
+pub(crate) fn decode_properties(payload: &[u8], file_size: u64) -> Option<RunProperties> {
+    let mut r = Reader::new(payload);
+    if r.u32()? != FORMAT_VERSION {
+        return None;
+    }
+    let mut ints = [0u64; 6];
+    for v in &mut ints {
+        *v = r.u64()?;
+    }
+    let [entries, tombstones, range_tombstones, min_seq, max_seq, data_bytes] = ints;
+    let min_user_key = r.length_prefixed()?.to_vec();
+    let max_user_key = r.length_prefixed()?.to_vec();
+    if !r.is_empty() {
+        return None;
+    }
+    Some(RunProperties {
+        entries,
+        tombstones,
+        range_tombstones,
+        min_user_key,
+        max_user_key,
+        min_seq,
+        max_seq,
+        file_size,
+        data_bytes,
+    })
+}
+
+/// Encodes the range-tombstone block payload (without its CRC).
+pub(crate) fn encode_range_tombstones(list: &[RangeTombstone], out: &mut Vec<u8>) {
+    put_varint(out, list.len() as u64);
+    for t in list {
+        put_bytes(out, &t.start);
+        put_bytes(out, &t.end);
+        out.extend_from_slice(&t.seq.to_le_bytes());
+    }
+}
+
+/// Decodes a range-tombstone payload.
+pub(crate) fn decode_range_tombstones(payload: &[u8]) -> Option<Vec<RangeTombstone>> {
+    let mut r = Reader::new(payload);
+    let n = r.varint_usize()?;
+    // Each entry takes at least 10 bytes: never trust `n` for allocation.
+    let mut list = Vec::with_capacity(n.min(payload.len() / 10));
+    for _ in 0..n {
+        let start = r.length_prefixed()?.to_vec();
+        let end = r.length_prefixed()?.to_vec();
+        let seq = r.u64()?;
+        list.push(RangeTombstone { start, end, seq });
+    }
+    r.is_empty().then_some(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_and_reject_garbage() {
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            assert_eq!(buf.len(), varint_len(v));
+            let mut r = Reader::new(&buf);
+            assert_eq!(r.varint(), Some(v));
+            assert!(r.is_empty());
+            assert_eq!(Reader::new(&buf[..buf.len() - 1]).varint(), None);
+        }
+        assert_eq!(Reader::new(&[0xff; 11]).varint(), None);
+        assert_eq!(
+            Reader::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).varint(),
+            None
+        );
+    }
+
+    #[test]
+    fn reader_bounds() {
+        let mut r = Reader::new(&[1, 2, 3]);
+        assert_eq!(r.u32(), None);
+        assert_eq!(r.bytes(usize::MAX), None);
+        assert_eq!(r.bytes(3), Some(&[1u8, 2, 3][..]));
+        assert_eq!(r.pos(), 3);
+        assert_eq!(Reader::new(&[5, 1]).length_prefixed(), None);
+    }
+
+    #[test]
+    fn footer_round_trip() {
+        let f = Footer {
+            index: Handle { offset: 1, len: 2 },
+            filter: Handle { offset: 3, len: 4 },
+            range_dels: Handle { offset: 5, len: 6 },
+            properties: Handle { offset: 7, len: 8 },
+        };
+        let bytes = f.encode();
+        assert_eq!(bytes.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&bytes, 0), Ok(f));
+        assert!(Footer::decode(&bytes[1..], 0).is_err());
+        assert!(Footer::decode(&[0; FOOTER_LEN], 0).is_err());
+    }
+}

@@ -1,0 +1,330 @@
+//! [`RunFile`]: an open, immutable, memory-mapped run.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+
+use memmap2::Mmap;
+
+use super::block::Block;
+use super::format::{self, check_block, corrupt, Corrupt, Decoded, Footer, Handle, FOOTER_LEN};
+use super::index::{self, Fence};
+use super::{RangeTombstone, RunProperties};
+use crate::bloom::BloomView;
+use crate::error::{Error, Result};
+use crate::key;
+
+/// An entry borrowed from a mapped run: `(internal key, value)`.
+pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
+
+/// An open run file. Immutable, `Send + Sync`; share it as `Arc<RunFile>`.
+pub struct RunFile {
+    path: PathBuf,
+    map: Mmap,
+    props: RunProperties,
+    fences: Vec<Fence>,
+    filter: Range<usize>,
+    range_dels: Vec<RangeTombstone>,
+    obsolete: AtomicBool,
+}
+
+impl std::fmt::Debug for RunFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunFile")
+            .field("path", &self.path)
+            .field("properties", &self.props)
+            .field("blocks", &self.fences.len())
+            .finish()
+    }
+}
+
+/// The metadata decoded from the footer and meta blocks.
+struct Meta {
+    props: RunProperties,
+    fences: Vec<Fence>,
+    filter: Range<usize>,
+    range_dels: Vec<RangeTombstone>,
+}
+
+impl RunFile {
+    /// Maps the run at `path` and verifies its footer and the checksums and
+    /// structure of its index, filter, range-tombstone and properties
+    /// blocks. Damage is reported as `Error::Corruption`.
+    pub fn open(path: &Path) -> Result<RunFile> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len < FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                path,
+                0,
+                "file too short for a run footer",
+            ));
+        }
+        // SAFETY: run files are immutable once `RunBuilder::finish` returns:
+        // the engine never writes to or truncates them again, it only
+        // deletes them (unlinking keeps the mapping valid). The mapping is
+        // therefore sound unless an outside process truncates or rewrites a
+        // file inside the database directory, which is unsupported.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let meta = decode_meta(&map).map_err(|c| Error::corruption(path, c.offset, c.reason))?;
+        Ok(RunFile {
+            path: path.to_path_buf(),
+            map,
+            props: meta.props,
+            fences: meta.fences,
+            filter: meta.filter,
+            range_dels: meta.range_dels,
+            obsolete: AtomicBool::new(false),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The run's properties.
+    pub fn properties(&self) -> &RunProperties {
+        &self.props
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.props.file_size
+    }
+
+    /// False if no user key with [`crate::bloom::hash_key`] hash `h` is in
+    /// the run (Bloom filter test).
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        BloomView::parse(&self.map[self.filter.clone()]).is_none_or(|v| v.may_contain_hash(h))
+    }
+
+    /// True if `user_key` lies between the run's min and max user keys.
+    pub fn overlaps_user_key(&self, user_key: &[u8]) -> bool {
+        self.props.entries > 0
+            && self.props.min_user_key.as_slice() <= user_key
+            && user_key <= self.props.max_user_key.as_slice()
+    }
+
+    /// The range tombstones of the run, in the order they were written.
+    pub fn range_tombstones(&self) -> &[RangeTombstone] {
+        &self.range_dels
+    }
+
+    /// The first entry whose internal key is `>= lookup` (by
+    /// [`key::compare`]), or `None` if every key is smaller. The block read
+    /// is checksum-verified.
+    pub fn seek(&self, lookup: &[u8]) -> Result<Option<KeyValue<'_>>> {
+        let i = index::gallop_last_ge(&self.map, &self.fences, lookup, 0);
+        if i == self.fences.len() {
+            return Ok(None);
+        }
+        let block = self.load_block(i)?;
+        self.answer_in(&block, lookup, 0).map(|(_, kv)| Some(kv))
+    }
+
+    /// [`RunFile::seek`] for many lookups sorted ascending by
+    /// [`key::compare`]: sweeps the fences forward (galloping from the
+    /// current block) and reuses the decoded block between lookups that land
+    /// in the same block. Calls `out(i, result)` for each `lookups[i]` in
+    /// order. Unsorted input still gives correct answers, only slower.
+    pub fn multi_seek(
+        &self,
+        lookups: &[&[u8]],
+        out: &mut dyn FnMut(usize, Option<KeyValue<'_>>),
+    ) -> Result<()> {
+        let mut fence = 0;
+        let mut cached: Option<(usize, Block)> = None;
+        let mut pos = 0;
+        for (n, lookup) in lookups.iter().enumerate() {
+            if n > 0 && key::compare(lookup, lookups[n - 1]) == Ordering::Less {
+                (fence, pos) = (0, 0);
+            }
+            fence = index::gallop_last_ge(&self.map, &self.fences, lookup, fence);
+            if fence == self.fences.len() {
+                out(n, None);
+                continue;
+            }
+            let block = match cached {
+                Some((i, b)) if i == fence => b,
+                _ => {
+                    let b = self.load_block(fence)?;
+                    cached = Some((fence, b));
+                    pos = 0;
+                    b
+                }
+            };
+            let (j, kv) = self.answer_in(&block, lookup, pos)?;
+            pos = j;
+            out(n, Some(kv));
+        }
+        Ok(())
+    }
+
+    /// Reads every block, checks every checksum, that keys are valid and
+    /// strictly sorted and match the index and the properties, and that the
+    /// filter knows every user key. Returns the number of entries checked.
+    pub fn verify(&self) -> Result<u64> {
+        let mut prev: Option<&[u8]> = None;
+        let (mut entries, mut tombstones) = (0u64, 0u64);
+        for i in 0..self.fences.len() {
+            let block = self.load_block(i)?;
+            for j in 0..block.count() {
+                let (k, _) = self.kv(&block, j)?;
+                let bad = |why: &str| self.corruption(block.offset(), why);
+                let parsed = key::parse(k).ok_or_else(|| bad("invalid internal key"))?;
+                if prev.is_some_and(|p| key::compare(p, k) != Ordering::Less) {
+                    return Err(bad("keys out of order"));
+                }
+                if !self.may_contain_hash(crate::bloom::hash_key(parsed.user_key)) {
+                    return Err(bad("Bloom filter misses a stored key"));
+                }
+                let fence = &self.fences[i];
+                if (j == 0 && k != &self.map[fence.first.clone()])
+                    || (j + 1 == block.count() && k != &self.map[fence.last.clone()])
+                {
+                    return Err(bad("block does not match its fence pointer"));
+                }
+                tombstones += u64::from(parsed.kind == key::Kind::Delete);
+                entries += 1;
+                prev = Some(k);
+            }
+        }
+        if entries != self.props.entries || tombstones != self.props.tombstones {
+            return Err(self.corruption(
+                self.props.data_bytes,
+                "entry counts disagree with properties",
+            ));
+        }
+        Ok(entries)
+    }
+
+    /// Marks the file for deletion when the last reference is dropped (used
+    /// when a merge replaces the run; readers holding an `Arc` keep it).
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, AtomicOrdering::Release);
+    }
+
+    /// The mapped bytes.
+    pub(crate) fn data(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Number of data blocks.
+    pub(crate) fn num_blocks(&self) -> usize {
+        self.fences.len()
+    }
+
+    /// The fence pointers.
+    pub(crate) fn fences(&self) -> &[Fence] {
+        &self.fences
+    }
+
+    /// Verifies and decodes data block `i`.
+    pub(crate) fn load_block(&self, i: usize) -> Result<Block> {
+        let f = &self.fences[i];
+        Block::open(&self.map, f.offset, f.len).map_err(|c| self.to_error(c))
+    }
+
+    /// Entry `j` of `block` as slices of the mapping.
+    pub(crate) fn kv(&self, block: &Block, j: usize) -> Result<KeyValue<'_>> {
+        let e = block.entry(&self.map, j).map_err(|c| self.to_error(c))?;
+        Ok((&self.map[e.key], &self.map[e.value]))
+    }
+
+    /// An `Error::Corruption` for this file.
+    pub(crate) fn corruption(&self, offset: u64, why: &str) -> Error {
+        Error::corruption(&self.path, offset, why)
+    }
+
+    fn to_error(&self, c: Corrupt) -> Error {
+        Error::corruption(&self.path, c.offset, c.reason)
+    }
+
+    /// The first entry `>= lookup` in a block whose last key is `>= lookup`.
+    fn answer_in(
+        &self,
+        block: &Block,
+        lookup: &[u8],
+        from: usize,
+    ) -> Result<(usize, KeyValue<'_>)> {
+        let j = block
+            .lower_bound(&self.map, lookup, from)
+            .map_err(|c| self.to_error(c))?;
+        if j == block.count() {
+            return Err(self.corruption(block.offset(), "block does not match its fence pointer"));
+        }
+        Ok((j, self.kv(block, j)?))
+    }
+}
+
+impl Drop for RunFile {
+    fn drop(&mut self) {
+        if self.obsolete.load(AtomicOrdering::Acquire) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// A meta block's verified payload and where it starts.
+fn meta_block<'a>(file: &'a [u8], h: Handle, what: &str) -> Decoded<(usize, &'a [u8])> {
+    let limit = file.len() - FOOTER_LEN;
+    let bytes = h.slice(file, limit).ok_or_else(|| {
+        corrupt(
+            limit as u64,
+            format!("{what} block handle outside the file"),
+        )
+    })?;
+    Ok((h.offset as usize, check_block(bytes, h.offset, what)?))
+}
+
+fn decode_meta(file: &[u8]) -> Decoded<Meta> {
+    let footer_at = file.len() - FOOTER_LEN;
+    let footer = Footer::decode(&file[footer_at..], footer_at as u64)?;
+    let (at, payload) = meta_block(file, footer.properties, "properties")?;
+    let props = format::decode_properties(payload, file.len() as u64)
+        .ok_or_else(|| corrupt(at as u64, "malformed properties block"))?;
+    let (at, payload) = meta_block(file, footer.range_dels, "range tombstone")?;
+    let range_dels = format::decode_range_tombstones(payload)
+        .filter(|l| l.len() as u64 == props.range_tombstones)
+        .ok_or_else(|| corrupt(at as u64, "malformed range tombstone block"))?;
+    let (at, payload) = meta_block(file, footer.filter, "filter")?;
+    BloomView::parse(payload).ok_or_else(|| corrupt(at as u64, "malformed filter block"))?;
+    let filter = at..at + payload.len();
+    let (at, payload) = meta_block(file, footer.index, "index")?;
+    if footer.index.offset != props.data_bytes {
+        return Err(corrupt(
+            at as u64,
+            "index block does not follow the data blocks",
+        ));
+    }
+    let fences = index::decode(file, at, payload, props.data_bytes)?;
+    check_props(file, &props, &fences).map_err(|why| corrupt(at as u64, why))?;
+    Ok(Meta {
+        props,
+        fences,
+        filter,
+        range_dels,
+    })
+}
+
+/// Cross-checks the properties against the fence pointers.
+fn check_props(file: &[u8], props: &RunProperties, fences: &[Fence]) -> Result<(), &'static str> {
+    let (Some(first), Some(last)) = (fences.first(), fences.last()) else {
+        return match props.entries {
+            0 => Ok(()),
+            _ => Err("properties count entries but there are no data blocks"),
+        };
+    };
+    if props.entries < fences.len() as u64 || props.tombstones > props.entries {
+        return Err("entry counts disagree with the index");
+    }
+    let min = key::user_key(&file[first.first.clone()]);
+    let max = key::user_key(&file[last.last.clone()]);
+    if min != props.min_user_key.as_slice() || max != props.max_user_key.as_slice() {
+        return Err("min/max user keys disagree with the index");
+    }
+    Ok(())
+}

@@ -1,0 +1,440 @@
+//! Round-trip, model-based and corruption tests of the run file.
+
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::bloom::hash_key;
+use crate::key::{self, Kind};
+
+type Model = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn sort_model(mut m: Model) -> Model {
+    m.sort_by(|a, b| key::compare(&a.0, &b.0));
+    m.dedup_by(|a, b| key::compare(&a.0, &b.0) == Ordering::Equal);
+    m
+}
+
+fn build(path: &Path, model: &Model, rts: &[RangeTombstone], opts: RunOptions) -> RunProperties {
+    let mut b = RunBuilder::create(path, opts).unwrap();
+    for (k, v) in model {
+        b.add(k, v).unwrap();
+    }
+    for t in rts {
+        b.add_range_tombstone(&t.start, &t.end, t.seq);
+    }
+    assert_eq!(b.entries(), model.len() as u64);
+    assert!(b.estimated_size() > 0);
+    b.finish().unwrap()
+}
+
+fn lower_bound(model: &Model, lookup: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let i = model.partition_point(|(k, _)| key::compare(k, lookup) == Ordering::Less);
+    model.get(i).cloned()
+}
+
+fn last_le(model: &Model, lookup: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let i = model.partition_point(|(k, _)| key::compare(k, lookup) != Ordering::Greater);
+    i.checked_sub(1).map(|i| model[i].clone())
+}
+
+fn owned(kv: Option<(&[u8], &[u8])>) -> Option<(Vec<u8>, Vec<u8>)> {
+    kv.map(|(k, v)| (k.to_vec(), v.to_vec()))
+}
+
+fn scan_forward(it: &mut RunIter) -> Model {
+    let mut out = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    out
+}
+
+fn scan_backward(it: &mut RunIter) -> Model {
+    let mut out = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    out.reverse();
+    out
+}
+
+fn expected_props(model: &Model, rts: &[RangeTombstone]) -> (u64, Vec<u8>, Vec<u8>, u64, u64) {
+    let tomb = model
+        .iter()
+        .filter(|(k, _)| key::parse(k).unwrap().kind == Kind::Delete)
+        .count();
+    let seqs = model
+        .iter()
+        .map(|(k, _)| key::parse(k).unwrap().seq)
+        .chain(rts.iter().map(|t| t.seq));
+    let (min_seq, max_seq) = (seqs.clone().min().unwrap_or(0), seqs.max().unwrap_or(0));
+    let min = model
+        .first()
+        .map(|(k, _)| key::user_key(k).to_vec())
+        .unwrap_or_default();
+    let max = model
+        .last()
+        .map(|(k, _)| key::user_key(k).to_vec())
+        .unwrap_or_default();
+    (tomb as u64, min, max, min_seq, max_seq)
+}
+
+fn entry_strategy() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+    let user_key = proptest::collection::vec(0u8..4, 0..4);
+    let value = prop_oneof![
+        8 => proptest::collection::vec(any::<u8>(), 0..24),
+        1 => proptest::collection::vec(any::<u8>(), 100..3000),
+    ];
+    (user_key, 0u64..50, any::<bool>(), value).prop_map(|(uk, seq, del, v)| {
+        let kind = if del { Kind::Delete } else { Kind::Value };
+        (key::encode(&uk, seq, kind), v)
+    })
+}
+
+fn rt_strategy() -> impl Strategy<Value = Vec<RangeTombstone>> {
+    let rt = (any::<Vec<u8>>(), any::<Vec<u8>>(), 0u64..1000)
+        .prop_map(|(start, end, seq)| RangeTombstone { start, end, seq });
+    proptest::collection::vec(rt, 0..3)
+}
+
+fn lookup_strategy() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    let lk = (proptest::collection::vec(0u8..5, 0..5), 0u64..60)
+        .prop_map(|(uk, snap)| key::lookup_key(&uk, snap));
+    proptest::collection::vec(lk, 0..40)
+}
+
+fn check_run(run: &Arc<RunFile>, model: &Model, lookups: &[Vec<u8>]) -> Result<(), TestCaseError> {
+    for (k, v) in model {
+        prop_assert_eq!(owned(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+        let uk = key::user_key(k);
+        prop_assert!(run.may_contain_hash(hash_key(uk)) && run.overlaps_user_key(uk));
+    }
+    let mut sorted: Vec<Vec<u8>> = lookups
+        .iter()
+        .cloned()
+        .chain(model.iter().map(|e| e.0.clone()))
+        .collect();
+    sorted.sort_by(|a, b| key::compare(a, b));
+    let refs: Vec<&[u8]> = sorted.iter().map(|k| k.as_slice()).collect();
+    let mut got = Vec::new();
+    run.multi_seek(&refs, &mut |i, kv| got.push((i, owned(kv))))
+        .unwrap();
+    prop_assert_eq!(got.len(), refs.len());
+    let mut it = RunIter::new(run.clone());
+    for (i, kv) in got {
+        prop_assert_eq!(&kv, &lower_bound(model, refs[i]));
+        prop_assert_eq!(owned(run.seek(refs[i]).unwrap()), kv.clone());
+        it.seek(refs[i]);
+        prop_assert_eq!(owned(it.valid().then(|| (it.key(), it.value()))), kv);
+        it.seek_for_prev(refs[i]);
+        let prev = owned(it.valid().then(|| (it.key(), it.value())));
+        prop_assert_eq!(prev, last_le(model, refs[i]));
+    }
+    prop_assert_eq!(&scan_forward(&mut it), model);
+    prop_assert_eq!(&scan_backward(&mut it), model);
+    it.status().unwrap();
+    prop_assert_eq!(run.verify().unwrap(), model.len() as u64);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn round_trip_matches_model(
+        entries in proptest::collection::vec(entry_strategy(), 0..150),
+        rts in rt_strategy(),
+        lookups in lookup_strategy(),
+        fence_entries in 1usize..64,
+        max_block_bytes in 64usize..2048,
+    ) {
+        let model = sort_model(entries);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run");
+        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01 };
+        let built = build(&path, &model, &rts, opts);
+        let run = Arc::new(RunFile::open(&path).unwrap());
+        prop_assert_eq!(run.properties(), &built);
+        prop_assert_eq!(run.range_tombstones(), &rts[..]);
+        let (tomb, min, max, min_seq, max_seq) = expected_props(&model, &rts);
+        let p = run.properties();
+        prop_assert_eq!((p.entries, p.tombstones, p.range_tombstones), (model.len() as u64, tomb, rts.len() as u64));
+        prop_assert_eq!((&p.min_user_key, &p.max_user_key), (&min, &max));
+        prop_assert_eq!((p.min_seq, p.max_seq), (min_seq, max_seq));
+        prop_assert_eq!(p.file_size, std::fs::metadata(&path).unwrap().len());
+        prop_assert_eq!(run.file_size(), p.file_size);
+        check_run(&run, &model, &lookups)?;
+    }
+}
+
+/// A small model: a few hundred bytes on disk, several blocks.
+fn small_model() -> Model {
+    let mut m = Vec::new();
+    for (i, uk) in [&b"a"[..], b"b", b"bb", b"c", b"d"].iter().enumerate() {
+        for seq in [9u64, 4] {
+            let kind = if seq == 4 && i % 2 == 0 {
+                Kind::Delete
+            } else {
+                Kind::Value
+            };
+            m.push((key::encode(uk, seq + i as u64, kind), vec![b'v'; i * 3]));
+        }
+    }
+    sort_model(m)
+}
+
+fn small_rts() -> Vec<RangeTombstone> {
+    vec![RangeTombstone {
+        start: b"b".to_vec(),
+        end: b"c".to_vec(),
+        seq: 7,
+    }]
+}
+
+fn small_opts() -> RunOptions {
+    RunOptions {
+        fence_entries: 3,
+        max_block_bytes: 64,
+        bloom_fp_rate: 0.01,
+    }
+}
+
+fn ok_or_corrupt<T>(r: crate::Result<T>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            assert!(e.is_corruption(), "expected corruption, got {e}");
+            None
+        }
+    }
+}
+
+/// Every read of a damaged file either returns exactly the original data or
+/// `Error::Corruption`.
+fn check_damaged(path: &Path, model: &Model, props: &RunProperties) {
+    let Some(run) = ok_or_corrupt(RunFile::open(path)) else {
+        return;
+    };
+    let run = Arc::new(run);
+    assert_eq!(run.properties(), props);
+    assert_eq!(run.range_tombstones(), &small_rts()[..]);
+    if let Some(n) = ok_or_corrupt(run.verify()) {
+        assert_eq!(n, model.len() as u64);
+    }
+    let mut it = RunIter::new(run.clone());
+    let fwd = scan_forward(&mut it);
+    match ok_or_corrupt(it.status()) {
+        Some(()) => assert_eq!(&fwd, model),
+        None => assert_eq!(&fwd[..], &model[..fwd.len()]),
+    }
+    let back = scan_backward(&mut it);
+    match ok_or_corrupt(it.status()) {
+        Some(()) => assert_eq!(&back, model),
+        None => assert_eq!(&back[..], &model[model.len() - back.len()..]),
+    }
+    for (k, v) in model {
+        assert!(run.may_contain_hash(hash_key(key::user_key(k))));
+        if let Some(kv) = ok_or_corrupt(run.seek(k)) {
+            assert_eq!(owned(kv), Some((k.clone(), v.clone())));
+        }
+    }
+    let refs: Vec<&[u8]> = model.iter().map(|(k, _)| k.as_slice()).collect();
+    let mut got = 0;
+    let r = run.multi_seek(&refs, &mut |i, kv| {
+        assert_eq!(i, got);
+        assert_eq!(owned(kv), Some(model[i].clone()));
+        got += 1;
+    });
+    ok_or_corrupt(r);
+}
+
+#[test]
+fn every_flipped_byte_is_detected_or_harmless() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, path) = (small_model(), dir.path().join("run"));
+    let props = build(&path, &model, &small_rts(), small_opts());
+    let original = std::fs::read(&path).unwrap();
+    assert!(
+        original.len() < 1024,
+        "keep this test small: {}",
+        original.len()
+    );
+    let damaged = dir.path().join("damaged");
+    for offset in 0..original.len() {
+        for mask in [0x01u8, 0x80, 0xff] {
+            let mut bytes = original.clone();
+            bytes[offset] ^= mask;
+            std::fs::write(&damaged, &bytes).unwrap();
+            check_damaged(&damaged, &model, &props);
+        }
+    }
+}
+
+#[test]
+fn every_truncation_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, path) = (small_model(), dir.path().join("run"));
+    build(&path, &model, &small_rts(), small_opts());
+    let original = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut");
+    for len in 0..original.len() {
+        std::fs::write(&cut, &original[..len]).unwrap();
+        let err = RunFile::open(&cut).unwrap_err();
+        assert!(err.is_corruption(), "length {len}: {err}");
+    }
+    let mut zeroed = original.clone();
+    let n = zeroed.len();
+    zeroed[n - format::FOOTER_LEN..].fill(0);
+    std::fs::write(&cut, &zeroed).unwrap();
+    assert!(RunFile::open(&cut).unwrap_err().is_corruption());
+}
+
+#[test]
+fn out_of_order_and_invalid_adds_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = RunBuilder::create(&dir.path().join("run"), RunOptions::default()).unwrap();
+    b.add(&key::encode(b"b", 5, Kind::Value), b"x").unwrap();
+    let bad = |r: crate::Result<()>| matches!(r, Err(crate::Error::InvalidArgument(_)));
+    assert!(
+        bad(b.add(&key::encode(b"b", 5, Kind::Value), b"x")),
+        "duplicate"
+    );
+    assert!(
+        bad(b.add(&key::encode(b"b", 6, Kind::Value), b"x")),
+        "newer seq sorts first"
+    );
+    assert!(
+        bad(b.add(&key::encode(b"a", 1, Kind::Value), b"x")),
+        "smaller user key"
+    );
+    assert!(bad(b.add(b"short", b"x")), "not an internal key");
+    b.add(&key::encode(b"b", 4, Kind::Delete), b"").unwrap();
+    assert_eq!(b.finish().unwrap().entries, 2);
+    let bad_opts = RunOptions {
+        fence_entries: 0,
+        ..Default::default()
+    };
+    assert!(RunBuilder::create(&dir.path().join("x"), bad_opts).is_err());
+    assert!(!dir.path().join("x").exists());
+    let again = RunBuilder::create(&dir.path().join("run"), RunOptions::default());
+    assert!(matches!(again, Err(crate::Error::Io { .. })), "create_new");
+}
+
+#[test]
+fn empty_run_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    let props = build(&path, &Vec::new(), &small_rts(), RunOptions::default());
+    assert_eq!((props.entries, props.min_seq, props.max_seq), (0, 7, 7));
+    let run = Arc::new(RunFile::open(&path).unwrap());
+    assert_eq!(run.range_tombstones(), &small_rts()[..]);
+    assert_eq!(run.seek(&key::lookup_key(b"a", 9)).unwrap(), None);
+    assert!(!run.may_contain_hash(hash_key(b"a")) && !run.overlaps_user_key(b""));
+    assert_eq!(run.verify().unwrap(), 0);
+    let mut it = RunIter::new(run);
+    for f in [RunIter::seek_to_first, RunIter::seek_to_last] {
+        f(&mut it);
+        assert!(!it.valid());
+    }
+    it.seek_for_prev(&key::lookup_key(b"z", 0));
+    assert!(!it.valid() && it.status().is_ok());
+}
+
+#[test]
+fn unfinished_builder_removes_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    let mut b = RunBuilder::create(&path, small_opts()).unwrap();
+    b.add(&key::encode(b"a", 1, Kind::Value), &[7; 500])
+        .unwrap();
+    assert!(path.exists());
+    drop(b);
+    assert!(!path.exists());
+}
+
+#[test]
+fn obsolete_file_is_deleted_by_the_last_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    build(&path, &small_model(), &[], small_opts());
+    let run = Arc::new(RunFile::open(&path).unwrap());
+    let mut it = RunIter::new(run.clone());
+    run.mark_obsolete();
+    drop(run);
+    assert!(path.exists());
+    it.seek_to_first();
+    assert!(it.valid());
+    drop(it);
+    assert!(!path.exists());
+}
+
+#[test]
+fn huge_values_get_their_own_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    let model = sort_model(vec![
+        (key::encode(b"a", 1, Kind::Value), vec![1; 10]),
+        (key::encode(b"b", 1, Kind::Value), vec![2; 3 << 20]),
+        (key::encode(b"c", 1, Kind::Value), vec![3; 10]),
+    ]);
+    let props = build(
+        &path,
+        &model,
+        &[],
+        RunOptions {
+            max_block_bytes: 4096,
+            ..Default::default()
+        },
+    );
+    let run = RunFile::open(&path).unwrap();
+    assert_eq!(run.num_blocks(), 3);
+    assert!(props.data_bytes > 3 << 20);
+    assert_eq!(
+        owned(run.seek(&model[1].0).unwrap()),
+        Some(model[1].clone())
+    );
+    assert_eq!(run.verify().unwrap(), 3);
+}
+
+#[test]
+fn multi_seek_tolerates_unsorted_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    let model = small_model();
+    build(&path, &model, &[], small_opts());
+    let run = RunFile::open(&path).unwrap();
+    let refs: Vec<&[u8]> = model.iter().rev().map(|(k, _)| k.as_slice()).collect();
+    let mut got = Vec::new();
+    run.multi_seek(&refs, &mut |i, kv| got.push((i, owned(kv))))
+        .unwrap();
+    for (i, kv) in got {
+        assert_eq!(kv, Some(model[model.len() - 1 - i].clone()));
+    }
+}
+
+#[test]
+fn short_file_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    std::fs::write(&path, b"tiny").unwrap();
+    assert!(RunFile::open(&path).unwrap_err().is_corruption());
+    assert!(matches!(
+        RunFile::open(&dir.path().join("missing")),
+        Err(crate::Error::Io { .. })
+    ));
+}
+
+#[test]
+fn run_types_are_thread_safe() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RunFile>();
+    assert_send_sync::<RunIter>();
+    assert_send_sync::<crate::bloom::AtomicBloom>();
+}

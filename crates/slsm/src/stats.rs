@@ -1,0 +1,162 @@
+//! Counters and the [`Stats`] report.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const STRIPES: usize = 16;
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+/// A counter bumped from many threads: one cache line per stripe, so that
+/// readers on different cores do not fight over it; summed when read.
+#[derive(Default)]
+pub(crate) struct StripedCounter([Padded; STRIPES]);
+
+thread_local! {
+    static STRIPE: usize = {
+        let x = 0u8;
+        // Spread threads by the address of a thread-local.
+        ((&x as *const u8 as usize) >> 12) % STRIPES
+    };
+}
+
+impl StripedCounter {
+    #[inline]
+    pub fn add(&self, n: u64) {
+        let i = STRIPE.with(|s| *s);
+        self.0[i].0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.iter().map(|p| p.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// Engine-wide counters.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub bloom_checks: StripedCounter,
+    pub bloom_negatives: StripedCounter,
+    pub bloom_false_positives: StripedCounter,
+    pub user_bytes_written: StripedCounter,
+    pub wal_bytes_written: AtomicU64,
+    pub flushes: AtomicU64,
+    pub merges: AtomicU64,
+    pub merge_bytes_written: AtomicU64,
+    pub stall_count: AtomicU64,
+    pub stall_micros: AtomicU64,
+}
+
+/// Entries and bytes of one disk level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Runs on the level.
+    pub runs: usize,
+    /// Entries (every version and tombstone counts).
+    pub entries: u64,
+    /// Bytes of the level's run files.
+    pub bytes: u64,
+}
+
+/// A point-in-time report of the database's shape and activity since open.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Disk levels, level 0 first.
+    pub levels: Vec<LevelStats>,
+    /// Memory runs (active plus immutable).
+    pub memory_runs: usize,
+    /// Entries in the memory runs.
+    pub memory_entries: u64,
+    /// Bytes reserved by the memory runs.
+    pub memory_bytes: u64,
+    /// Run-file Bloom filter probes.
+    pub bloom_checks: u64,
+    /// Probes that ruled a run out.
+    pub bloom_negatives: u64,
+    /// Probes that passed but the run did not hold the key.
+    pub bloom_false_positives: u64,
+    /// Flushes of memory runs to level 0.
+    pub flushes: u64,
+    /// Merges of disk levels.
+    pub merges: u64,
+    /// Bytes written to run files by flushes and merges.
+    pub merge_bytes_written: u64,
+    /// Bytes of keys and values written by users.
+    pub user_bytes_written: u64,
+    /// Bytes appended to the write-ahead log.
+    pub wal_bytes_written: u64,
+    /// Times a writer waited because every memory run was full.
+    pub stall_count: u64,
+    /// Total time writers waited, in microseconds.
+    pub stall_micros: u64,
+    /// Highest sequence number visible to reads.
+    pub last_sequence: u64,
+}
+
+impl Stats {
+    /// Bytes written to disk (WAL and run files) per byte written by users.
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_bytes_written == 0 {
+            return 0.0;
+        }
+        (self.wal_bytes_written + self.merge_bytes_written) as f64 / self.user_bytes_written as f64
+    }
+
+    /// Observed false-positive rate of the run-file Bloom filters.
+    pub fn bloom_false_positive_rate(&self) -> f64 {
+        let positives = self.bloom_checks - self.bloom_negatives;
+        let absent = self.bloom_negatives + self.bloom_false_positives;
+        if absent == 0 || positives == 0 {
+            return 0.0;
+        }
+        self.bloom_false_positives as f64 / absent as f64
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "memory: {} runs, {} entries, {:.1} MiB",
+            self.memory_runs,
+            self.memory_entries,
+            self.memory_bytes as f64 / 1048576.0
+        )?;
+        for (i, l) in self.levels.iter().enumerate() {
+            writeln!(
+                f,
+                "level {i}: {} runs, {} entries, {:.1} MiB",
+                l.runs,
+                l.entries,
+                l.bytes as f64 / 1048576.0
+            )?;
+        }
+        writeln!(
+            f,
+            "bloom: {} checks, {} negatives, {} false positives ({:.4}%)",
+            self.bloom_checks,
+            self.bloom_negatives,
+            self.bloom_false_positives,
+            100.0 * self.bloom_false_positive_rate()
+        )?;
+        writeln!(
+            f,
+            "writes: {:.1} MiB user, {:.1} MiB WAL, {:.1} MiB by {} flushes and {} merges, write amplification {:.2}",
+            self.user_bytes_written as f64 / 1048576.0,
+            self.wal_bytes_written as f64 / 1048576.0,
+            self.merge_bytes_written as f64 / 1048576.0,
+            self.flushes,
+            self.merges,
+            self.write_amplification()
+        )?;
+        write!(
+            f,
+            "stalls: {} ({:.3} s); last sequence {}",
+            self.stall_count,
+            self.stall_micros as f64 / 1e6,
+            self.last_sequence
+        )
+    }
+}
