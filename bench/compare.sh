@@ -6,7 +6,8 @@
 #
 # Usage: bench/compare.sh [--quick] [--rounds N] [--sets default,mem,paper,memdb]
 #                         [--out DIR] [--dbdir DIR] [--tools slsm,rocksdb,fjall]
-#                         [--no-install] [--no-build]
+#                         [--num N] [--reads N] [--no-install] [--no-build]
+# (--num/--reads override the default set's 5,000,000 keys / 500,000 reads.)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,8 +19,10 @@ OUT=""
 DBDIR="${TMPDIR:-/tmp}/slsm-compare-db"
 INSTALL=1
 BUILD=1
+NUM_OVERRIDE=""
+READS_OVERRIDE=""
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,6 +37,10 @@ while [ $# -gt 0 ]; do
     --out=*) OUT="${1#*=}" ;;
     --dbdir) DBDIR="$2"; shift ;;
     --dbdir=*) DBDIR="${1#*=}" ;;
+    --num) NUM_OVERRIDE="$2"; shift ;;
+    --num=*) NUM_OVERRIDE="${1#*=}" ;;
+    --reads) READS_OVERRIDE="$2"; shift ;;
+    --reads=*) READS_OVERRIDE="${1#*=}" ;;
     --no-install) INSTALL=0 ;;
     --no-build) BUILD=0 ;;
     -h|--help) usage; exit 0 ;;
@@ -86,6 +93,7 @@ fi
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
   echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
   echo "rounds: $ROUNDS quick: $QUICK sets: $SETS tools: $TOOLS"
+  echo "databases: $DBDIR ($(df -T "$DBDIR" | awk 'NR==2 {print $2 " on " $1}'))"
   command -v db_bench >/dev/null 2>&1 && echo "rocksdb: $(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo unknown)"
 } > "$OUT/machine.txt"
 
@@ -99,7 +107,14 @@ run() {
   case "$tool" in
     slsm) "$SLSM" bench "$@" --db="$db" --json="$OUT/$set/$tool.r$round.json" >"$out" 2>"$out.err" ;;
     fjall) "$FJALL" "$@" --db="$db" --json="$OUT/$set/$tool.r$round.json" >"$out" 2>"$out.err" ;;
-    rocksdb) db_bench "$@" --db="$db" >"$out" 2>"$out.err" ;;
+    # db_bench does not report its memory: append the child's peak RSS in
+    # the same "Peak RSS:" line slsm bench prints.
+    rocksdb) python3 -c '
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:])
+kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print("Peak RSS:   %.1f MB (ru_maxrss)" % (kb / 1024.0), flush=True)
+sys.exit(rc)' db_bench "$@" --db="$db" >"$out" 2>"$out.err" ;;
   esac || { echo "compare.sh: $tool failed in $set round $round; see $out.err" >&2; tail -5 "$out.err" >&2; }
   rm -rf "$db"
 }
@@ -107,14 +122,17 @@ run() {
 # --- the sets ---------------------------------------------------------------
 if [ "$QUICK" = 1 ]; then NUM=100000; READS=10000; MEMNUM=200000; PAPERNUM=1000000
 else NUM=5000000; READS=500000; MEMNUM=4194304; PAPERNUM=10000000; fi
+NUM="${NUM_OVERRIDE:-$NUM}"
+READS="${READS_OVERRIDE:-$READS}"
 
 DEFAULT_W="fillrandom,overwrite,readrandom,multireadrandom,seekrandom,readseq,fillseq,deleterandom,readwhilewriting"
 COMMON=(--key_size=16 --value_size=100 --num=$NUM --reads=$READS --batch_size=64
         --compression_type=none --histogram=1 --threads=1)
-# Everything in the buffer: 2 GiB write buffer (more than 4M x (32+32) plus
-# overhead), WAL off. slsm and fjall also get --memtable (their in-memory mode).
+# Everything in the buffer, WAL off. RocksDB gets a 2 GiB write buffer (more
+# than 4M x (32+32) plus overhead); slsm and fjall get --memtable, their
+# in-memory mode, which sizes the buffer from --num.
 MEM_COMMON=(--key_size=32 --value_size=32 --num=$MEMNUM --reads=$MEMNUM
-            --disable_wal=1 --write_buffer_size=2147483648 --compression_type=none --histogram=1)
+            --disable_wal=1 --compression_type=none --histogram=1)
 
 summaries=()
 for round in $(seq 1 "$ROUNDS"); do
@@ -126,7 +144,7 @@ for round in $(seq 1 "$ROUNDS"); do
   if has_set mem; then
     for tool in slsm rocksdb fjall; do
       has_tool $tool || continue
-      extra=(); [ $tool != rocksdb ] && extra=(--memtable=1)
+      if [ $tool = rocksdb ]; then extra=(--write_buffer_size=2147483648); else extra=(--memtable=1); fi
       run $tool mem "$round" --benchmarks=fillrandom,readrandom "${MEM_COMMON[@]}" "${extra[@]}"
     done
   fi

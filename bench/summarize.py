@@ -151,17 +151,20 @@ def memdb(out):
     if not d.is_dir():
         return
     print("\n## memdb set (goleveldb PR #387 workload, 32-byte keys): median ns/op")
-    print(f"{'value':>6} {'engine':<12} {'put ns/op':>10} {'get ns/op':>10} {'found':>10}")
+    print(f"{'value':>6} {'engine':<12} {'put ns/op':>10} {'get ns/op':>10} {'found':>10} {'RSS MB':>8}")
     for vs in (32, 96, 256):
         for eng in ("goleveldb", "skiplist", "slsm"):
             files = sorted(d.glob(f"{eng}-v{vs}.r*.txt"))
             if not files:
                 continue
-            parsed = [parse(f)[0] for f in files]
+            both = [parse(f) for f in files]
+            parsed = [p for p, _ in both]
+            rss = med([r for _, r in both])
             put = med([p["fillrandom_mem"]["micros_per_op"] * 1e3 for p in parsed if "fillrandom_mem" in p])
             get = med([p["readrandom_mem"]["micros_per_op"] * 1e3 for p in parsed if "readrandom_mem" in p])
             found = next((p["readrandom_mem"]["found"] for p in parsed if "readrandom_mem" in p), None)
-            print(f"{vs:>6} {eng:<12} {fmt(put, '{:.0f}'):>10} {fmt(get, '{:.0f}'):>10} {fmt(found, '{}'):>10}")
+            print(f"{vs:>6} {eng:<12} {fmt(put, '{:.0f}'):>10} {fmt(get, '{:.0f}'):>10} "
+                  f"{fmt(found, '{}'):>10} {fmt(rss, '{:.0f}'):>8}")
 
 
 def paper(out, num):

@@ -31,7 +31,7 @@ pub fn decode(what: &str, s: &str, enc: Encoding) -> Result<Vec<u8>> {
 
 fn hex_decode(s: &str) -> std::result::Result<Vec<u8>, String> {
     let s = s.strip_prefix("0x").unwrap_or(s);
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err("hex needs an even number of digits".into());
     }
     (0..s.len())
@@ -178,9 +178,9 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
             "stall_count": s.stall_count,
             "stall_micros": s.stall_micros,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("{s}");
+        writeln!(std::io::stdout(), "{s}")?;
     }
     Ok(())
 }
@@ -189,7 +189,7 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
 pub fn check(db: &Path) -> Result<i32> {
     let db = open(db, false)?;
     let report = db.check()?;
-    println!("{report}");
+    writeln!(std::io::stdout(), "{report}")?;
     Ok(exit::OK)
 }
 

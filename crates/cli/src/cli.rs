@@ -136,6 +136,9 @@ pub enum Cmd {
         /// Chart title.
         #[arg(long)]
         title: Option<String>,
+        /// Draw the p99 panel on a linear scale (default: log scale).
+        #[arg(long)]
+        linear: bool,
     },
 }
 
@@ -188,6 +191,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             files,
             output,
             title,
-        } => plot::plot(&files, &output, title.as_deref()).map(|_| exit::OK),
+            linear,
+        } => plot::plot(&files, &output, title.as_deref(), linear).map(|_| exit::OK),
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::bench::report::EngineStats;
 use crate::bench::{BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,10 +28,11 @@ where
 {
     match flags.engine_flag(name) {
         None => Ok(None),
-        Some(v) => v
-            .parse::<T>()
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("invalid value '{v}' for --{name}: {e}")),
+        Some(v) => v.parse::<T>().map(Some).map_err(|e| {
+            anyhow::Error::new(crate::bench::flags::FlagError(format!(
+                "invalid value '{v}' for --{name}: {e}"
+            )))
+        }),
     }
 }
 
@@ -227,8 +228,7 @@ slsm flags (the sLSM paper's knobs; defaults from slsm::Options):
 
     fn open(&self, path: &Path, flags: &BenchFlags, memtable: bool) -> Result<Arc<dyn Engine>> {
         let opts = bench_options(flags, memtable)?;
-        let db = slsm::Db::open(path, opts)
-            .with_context(|| format!("opening slsm database {}", path.display()))?;
+        let db = slsm::Db::open(path, opts)?;
         Ok(Arc::new(SlsmEngine::new(db)))
     }
 }
@@ -285,7 +285,11 @@ impl Engine for SkiplistEngine {
 
     fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
         let mut n = 0;
-        for (k, v) in self.list.iter().take(usize::try_from(limit).unwrap_or(usize::MAX)) {
+        for (k, v) in self
+            .list
+            .iter()
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+        {
             each(k.len() + v.len());
             n += 1;
         }
@@ -350,4 +354,51 @@ pub fn take_engine_flag(args: &mut Vec<String>) -> Result<String> {
         i += 1;
     }
     Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn engine_flag_is_taken_out() {
+        let mut a = args(&["--num=5", "--engine=skiplist", "--histogram"]);
+        assert_eq!(take_engine_flag(&mut a).unwrap(), "skiplist");
+        assert_eq!(a, args(&["--num=5", "--histogram"]));
+        let mut a = args(&["-engine", "btreemap"]);
+        assert_eq!(take_engine_flag(&mut a).unwrap(), "btreemap");
+        assert!(a.is_empty());
+        let mut a = args(&["--num=5"]);
+        assert_eq!(take_engine_flag(&mut a).unwrap(), "slsm");
+        assert!(take_engine_flag(&mut args(&["--engine"])).is_err());
+        assert!(factory("nope").is_none());
+    }
+
+    #[test]
+    fn memtable_options_hold_the_data() {
+        let mut f = BenchFlags {
+            num: 4_194_304,
+            key_size: 32,
+            value_size: 32,
+            ..Default::default()
+        };
+        let o = bench_options(&f, true).unwrap();
+        assert!(o.disable_wal);
+        assert!(o.run_size as u64 >= 4_194_304 * 64);
+        f.given.insert("bloom_bits".into(), "10".into());
+        f.given.insert("memory_runs".into(), "8".into());
+        let o = bench_options(&f, false).unwrap();
+        assert_eq!(o.memory_runs, 8);
+        assert!(
+            (o.bloom_fp_rate - 0.0082).abs() < 0.001,
+            "{}",
+            o.bloom_fp_rate
+        );
+        f.given.insert("level_runs".into(), "x".into());
+        assert!(bench_options(&f, false).is_err());
+    }
 }

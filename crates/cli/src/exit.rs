@@ -46,3 +46,11 @@ pub fn code_for(e: &anyhow::Error) -> i32 {
     }
     OTHER
 }
+
+/// True if `e` is a write to a closed pipe.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -23,6 +23,8 @@ fn main() {
     };
     let code = match cli::run(args) {
         Ok(code) => code,
+        // The reader of stdout went away (`slsm scan DB | head`): not an error.
+        Err(e) if exit::is_broken_pipe(&e) => exit::OK,
         Err(e) => {
             eprintln!("slsm: error: {e:#}");
             exit::code_for(&e)

@@ -3,8 +3,11 @@
 
 use anyhow::{bail, Context, Result};
 use plotters::prelude::*;
-use slsm_cli::bench::RunReport;
+use slsm_cli::bench::{RunReport, WorkloadResult};
 use std::path::{Path, PathBuf};
+
+/// Which number of a workload a panel shows.
+type Metric = fn(&WorkloadResult) -> f64;
 
 struct Series {
     label: String,
@@ -37,7 +40,9 @@ fn load(files: &[PathBuf]) -> Result<Vec<Series>> {
 }
 
 /// Draws the chart for `files` into `output` (SVG).
-pub fn plot(files: &[PathBuf], output: &Path, title: Option<&str>) -> Result<()> {
+/// The p99 panel is drawn on a log scale unless `linear` (latencies of
+/// batched writes and point reads differ by orders of magnitude).
+pub fn plot(files: &[PathBuf], output: &Path, title: Option<&str>, linear: bool) -> Result<()> {
     if output
         .extension()
         .is_some_and(|e| !e.eq_ignore_ascii_case("svg"))
@@ -61,44 +66,70 @@ pub fn plot(files: &[PathBuf], output: &Path, title: Option<&str>) -> Result<()>
             "the result files contain no workloads".into()
         ));
     }
-    let value = |s: &Series, w: &str, f: &dyn Fn(&slsm_cli::bench::WorkloadResult) -> f64| {
-        s.report.results.iter().find(|r| r.workload == w).map(f)
-    };
+    let value =
+        |s: &Series, w: &str, f: Metric| s.report.results.iter().find(|r| r.workload == w).map(f);
     let width = (200 + workloads.len() * (40 + 30 * series.len())).max(900) as u32;
     let root = SVGBackend::new(output, (width, 900)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(title.unwrap_or("slsm bench"), ("sans-serif", 24))?;
     let (top, bottom) = root.split_vertically(440);
-    let panels: [(
-        &str,
-        DrawingArea<_, _>,
-        &dyn Fn(&slsm_cli::bench::WorkloadResult) -> f64,
-    ); 2] = [
-        ("throughput (ops/s, higher is better)", top, &|r| {
-            r.ops_per_sec
-        }),
-        ("p99 latency per call (us, lower is better)", bottom, &|r| {
-            r.p99_us
-        }),
+    let throughput: Metric = |r| r.ops_per_sec;
+    let p99: Metric = |r| r.p99_us;
+    let p99_caption = if linear {
+        "p99 latency per call (us, lower is better)"
+    } else {
+        "p99 latency per call (us, log scale, lower is better)"
+    };
+    let panels = [
+        (
+            "throughput (ops/s, higher is better)",
+            top,
+            throughput,
+            false,
+        ),
+        (p99_caption, bottom, p99, !linear),
     ];
     let n = workloads.len();
     let k = series.len();
-    for (caption, area, metric) in panels {
-        let max = series
+    for (caption, area, metric, log) in panels {
+        let values: Vec<f64> = series
             .iter()
             .flat_map(|s| workloads.iter().filter_map(move |w| value(s, w, metric)))
-            .fold(0.0f64, f64::max)
-            .max(1e-9);
+            .collect();
+        let max = values.iter().copied().fold(0.0f64, f64::max).max(1e-9);
+        // On a log scale the bars are drawn in log10 units from `floor`.
+        let floor = if log {
+            values
+                .iter()
+                .copied()
+                .filter(|v| *v > 0.0)
+                .fold(max, f64::min)
+                .log10()
+                .floor()
+        } else {
+            0.0
+        };
+        let y = |v: f64| if log { v.max(1e-12).log10() } else { v };
+        let y_top = if log {
+            max.log10().ceil().max(floor + 1.0) + 0.05
+        } else {
+            max * 1.15
+        };
         let mut chart = ChartBuilder::on(&area)
             .caption(caption, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0.0f64..max * 1.15)?;
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), floor..y_top)?;
         let names = workloads.clone();
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .y_labels(if log {
+                (y_top - floor).ceil() as usize + 1
+            } else {
+                10
+            })
             .x_labels(n * 2 + 1)
             .x_label_formatter(&move |x: &f64| {
                 let i = x.round();
@@ -109,6 +140,7 @@ pub fn plot(files: &[PathBuf], output: &Path, title: Option<&str>) -> Result<()>
                 }
             })
             .y_label_formatter(&|y: &f64| {
+                let y = &if log { 10f64.powf(*y) } else { *y };
                 if *y >= 1e6 {
                     format!("{:.1}M", y / 1e6)
                 } else if *y >= 1e3 {
@@ -128,7 +160,7 @@ pub fn plot(files: &[PathBuf], output: &Path, title: Option<&str>) -> Result<()>
                     let v = value(s, w, metric)?;
                     let x0 = wi as f64 - 0.4 + si as f64 * bar;
                     Some(Rectangle::new(
-                        [(x0, 0.0), (x0 + bar * 0.95, v)],
+                        [(x0, floor), (x0 + bar * 0.95, y(v).max(floor))],
                         color.filled(),
                     ))
                 })

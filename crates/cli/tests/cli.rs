@@ -23,46 +23,45 @@ fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
 }
 
+/// Creates a database holding `pairs` through the library (faster than one
+/// `slsm put` process per key).
+fn populate(db: &Path, pairs: &[(&[u8], &[u8])]) {
+    let d = slsm::Db::open(db, slsm::Options::default()).unwrap();
+    for (k, v) in pairs {
+        d.put(k, v).unwrap();
+    }
+}
+
 #[test]
 fn put_get_delete_scan_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let db = path_str(&db);
-    for (k, v) in [("b", "2"), ("a", "1"), ("c", "3")] {
-        let o = slsm(&["put", db, k, v]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    }
-    let o = slsm(&["get", db, "a"]);
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), "1\n");
+    let dbp = dir.path().join("db");
+    populate(&dbp, &[(b"a", b"1"), (b"b", b"2")]);
+    let db = path_str(&dbp);
+    let o = slsm(&["put", db, "c", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = slsm(&["get", db, "c"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "3\n");
 
     let o = slsm(&["scan", db]);
     assert_eq!(stdout(&o), "a\t1\nb\t2\nc\t3\n");
-    let o = slsm(&["scan", db, "--start", "b"]);
-    assert_eq!(stdout(&o), "b\t2\nc\t3\n");
-    let o = slsm(&["scan", db, "--end", "c", "--reverse"]);
-    assert_eq!(stdout(&o), "b\t2\na\t1\n");
-    let o = slsm(&["scan", db, "--limit", "1", "--keys-only"]);
-    assert_eq!(stdout(&o), "a\n");
+    let o = slsm(&["scan", db, "--start", "b", "--end", "c", "--reverse"]);
+    assert_eq!(stdout(&o), "b\t2\n");
+    let o = slsm(&["scan", db, "--limit", "2", "--keys-only", "--reverse"]);
+    assert_eq!(stdout(&o), "c\nb\n");
 
     let o = slsm(&["delete", db, "b"]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = slsm(&["get", db, "b"]);
     assert_eq!(o.status.code(), Some(1), "not found is exit 1");
     assert_eq!(stdout(&o), "");
-    let o = slsm(&["scan", db]);
-    assert_eq!(stdout(&o), "a\t1\nc\t3\n");
 
-    let o = slsm(&["compact", db]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = slsm(&["check", db]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = slsm(&["stats", db]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("bloom"), "{}", stdout(&o));
     let o = slsm(&["stats", db, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["levels"].is_array());
+    assert!(v["bloom_false_positive_rate"].is_number());
 }
 
 #[test]
@@ -95,7 +94,9 @@ fn exit_codes() {
     let o = slsm(&["--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("Exit status"));
-    for cmd in ["get", "put", "delete", "scan", "stats", "check", "compact", "bench", "plot"] {
+    for cmd in [
+        "get", "put", "delete", "scan", "stats", "check", "compact", "bench", "plot",
+    ] {
         let o = slsm(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd} --help");
         assert!(!stdout(&o).is_empty(), "{cmd} --help prints help");
@@ -108,25 +109,25 @@ fn exit_codes() {
 }
 
 #[test]
-fn check_reports_corruption() {
+fn compact_then_check_reports_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let dbs = path_str(&db);
-    for i in 0..50 {
-        let o = slsm(&["put", dbs, &format!("key{i:03}"), &"v".repeat(100)]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    }
+    let keys: Vec<String> = (0..200).map(|i| format!("key{i:04}")).collect();
+    let value = [b'v'; 100];
+    let pairs: Vec<(&[u8], &[u8])> = keys.iter().map(|k| (k.as_bytes(), &value[..])).collect();
+    populate(&db, &pairs);
     let o = slsm(&["compact", dbs]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    // Flip bytes in the middle of the largest file other than the lock,
-    // manifest and logs: a run file.
-    let mut files: Vec<_> = std::fs::read_dir(&db)
+    // Flip bytes in the middle of the largest run file.
+    let mut runs: Vec<_> = std::fs::read_dir(&db)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "run"))
         .collect();
-    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).unwrap().len()));
-    let victim = &files[0];
+    assert!(!runs.is_empty(), "compact left no run file");
+    runs.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).unwrap().len()));
+    let victim = &runs[0];
     let mut bytes = std::fs::read(victim).unwrap();
     let mid = bytes.len() / 3;
     for b in &mut bytes[mid..mid + 8] {
@@ -134,7 +135,13 @@ fn check_reports_corruption() {
     }
     std::fs::write(victim, &bytes).unwrap();
     let o = slsm(&["check", dbs]);
-    assert_eq!(o.status.code(), Some(3), "stdout {} stderr {}", stdout(&o), stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "stdout {} stderr {}",
+        stdout(&o),
+        stderr(&o)
+    );
     let name = victim.file_name().unwrap().to_str().unwrap();
     assert!(stderr(&o).contains(name), "{}", stderr(&o));
     assert!(stderr(&o).contains("offset"), "{}", stderr(&o));
@@ -182,7 +189,9 @@ fn bench_prints_db_bench_lines_and_json() {
     let want: Vec<&str> = ALL.split(',').collect();
     assert_eq!(names, want, "{out}");
     assert!(
-        Regex::new(r"readrandom   : .* \(\d+ of 2000 found\)").unwrap().is_match(&out),
+        Regex::new(r"readrandom   : .* \(\d+ of 2000 found\)")
+            .unwrap()
+            .is_match(&out),
         "{out}"
     );
     assert!(out.contains("Percentiles: P50: "), "{out}");
@@ -248,8 +257,26 @@ fn bench_use_existing_db_skips_fills() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(out.contains("fillseq      : skipped"), "{out}");
     // 500 random keys over [0,500) leave about 63% present.
-    let found: u64 = Regex::new(r"\((\d+) of 500 found\)").unwrap().captures(&out).unwrap()[1]
+    let found: u64 = Regex::new(r"\((\d+) of 500 found\)")
+        .unwrap()
+        .captures(&out)
+        .unwrap()[1]
         .parse()
         .unwrap();
     assert!((250..=400).contains(&found), "{out}");
+}
+
+#[test]
+fn locked_database_is_exit_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let open = slsm::Db::open(&db, slsm::Options::default()).unwrap();
+    open.put(b"k", b"v").unwrap();
+    let o = slsm(&["get", path_str(&db), "k"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("locked"), "{}", stderr(&o));
+    drop(open);
+    let o = slsm(&["get", path_str(&db), "k"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "v\n");
 }

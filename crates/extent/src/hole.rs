@@ -108,14 +108,27 @@ where
                 }
                 Step::Next(c)
             });
-            let hint = if snap.leaf.key <= c { Some(snap.leaf) } else { prev };
+            let hint = if snap.leaf.key <= c {
+                Some(snap.leaf)
+            } else {
+                prev
+            };
             match snap.r {
                 Step::Found(c) => return Some((c, hint)),
                 Step::NoSpace => return None,
                 Step::Next(n) => c = n,
             }
             match snap.next_key {
-                None => return Some((c, if snap.leaf.key <= c { Some(snap.leaf) } else { prev })),
+                None => {
+                    return Some((
+                        c,
+                        if snap.leaf.key <= c {
+                            Some(snap.leaf)
+                        } else {
+                            prev
+                        },
+                    ))
+                }
                 Some(k) => {
                     prev = Some(snap.leaf);
                     bound = k.max(c);

@@ -5,13 +5,14 @@
 //!
 //! ```text
 //!  Leaf<T, C>  (#[repr(C)], one allocation)
-//!  +------+-----------------------------+--------+------+------+-----+------+
-//!  | key  | next[0..MAX_LEVEL]          | height | dead | lock | seq | len  |
-//!  +------+-----------------------------+--------+------+------+-----+------+
-//!  | lasts [u64; C]   (last point of each extent, sorted: binary search)    |
-//!  | starts[u64; C]                                                         |
-//!  | vals  [Atomic<T>; C]  --> boxed values, freed through the epoch GC    |
-//!  +------------------------------------------------------------------------+
+//!  +-----+--------+-------------------------------------------------+
+//!  | key | height | next[0..MAX_LEVEL]: (ptr, successor's key)       |
+//!  +-----+--------+-------------------------------------------------+
+//!  | seq | len | dead | lock      (own cache line, written by updates) |
+//!  +-------------------------------------------------------------------+
+//!  | lasts [u64; C]      last point of each extent, sorted (searched)  |
+//!  | slots [(start, val); C]   val --> boxed T, freed via the epoch GC |
+//!  +-------------------------------------------------------------------+
 //! ```
 //!
 //! A leaf with key `k` whose level-0 successor has key `n` is *responsible*
@@ -30,6 +31,7 @@ use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Shared};
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 /// Maximum tower height. With a branching factor of 2 this indexes about
@@ -70,23 +72,56 @@ impl<T: Clone> Raw<T> {
     }
 }
 
+/// Field order: what a search hop touches (`key`, `next`) comes first and
+/// is written only when links change; the fields every slot update writes
+/// (`seq`, `len`, the lock word) live on their own cache line(s) so that
+/// updates to a leaf do not evict it from the caches of threads that merely
+/// search through it. Each slot's start and value pointer share a line.
 #[repr(C)]
 pub(crate) struct Leaf<T, const C: usize> {
     /// Lower bound of the `last` points this leaf is responsible for.
     pub key: u64,
-    pub next: [Atomic<Leaf<T, C>>; MAX_LEVEL],
     /// Number of levels this leaf is linked at (`1..=MAX_LEVEL`).
     pub height: usize,
+    /// Tower: successor pointer and a copy of the successor's key per
+    /// level (so a search does not touch a successor it will not enter).
+    next: [Link<T, C>; MAX_LEVEL],
+    w: CachePadded<WriteState>,
+    lasts: [AtomicU64; C],
+    slots: [SlotCell<T>; C],
+}
+
+struct Link<T, const C: usize> {
+    ptr: Atomic<Leaf<T, C>>,
+    /// Key of the leaf `ptr` points to (`u64::MAX` if null). Written after
+    /// `ptr`; the pair may be seen torn, which searches tolerate (they
+    /// re-check the real key of a leaf before entering it, and a stale
+    /// "too large" key only stops a level early).
+    key: AtomicU64,
+}
+
+/// The per-leaf fields written on every update.
+pub(crate) struct WriteState {
+    /// Sequence counter, odd while the slots are being changed.
+    seq: AtomicU64,
+    len: AtomicUsize,
     /// Set (under `lock`) just before the leaf is unlinked; never cleared.
     pub dead: AtomicBool,
     /// Writers' lock: held to change the slots or `next`.
     pub lock: Mutex<()>,
-    /// Sequence counter, odd while the slots are being changed.
-    seq: AtomicU64,
-    len: AtomicUsize,
-    lasts: [AtomicU64; C],
-    starts: [AtomicU64; C],
-    vals: [Atomic<T>; C],
+}
+
+impl<T, const C: usize> std::ops::Deref for Leaf<T, C> {
+    type Target = WriteState;
+    fn deref(&self) -> &WriteState {
+        &self.w
+    }
+}
+
+/// Start and value pointer of one slot (its last point is in `lasts`).
+struct SlotCell<T> {
+    start: AtomicU64,
+    val: Atomic<T>,
 }
 
 impl<T, const C: usize> Leaf<T, C> {
@@ -94,22 +129,29 @@ impl<T, const C: usize> Leaf<T, C> {
         debug_assert!((1..=MAX_LEVEL).contains(&height));
         Leaf {
             key,
-            next: std::array::from_fn(|_| Atomic::null()),
+            next: std::array::from_fn(|_| Link {
+                ptr: Atomic::null(),
+                key: AtomicU64::new(u64::MAX),
+            }),
             height,
-            dead: AtomicBool::new(false),
-            lock: Mutex::new(()),
-            seq: AtomicU64::new(0),
-            len: AtomicUsize::new(0),
+            w: CachePadded::new(WriteState {
+                seq: AtomicU64::new(0),
+                len: AtomicUsize::new(0),
+                dead: AtomicBool::new(false),
+                lock: Mutex::new(()),
+            }),
             lasts: std::array::from_fn(|_| AtomicU64::new(0)),
-            starts: std::array::from_fn(|_| AtomicU64::new(0)),
-            vals: std::array::from_fn(|_| Atomic::null()),
+            slots: std::array::from_fn(|_| SlotCell {
+                start: AtomicU64::new(0),
+                val: Atomic::null(),
+            }),
         }
     }
 
     /// Successor at `lvl`, or `None` at the end of the list.
     #[inline]
     pub fn next_at<'g>(&self, lvl: usize, guard: &'g Guard) -> Option<&'g Leaf<T, C>> {
-        let p = self.next[lvl].load(Ordering::Acquire, guard);
+        let p = self.next[lvl].ptr.load(Ordering::Acquire, guard);
         // SAFETY: a non-null `next` pointer always points to a leaf that was
         // allocated by this map and is freed only through
         // `Guard::defer_destroy` after it has been unlinked. A leaf reachable
@@ -117,6 +159,31 @@ impl<T, const C: usize> Leaf<T, C> {
         // pinned (see the reclamation argument in map.rs), so it cannot be
         // freed before `guard` is dropped; the reference lives for 'g.
         unsafe { p.as_ref() }
+    }
+
+    /// Raw successor pointer at `lvl`.
+    #[inline]
+    pub fn next_ptr<'g>(&self, lvl: usize, guard: &'g Guard) -> Shared<'g, Leaf<T, C>> {
+        self.next[lvl].ptr.load(Ordering::Acquire, guard)
+    }
+
+    /// Cached key of the successor at `lvl` (`u64::MAX` if none); may be
+    /// momentarily stale.
+    #[inline]
+    pub fn next_key(&self, lvl: usize) -> u64 {
+        self.next[lvl].key.load(Ordering::Acquire)
+    }
+
+    /// Sets the successor at `lvl`. Caller holds `self.lock`, or the leaf is
+    /// not yet reachable; `p` is null or a leaf valid under the caller's
+    /// guard.
+    #[inline]
+    pub fn set_next(&self, lvl: usize, p: Shared<'_, Leaf<T, C>>) {
+        // SAFETY: per the contract `p` is null or points to a live leaf
+        // protected by the caller's guard.
+        let k = unsafe { p.as_ref() }.map_or(u64::MAX, |l| l.key);
+        self.next[lvl].ptr.store(p, Ordering::Release);
+        self.next[lvl].key.store(k, Ordering::Release);
     }
 
     // ---- Reads. Racy (validate with `read_begin`/`read_valid`) unless the
@@ -144,43 +211,40 @@ impl<T, const C: usize> Leaf<T, C> {
     }
 
     #[inline]
-    pub fn last_at(&self, i: usize) -> u64 {
-        self.lasts[i].load(Ordering::Relaxed)
-    }
-
-    #[inline]
     pub fn item(&self, i: usize) -> Raw<T> {
         Raw {
-            start: self.starts[i].load(Ordering::Relaxed),
+            start: self.slots[i].start.load(Ordering::Relaxed),
             last: self.lasts[i].load(Ordering::Relaxed),
-            // SAFETY: `unprotected` is only used to read the pointer value;
-            // it is dereferenced later under the caller's guard.
-            val: self.vals[i]
-                .load(Ordering::Relaxed, unsafe { epoch::unprotected() })
-                .as_raw(),
+            val: self.val_at(i),
         }
     }
 
-    /// Index of the first slot whose last point is `>= x`.
+    #[inline]
+    fn val_at(&self, i: usize) -> *const T {
+        // SAFETY: `unprotected` is only used to read the pointer value; it
+        // is dereferenced later, under the caller's guard.
+        self.slots[i]
+            .val
+            .load(Ordering::Relaxed, unsafe { epoch::unprotected() })
+            .as_raw()
+    }
+
+    /// Index of the first slot whose last point is `>= x`: a branch-free
+    /// count over the dense `lasts` array (independent loads, so the few
+    /// cache lines are fetched in parallel, unlike a binary search).
     #[inline]
     pub fn first_last_ge(&self, x: u64) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.last_at(mid) < x {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        self.lasts[..self.len()]
+            .iter()
+            .map(|l| (l.load(Ordering::Relaxed) < x) as usize)
+            .sum()
     }
 
     /// Number of slots whose start is `< x` (they form a prefix).
     #[inline]
     pub fn count_start_lt(&self, x: u64) -> usize {
         let i = self.first_last_ge(x);
-        if i < self.len() && self.starts[i].load(Ordering::Relaxed) < x {
+        if i < self.len() && self.slots[i].start.load(Ordering::Relaxed) < x {
             i + 1
         } else {
             i
@@ -205,9 +269,11 @@ impl<T, const C: usize> Leaf<T, C> {
 
     #[inline]
     fn set(&self, i: usize, r: Raw<T>) {
-        self.starts[i].store(r.start, Ordering::Relaxed);
+        self.slots[i].start.store(r.start, Ordering::Relaxed);
         self.lasts[i].store(r.last, Ordering::Relaxed);
-        self.vals[i].store(Shared::from(r.val), Ordering::Relaxed);
+        self.slots[i]
+            .val
+            .store(Shared::from(r.val), Ordering::Relaxed);
     }
 
     /// Inserts a slot at `pos` (shifting the tail right). Needs room.
@@ -240,7 +306,9 @@ impl<T, const C: usize> Leaf<T, C> {
         for i in pos + 1..n {
             self.set(i - 1, self.item(i));
         }
-        self.vals[n - 1].store(Shared::null(), Ordering::Relaxed);
+        self.slots[n - 1]
+            .val
+            .store(Shared::null(), Ordering::Relaxed);
         self.len.store(n - 1, Ordering::Relaxed);
         self.write_end();
         val
@@ -254,8 +322,8 @@ impl<T, const C: usize> Leaf<T, C> {
         self.write_begin();
         self.len.store(keep, Ordering::Relaxed);
         self.write_end();
-        for v in &self.vals[keep..n] {
-            v.store(Shared::null(), Ordering::Relaxed);
+        for c in &self.slots[keep..n] {
+            c.val.store(Shared::null(), Ordering::Relaxed);
         }
     }
 
@@ -280,8 +348,8 @@ impl<T, const C: usize> Drop for Leaf<T, C> {
         // leaves are empty; a split hands `keep..` over and nulls them).
         unsafe {
             let g = epoch::unprotected();
-            for v in &self.vals[..n] {
-                let p = v.load(Ordering::Relaxed, g);
+            for c in &self.slots[..n] {
+                let p = c.val.load(Ordering::Relaxed, g);
                 if !p.is_null() {
                     drop(p.into_owned());
                 }

@@ -24,9 +24,10 @@
 //! * [`insert`](ExtentMap::insert), [`remove`](ExtentMap::remove) and
 //!   [`insert_hole`](ExtentMap::insert_hole) are linearizable: stored
 //!   extents never overlap, and a range is never handed out twice.
-//!   They lock only the leaves they change (plus, for an insert whose leaf
-//!   has nothing after `start`, the next leaves up to the following extent),
-//!   always left to right, so they cannot deadlock.
+//!   They lock only the leaves they change (an insert: the leaves whose key
+//!   ranges meet the new range, normally one; a split or an unlink also
+//!   locks the neighbours being re-linked), always left to right, so they
+//!   cannot deadlock.
 //! * [`lookup`](ExtentMap::lookup) takes no lock: it reads a leaf's slot
 //!   array under an epoch guard and validates it (not dead, not split
 //!   meanwhile), retrying otherwise. It returns an extent that really was in
@@ -59,7 +60,8 @@
 //! assert!(m.lookup(150).is_none());
 //! let s = m.insert_hole(0, 1 << 20, 64, 64, "c").unwrap();
 //! assert_eq!(s, 0);
-//! assert_eq!(m.insert_hole(0, 1 << 20, 64, 64, "d"), Ok(64));
+//! // [64, 128) would overlap [100, 150): the next 64-aligned fit is 192.
+//! assert_eq!(m.insert_hole(0, 1 << 20, 64, 64, "d"), Ok(192));
 //! assert_eq!(m.remove(100, 50), Some("a"));
 //! assert_eq!(m.len(), 2);
 //! ```
@@ -79,7 +81,7 @@ pub use map::ExtentMap;
 
 /// Default number of extent slots per leaf (chosen by the leaf-size sweep
 /// in `examples/bench.rs --sweep`; see README).
-pub const DEFAULT_LEAF_CAP: usize = 32;
+pub const DEFAULT_LEAF_CAP: usize = 64;
 
 /// An extent `[start, start + len)` and (a clone of) its value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -102,5 +104,4 @@ impl<T> Extent<T> {
     pub fn contains(&self, point: u64) -> bool {
         point >= self.start && point - self.start < self.len
     }
-
 }

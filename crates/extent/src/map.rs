@@ -21,9 +21,11 @@
 //! with the sequence-counter validation that makes it always correct.
 //!
 //! *Writers* lock leaves strictly in increasing key order ("left to
-//! right"): an insert locks the leaf responsible for `start` and, only if
-//! that leaf has no extent ending at or after `start`, its successors until
-//! one does (so the extent following the new range is pinned). A split of
+//! right"): an insert of `[start, last]` locks the leaves whose ranges meet
+//! `[start, last]` (usually one) and checks for an overlapping extent in
+//! them, then in later leaves with a validated lock-free read: any insert
+//! that could create an overlap needs one of the held leaves, so those
+//! later leaves cannot gain an overlapping extent meanwhile. A split of
 //! leaf `L` locks, left to right, the predecessors of the new leaf at the
 //! levels above `L`'s height, then `L`, then the (unreachable) new leaf; an
 //! unlink of an empty leaf `D` locks its predecessors at every level, then
@@ -207,43 +209,57 @@ where
         let last = end - 1;
         loop {
             let (l0, g0) = self.lock_responsible(start, hint.take(), guard);
-            // Further leaves locked (left to right) only when `l0` holds no
-            // extent ending at or after `start`.
+            // Lock, left to right, every further leaf whose range meets
+            // [start, last]. (A locked live leaf's successor cannot be
+            // unlinked: that needs the locked leaf's lock.)
             let mut rest: Vec<(&Leaf<T, LEAF_CAP>, MutexGuard<'_, ()>)> = Vec::new();
-            let mut cur = l0;
-            loop {
-                let i = cur.first_last_ge(start);
-                if i < cur.len() {
-                    let s = cur.item(i);
-                    if s.start < end {
-                        let e = Error::Overlap {
-                            start: s.start,
-                            len: s.last - s.start + 1,
-                        };
-                        return Err((e, value));
-                    }
+            let mut target = l0;
+            while let Some(n) = target.next_at(0, guard) {
+                if n.key > last {
                     break;
                 }
-                match cur.next_at(0, guard) {
-                    None => break,
-                    Some(n) => {
-                        // `cur` is locked and live, so its successor cannot
-                        // be unlinked (that needs `cur`'s lock) and is live.
-                        let g = n.lock.lock();
-                        debug_assert!(!n.dead.load(Ordering::Relaxed));
-                        rest.push((n, g));
-                        cur = n;
-                    }
+                let g = n.lock.lock();
+                debug_assert!(!n.dead.load(Ordering::Relaxed));
+                rest.push((n, g));
+                target = n;
+            }
+            // Overlap check: the first extent ending at or after `start`.
+            // Any extent overlapping [start, end) that another thread could
+            // be inserting needs one of the leaves we hold (it starts in
+            // our range, or starts before it and ends in or after `l0`), so
+            // extents in later leaves can be checked with a validated
+            // lock-free read instead of more locks.
+            let mut succ = None;
+            for leaf in std::iter::once(l0).chain(rest.iter().map(|(l, _)| *l)) {
+                let i = leaf.first_last_ge(start);
+                if i < leaf.len() {
+                    succ = Some(leaf.item(i));
+                    break;
                 }
             }
-            // The leaf responsible for `last`: the locked leaves cover a
-            // contiguous key range ending past `last`.
-            let target = rest
-                .iter()
-                .rev()
-                .map(|(l, _)| *l)
-                .find(|l| l.key <= last)
-                .unwrap_or(l0);
+            if succ.is_none() {
+                let mut next_key = target.next_at(0, guard).map(|n| n.key);
+                while let Some(k) = next_key {
+                    let snap = self.read(k, guard, |l| {
+                        let i = l.first_last_ge(start);
+                        (i < l.len()).then(|| l.item(i))
+                    });
+                    if snap.r.is_some() {
+                        succ = snap.r;
+                        break;
+                    }
+                    next_key = snap.next_key;
+                }
+            }
+            if let Some(s) = succ {
+                if s.start < end {
+                    let e = Error::Overlap {
+                        start: s.start,
+                        len: s.last - s.start + 1,
+                    };
+                    return Err((e, value));
+                }
+            }
             if target.len() >= LEAF_CAP {
                 drop(rest);
                 drop(g0);
@@ -266,11 +282,12 @@ where
         let mut x: &'g Leaf<T, LEAF_CAP> = &self.head;
         let top = self.level_hint.load(Ordering::Relaxed);
         for lvl in (0..top).rev() {
-            while let Some(n) = x.next_at(lvl, guard) {
-                if n.key <= key {
-                    x = n;
-                } else {
-                    break;
+            // The cached successor key spares touching a successor we do
+            // not enter; the real key is re-checked before entering.
+            while x.next_key(lvl) <= key {
+                match x.next_at(lvl, guard) {
+                    Some(n) if n.key <= key => x = n,
+                    _ => break,
                 }
             }
         }
@@ -283,11 +300,10 @@ where
         let mut x: &'g Leaf<T, LEAF_CAP> = &self.head;
         let top = self.level_hint.load(Ordering::Relaxed);
         for lvl in (0..top).rev() {
-            while let Some(n) = x.next_at(lvl, guard) {
-                if n.key < key {
-                    x = n;
-                } else {
-                    break;
+            while x.next_key(lvl) < key {
+                match x.next_at(lvl, guard) {
+                    Some(n) if n.key < key => x = n,
+                    _ => break,
                 }
             }
             preds[lvl] = x;
@@ -417,14 +433,16 @@ where
                 }
             };
             for lvl in 0..h {
-                let succ = pred_at(lvl).next[lvl].load(Ordering::Relaxed, guard);
-                m_ref.next[lvl].store(succ, Ordering::Relaxed);
+                m_ref.set_next(lvl, pred_at(lvl).next_ptr(lvl, guard));
             }
-            self.level_hint.fetch_max(h, Ordering::Relaxed);
+            if h > self.level_hint.load(Ordering::Relaxed) {
+                // Rare: keep the hint's cache line read-only otherwise.
+                self.level_hint.fetch_max(h, Ordering::Relaxed);
+            }
             // Link bottom-up, then shrink `target`: a reader that sees the
             // shrunken array also sees `m` as target's successor.
             for lvl in 0..h {
-                pred_at(lvl).next[lvl].store(m, Ordering::Release);
+                pred_at(lvl).set_next(lvl, m);
             }
             // The upper values now belong to `m`.
             target.truncate(mid);
@@ -463,8 +481,7 @@ where
             }
             d.dead.store(true, Ordering::Release);
             for lvl in (0..d.height).rev() {
-                let succ = d.next[lvl].load(Ordering::Relaxed, guard);
-                preds[lvl].next[lvl].store(succ, Ordering::Release);
+                preds[lvl].set_next(lvl, d.next_ptr(lvl, guard));
             }
             drop(dg);
             drop(locks);
@@ -502,9 +519,9 @@ impl<T, const LEAF_CAP: usize> Drop for ExtentMap<T, LEAF_CAP> {
         // (unlinked leaves were handed to the collector and are not on it).
         unsafe {
             let g = epoch::unprotected();
-            let mut p = self.head.next[0].load(Ordering::Relaxed, g);
+            let mut p = self.head.next_ptr(0, g);
             while !p.is_null() {
-                let next = p.deref().next[0].load(Ordering::Relaxed, g);
+                let next = p.deref().next_ptr(0, g);
                 drop(p.into_owned());
                 p = next;
             }
@@ -522,4 +539,3 @@ where
             .finish()
     }
 }
-

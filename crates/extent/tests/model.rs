@@ -200,7 +200,7 @@ fn run<const C: usize>(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn model_tiny_leaves(ops in proptest::collection::vec(op(), 1..500)) {

@@ -71,6 +71,27 @@ fn stress<const C: usize>(ops_per_writer: usize, seed: u64) {
                         assert_eq!((e.start, e.len, e.value.owner), (s, l, PINNED_OWNER));
                         lookups += 2;
                     }
+                    // Cursor steps around a random point: strictly ordered,
+                    // and a pinned extent is never skipped.
+                    let p = rng.gen_range(0..DOMAIN);
+                    let mut cur = map.next_after(p);
+                    for _ in 0..8 {
+                        let Some(e) = cur else { break };
+                        assert!(e.start > p);
+                        let n = map.next_after(e.start);
+                        if let Some(n) = &n {
+                            assert!(n.start >= e.end(), "next_after overlaps: {e:?} {n:?}");
+                        }
+                        cur = n;
+                    }
+                    if let Some(e) = map.prev_before(p) {
+                        assert!(e.start < p);
+                    }
+                    let k = (p / PIN_STRIDE) * PIN_STRIDE + 7; // a pinned start
+                    if k < p && k + 5 <= p {
+                        let e = map.prev_before(p).expect("pinned extent before p");
+                        assert!(e.start >= k, "prev_before({p}) skipped pin at {k}: {e:?}");
+                    }
                     // A full scan: ordered, non-overlapping, all pins present.
                     let mut prev_end = 0;
                     let mut pins_seen = 0;

@@ -1,9 +1,10 @@
 //! Finger search: lower-bound lookups that reuse the previous search path.
 
 use std::cmp::Ordering;
+use std::sync::atomic::Ordering as AtOrd;
 
 use crate::list::{entry, SearchKey, SkipList};
-use crate::node::{Node, MAX_HEIGHT};
+use crate::node::{Node, MAX_HEIGHT, SUCC_PREFIX};
 use crate::order::KeyOrder;
 
 /// A lower-bound search cursor that remembers its last search path.
@@ -64,6 +65,14 @@ impl<'a, O: KeyOrder> Finger<'a, O> {
             let p = self.pred[level];
             if pred_ok || list.before(p, k) {
                 pred_ok = true;
+                if SUCC_PREFIX
+                    && level > 0
+                    // SAFETY: `p` is the head or a node reached at `level >= 1`.
+                    && unsafe { Node::succ_prefix(p, level) }.load(AtOrd::Relaxed) > k.prefix
+                {
+                    // The successor is beyond the key (hint never too small): descend here.
+                    break std::ptr::null_mut();
+                }
                 // SAFETY: `p` is the head or a node reached at `level`.
                 let next = unsafe { Node::next(p, level) };
                 if next.is_null() || list.cmp_node(next, k) != Ordering::Less {
@@ -89,7 +98,7 @@ impl<'a, O: KeyOrder> Finger<'a, O> {
         let mut bound = bound;
         while level > 0 {
             level -= 1;
-            let (b, n) = list.walk_level(k, x, level, bound);
+            let (b, n) = list.walk_level_fast(k, x, level, bound);
             self.pred[level] = b;
             x = b;
             bound = n;

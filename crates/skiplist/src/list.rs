@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtOrd};
 
 use crate::arena::Arena;
 use crate::height::random_height;
-use crate::node::{Node, MAX_HEIGHT};
+use crate::node::{Node, MAX_HEIGHT, SUCC_PREFIX};
 use crate::order::{key_prefix, Bytewise, KeyOrder};
 
 /// Construction options.
@@ -139,6 +139,9 @@ impl<O: KeyOrder> fmt::Debug for SkipList<O> {
 pub struct InsertHint {
     list_id: u64,
     height: usize,
+    /// A one-shot splice (plain `insert`): levels above the new node's height may be
+    /// searched with the successor-prefix hint, leaving their `succ` inexact.
+    throwaway: bool,
     pred: [*mut Node; MAX_HEIGHT + 1],
     succ: [*mut Node; MAX_HEIGHT + 1],
 }
@@ -153,6 +156,7 @@ impl InsertHint {
         InsertHint {
             list_id: 0,
             height: 0,
+            throwaway: false,
             pred: [std::ptr::null_mut(); MAX_HEIGHT + 1],
             succ: [std::ptr::null_mut(); MAX_HEIGHT + 1],
         }
@@ -241,7 +245,7 @@ impl<O: KeyOrder> SkipList<O> {
     /// `node` (head or live node) sorts strictly before `k`.
     #[inline(always)]
     pub(crate) fn before(&self, node: *const Node, k: &SearchKey<'_>) -> bool {
-        node == self.head as *const Node || self.cmp_node(node, k) == Ordering::Less
+        std::ptr::eq(node, self.head) || self.cmp_node(node, k) == Ordering::Less
     }
 
     #[inline(always)]
@@ -270,6 +274,36 @@ impl<O: KeyOrder> SkipList<O> {
         }
     }
 
+    /// Like [`SkipList::walk_level`] for read-only searches at any level: at levels >= 1 it
+    /// may stop early using the successor-prefix hint. Returns (a node < k, a node known to be
+    /// >= k or null when unknown / end of level). Only the level-0 result is exact.
+    #[inline(always)]
+    pub(crate) fn walk_level_fast(
+        &self,
+        k: &SearchKey<'_>,
+        mut before: *mut Node,
+        level: usize,
+        bound: *mut Node,
+    ) -> (*mut Node, *mut Node) {
+        if !SUCC_PREFIX || level == 0 {
+            return self.walk_level(k, before, level, bound);
+        }
+        loop {
+            // The hint is never smaller than the real successor's prefix: if it is beyond the
+            // key, so is the successor (stopping early is always safe anyway).
+            // SAFETY: `before` is the head or a node reached at `level >= 1`.
+            if unsafe { Node::succ_prefix(before, level) }.load(AtOrd::Relaxed) > k.prefix {
+                return (before, std::ptr::null_mut());
+            }
+            // SAFETY: as above.
+            let next = unsafe { Node::next(before, level) };
+            if next.is_null() || next == bound || self.cmp_node(next, k) != Ordering::Less {
+                return (before, next);
+            }
+            before = next;
+        }
+    }
+
     /// First node >= k, or null.
     #[inline]
     pub(crate) fn find_ge(&self, k: &SearchKey<'_>) -> *mut Node {
@@ -277,7 +311,7 @@ impl<O: KeyOrder> SkipList<O> {
         let mut bound = std::ptr::null_mut();
         let mut level = self.top_level();
         loop {
-            let (b, n) = self.walk_level(k, x, level, bound);
+            let (b, n) = self.walk_level_fast(k, x, level, bound);
             if level == 0 {
                 return n;
             }
@@ -358,6 +392,7 @@ impl<O: KeyOrder> SkipList<O> {
     /// Like [`SkipList::insert`] but reports oversized keys/values as errors.
     pub fn try_insert(&self, key: &[u8], value: &[u8]) -> Result<bool, InsertError> {
         let mut hint = InsertHint::new();
+        hint.throwaway = true;
         self.insert_impl(&mut hint, key, value)
     }
 
@@ -421,8 +456,14 @@ impl<O: KeyOrder> SkipList<O> {
             }
             recompute = recompute.min(list_height);
         }
+        let h = random_height(self.shift, mh);
         for l in (0..recompute).rev() {
-            let (p, s) = self.walk_level(&k, sp.pred[l + 1], l, sp.succ[l + 1]);
+            let (p, s) = if sp.throwaway && l >= h {
+                // Only the predecessor matters at levels the node will not occupy.
+                self.walk_level_fast(&k, sp.pred[l + 1], l, sp.succ[l + 1])
+            } else {
+                self.walk_level(&k, sp.pred[l + 1], l, sp.succ[l + 1])
+            };
             sp.pred[l] = p;
             sp.succ[l] = s;
         }
@@ -430,7 +471,6 @@ impl<O: KeyOrder> SkipList<O> {
             return Ok(false);
         }
 
-        let h = random_height(self.shift, mh);
         if h > list_height {
             self.height.fetch_max(h, AtOrd::Relaxed);
         }
@@ -441,6 +481,16 @@ impl<O: KeyOrder> SkipList<O> {
             loop {
                 // SAFETY: `node` has height h > l and is not yet reachable at level l.
                 unsafe { Node::tower(node, l).store(sp.succ[l], AtOrd::Relaxed) };
+                if SUCC_PREFIX && l > 0 {
+                    let sp_prefix = if sp.succ[l].is_null() {
+                        u64::MAX
+                    } else {
+                        // SAFETY: live node.
+                        unsafe { Node::prefix(sp.succ[l]) }
+                    };
+                    // SAFETY: as above.
+                    unsafe { Node::succ_prefix(node, l).store(sp_prefix, AtOrd::Relaxed) };
+                }
                 // SAFETY: pred is the head or a node of height > l.
                 let res = unsafe { Node::tower(sp.pred[l], l) }.compare_exchange(
                     sp.succ[l],
@@ -449,6 +499,13 @@ impl<O: KeyOrder> SkipList<O> {
                     AtOrd::Acquire,
                 );
                 if res.is_ok() {
+                    if SUCC_PREFIX && l > 0 {
+                        // Written after the link: until then the pred's hint is the old
+                        // successor's prefix, which is larger (safe). A delayed store can only
+                        // write the prefix of a former successor, also never too small.
+                        // SAFETY: pred is the head or a node of height > l.
+                        unsafe { Node::succ_prefix(sp.pred[l], l).store(k.prefix, AtOrd::Relaxed) };
+                    }
                     break;
                 }
                 // Lost a race: re-search this level only, from the predecessor.

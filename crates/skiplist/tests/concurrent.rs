@@ -82,7 +82,11 @@ fn four_writers_two_readers() {
             all.extend(w.join().unwrap());
         }
         done.store(true, Ordering::Relaxed);
-        assert_eq!(all.len(), 4 * per as usize, "every key acknowledged exactly once");
+        assert_eq!(
+            all.len(),
+            4 * per as usize,
+            "every key acknowledged exactly once"
+        );
         for k in &all {
             assert_eq!(list.get(k), Some(&k[..]));
         }

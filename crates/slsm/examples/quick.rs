@@ -27,7 +27,14 @@ fn main() -> slsm::Result<()> {
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
     let dir = tempfile::tempdir().map_err(|e| slsm::Error::io("tempdir", e))?;
-    let db = Db::open(dir.path(), Options::default())?;
+    let disable_wal = std::env::var("NO_WAL").is_ok();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            disable_wal,
+            ..Options::default()
+        },
+    )?;
     let value = [b'v'; 100];
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let t = Instant::now();

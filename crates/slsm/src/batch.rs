@@ -179,7 +179,6 @@ impl WriteBatch {
         }
     }
 
-
     /// Stamps the batch with its first sequence number and returns the
     /// encoding (the WAL payload).
     pub(crate) fn seal(&mut self, first_seq: u64) -> &[u8] {

@@ -21,11 +21,11 @@
 //! A `NAME.tmp` left behind by a crash is harmless: readers only look at
 //! `NAME`, and the next [`write_file_atomic`] truncates the leftover.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::fs::{FileSystem, StdFs};
 
 /// Suffix of the temporary file [`write_file_atomic`] writes before renaming.
 pub const TMP_SUFFIX: &str = ".tmp";
@@ -37,39 +37,26 @@ pub const TMP_SUFFIX: &str = ".tmp";
 /// some network file systems that answer `EINVAL`), this returns `Ok(())`:
 /// there, metadata durability is the file system's own business.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        let handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
-        match handle.sync_all() {
-            Ok(()) => Ok(()),
-            Err(e) if dir_sync_unsupported(&e) => Ok(()),
-            Err(e) => Err(Error::io(dir, e)),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
-        Ok(())
-    }
+    sync_dir_with(&StdFs, dir)
+}
+
+/// [`sync_dir`] through the file system `fs`.
+pub fn sync_dir_with(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    fs.sync_dir(dir).map_err(|e| Error::io(dir, e))
 }
 
 /// Syncs the directory that contains `path` (see [`sync_dir`]). A bare file
 /// name is taken to be in the current directory.
 pub fn sync_parent_dir(path: &Path) -> Result<()> {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
-        _ => sync_dir(Path::new(".")),
-    }
+    sync_parent_dir_with(&StdFs, path)
 }
 
-/// True for the errors with which file systems say "directories cannot be
-/// synced here" rather than "the sync failed".
-#[cfg(unix)]
-fn dir_sync_unsupported(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput
-    )
+/// [`sync_parent_dir`] through the file system `fs`.
+pub fn sync_parent_dir_with(fs: &dyn FileSystem, path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => sync_dir_with(fs, parent),
+        _ => sync_dir_with(fs, Path::new(".")),
+    }
 }
 
 /// Atomically replaces `dir/name` with `bytes`: writes `dir/name.tmp`,
@@ -80,6 +67,16 @@ fn dir_sync_unsupported(e: &io::Error) -> bool {
 /// rename is the only step that touches it) and a best effort is made to
 /// remove the temporary file.
 pub fn write_file_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    write_file_atomic_with(&StdFs, dir, name, bytes)
+}
+
+/// [`write_file_atomic`] through the file system `fs`.
+pub fn write_file_atomic_with(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<()> {
     if name.is_empty() || name.contains(['/', '\\']) {
         return Err(Error::InvalidArgument(format!(
             "write_file_atomic: {name:?} is not a plain file name"
@@ -87,25 +84,20 @@ pub fn write_file_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     }
     let tmp = dir.join(format!("{name}{TMP_SUFFIX}"));
     let target = dir.join(name);
-    if let Err(e) = write_and_sync(&tmp, bytes) {
-        let _ = fs::remove_file(&tmp);
+    if let Err(e) = write_and_sync(fs, &tmp, bytes) {
+        let _ = fs.remove_file(&tmp);
         return Err(e);
     }
-    if let Err(e) = fs::rename(&tmp, &target) {
-        let _ = fs::remove_file(&tmp);
+    if let Err(e) = fs.rename(&tmp, &target) {
+        let _ = fs.remove_file(&tmp);
         return Err(Error::io(&target, e));
     }
-    sync_dir(dir)
+    sync_dir_with(fs, dir)
 }
 
 /// Creates or truncates `path`, writes `bytes` and syncs data and metadata.
-fn write_and_sync(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+fn write_and_sync(fs: &dyn FileSystem, path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = fs.create_truncate(path).map_err(|e| Error::io(path, e))?;
     file.write_all(bytes).map_err(|e| Error::io(path, e))?;
     file.sync_all().map_err(|e| Error::io(path, e))
 }
@@ -113,6 +105,7 @@ fn write_and_sync(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn write_file_atomic_creates_and_replaces() {

@@ -18,6 +18,7 @@
 
 pub mod bloom;
 pub mod error;
+pub mod fs;
 pub mod fsutil;
 pub mod key;
 pub mod manifest;

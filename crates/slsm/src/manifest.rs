@@ -35,7 +35,6 @@
 //! than the input's size, whatever the input.
 
 use std::collections::HashSet;
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -258,8 +257,13 @@ impl Manifest {
     /// Reads `dir/MANIFEST`; `Ok(None)` if it does not exist. A leftover
     /// `MANIFEST.tmp` from an interrupted [`store`](Self::store) is ignored.
     pub fn load(dir: &Path) -> Result<Option<Manifest>> {
+        Manifest::load_with(&crate::fs::StdFs, dir)
+    }
+
+    /// [`load`](Self::load) through the file system `fs`.
+    pub fn load_with(fs: &dyn crate::fs::FileSystem, dir: &Path) -> Result<Option<Manifest>> {
         let path = dir.join(MANIFEST_FILE);
-        match fs::read(&path) {
+        match fs.read(&path) {
             Ok(bytes) => Manifest::decode(&bytes, &path).map(Some),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(path, e)),
@@ -273,12 +277,17 @@ impl Manifest {
     /// manifest breaks an invariant of [`validate`](Self::validate): storing
     /// it would make the database impossible to reopen.
     pub fn store(&self, dir: &Path) -> Result<()> {
+        self.store_with(&crate::fs::StdFs, dir)
+    }
+
+    /// [`store`](Self::store) through the file system `fs`.
+    pub fn store_with(&self, fs: &dyn crate::fs::FileSystem, dir: &Path) -> Result<()> {
         self.validate().map_err(|reason| {
             Error::InvalidArgument(format!(
                 "refusing to store an inconsistent manifest: {reason}"
             ))
         })?;
-        fsutil::write_file_atomic(dir, MANIFEST_FILE, &self.encode())
+        fsutil::write_file_atomic_with(fs, dir, MANIFEST_FILE, &self.encode())
     }
 }
 
@@ -457,6 +466,7 @@ impl Cursor<'_> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::fs;
 
     fn run(n: u64, min: &[u8], max: &[u8], seqs: (u64, u64)) -> RunRecord {
         RunRecord {

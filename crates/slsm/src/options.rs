@@ -1,7 +1,10 @@
 //! Options: the sLSM paper's tuning knobs (seed 002, table 1) and the
 //! durability settings.
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
+use crate::fs::FileSystem;
 use crate::wal::RecoveryMode;
 
 /// How a database is opened and tuned.
@@ -66,6 +69,10 @@ pub struct Options {
     /// Run merges on a background thread (default). When `false`, flushes and
     /// merges run inline on the writing thread (useful for tests).
     pub background_merges: bool,
+    /// The file system every file operation goes through (tests swap in a
+    /// fault-injecting one). Default: the operating system's.
+    #[doc(hidden)]
+    pub fs: Arc<dyn FileSystem>,
 }
 
 impl Default for Options {
@@ -83,6 +90,7 @@ impl Default for Options {
             disable_wal: false,
             recovery: RecoveryMode::Strict,
             background_merges: true,
+            fs: crate::fs::std_fs(),
         }
     }
 }

@@ -35,10 +35,8 @@ pub(crate) struct Fragments {
 impl Fragments {
     /// Fragments `tombstones` (any order, overlaps allowed).
     pub fn build<'a>(tombstones: impl IntoIterator<Item = &'a RangeTombstone>) -> Fragments {
-        let mut ts: Vec<&RangeTombstone> = tombstones
-            .into_iter()
-            .filter(|t| t.start < t.end)
-            .collect();
+        let mut ts: Vec<&RangeTombstone> =
+            tombstones.into_iter().filter(|t| t.start < t.end).collect();
         let mut out = Fragments::default();
         if ts.is_empty() {
             return out;
@@ -128,7 +126,8 @@ impl MemRangeDels {
             end: end.to_vec(),
             seq,
         });
-        self.index.store(Some(Arc::new(Fragments::build(all.iter()))));
+        self.index
+            .store(Some(Arc::new(Fragments::build(all.iter()))));
         self.count.store(all.len(), Ordering::Release);
     }
 

@@ -83,7 +83,11 @@ impl Engine for FjallEngine {
 
     fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
         let mut n = 0;
-        for g in self.ks.iter().take(usize::try_from(limit).unwrap_or(usize::MAX)) {
+        for g in self
+            .ks
+            .iter()
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+        {
             let (k, v) = g.into_inner()?;
             each(k.len() + v.len());
             n += 1;
@@ -153,9 +157,10 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Err(e) = slsm_cli::bench::run_cli("fjall-bench", &FjallFactory, &args) {
         eprintln!("fjall-bench: error: {e:#}");
-        let usage = e
-            .chain()
-            .any(|c| c.downcast_ref::<slsm_cli::bench::flags::FlagError>().is_some());
+        let usage = e.chain().any(|c| {
+            c.downcast_ref::<slsm_cli::bench::flags::FlagError>()
+                .is_some()
+        });
         std::process::exit(if usage { 2 } else { 5 });
     }
 }

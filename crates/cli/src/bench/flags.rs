@@ -305,7 +305,7 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
         if known.is_none() {
             if !engine_flags.contains(&name.as_str()) {
                 warnings.push(format!(
-                    "warning: flag --{name}={value} is not supported by slsm bench and is ignored"
+                    "warning: flag --{name}={value} is not supported by this benchmark and is ignored"
                 ));
             }
             continue;
@@ -341,7 +341,7 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
                 f.compression_type = v.to_string();
                 if !v.eq_ignore_ascii_case("none") {
                     warnings.push(format!(
-                        "warning: --compression_type={v} ignored: slsm does not compress"
+                        "warning: --compression_type={v} ignored: nothing is compressed (fjall runs with compression off)"
                     ));
                 }
             }
@@ -354,6 +354,18 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
     }
     if f.key_size == 0 {
         bail!("--key_size must be at least 1");
+    }
+    if f.key_size > 65536 {
+        bail!("--key_size must be at most 65536");
+    }
+    if f.value_size > 256 << 20 {
+        bail!("--value_size must be at most 268435456");
+    }
+    if f.batch_size > 1 << 20 {
+        bail!("--batch_size must be at most 1048576");
+    }
+    if f.threads > 4096 {
+        bail!("--threads must be at most 4096");
     }
     if f.threads == 0 {
         bail!("--threads must be at least 1");
@@ -398,6 +410,9 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   readwhilewriting  --threads readers doing readrandom plus one writer doing
                     random puts until the readers finish; readers' throughput
   deleterandom      delete --num random keys (batched by --batch_size)
+  deleteseq         delete keys 0..num in order (batched by --batch_size)
+  flush, compact, stats   sync / full compaction / print engine statistics
+                    (other db_bench benchmarks print 'skipped')
   <name>_mem        memtable mode of fillseq/fillrandom/overwrite/readrandom/
                     readseq/multireadrandom/seekrandom: WAL off and one memory
                     buffer large enough for all the data, so nothing leaves

@@ -5,6 +5,7 @@ pub mod flags;
 pub mod histogram;
 pub mod keygen;
 pub mod report;
+pub mod runner;
 pub mod workloads;
 
 use anyhow::{Context, Result};
@@ -20,7 +21,9 @@ pub use report::{EngineStats, RunReport, WorkloadResult};
 pub fn run_cli(program: &str, factory: &dyn EngineFactory, args: &[String]) -> Result<()> {
     let (flags, warnings) = match flags::parse(args, factory.engine_flags())? {
         flags::Parsed::Help => {
-            print!("{}", flags::help(program, &factory.engine_help()));
+            let mut out = std::io::stdout().lock();
+            out.write_all(flags::help(program, &factory.engine_help()).as_bytes())?;
+            out.flush()?;
             return Ok(());
         }
         flags::Parsed::Run { flags, warnings } => (flags, warnings),
@@ -28,9 +31,13 @@ pub fn run_cli(program: &str, factory: &dyn EngineFactory, args: &[String]) -> R
     for w in &warnings {
         eprintln!("{w}");
     }
+    // Fail before measuring anything if the JSON file cannot be written.
+    if let Some(path) = &flags.json {
+        std::fs::File::create(path).with_context(|| format!("creating --json file {path}"))?;
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut runner = workloads::Runner::new(&flags, factory);
+    let mut runner = runner::Runner::new(&flags, factory);
     runner.header(&mut out)?;
     let result = runner.run_all(&mut out);
     let peak = report::peak_rss_bytes();

@@ -1,16 +1,68 @@
-//! The workloads and the driver that runs them, db_bench style.
+//! The workloads: what each benchmark thread does, db_bench style.
 
-use super::engine::{BatchOp, Engine, EngineFactory, WriteMode};
+use super::engine::{BatchOp, Engine, WriteMode};
 use super::flags::BenchFlags;
 use super::keygen::{generate_key, KeyGen, KeyOrder, Rng, ValueGen};
-use super::report::{db_bench_line, Merged, ThreadStats, WorkloadResult};
-use anyhow::{anyhow, bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::Write;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use super::report::ThreadStats;
+use anyhow::{bail, Result};
+use indicatif::ProgressBar;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
 use std::time::Instant;
+
+/// db_bench benchmarks that are accepted but skipped with a note.
+const DB_BENCH_OTHERS: &[&str] = &[
+    "fillseqdeterministic",
+    "fillsync",
+    "filluniquerandomdeterministic",
+    "filluniquerandom",
+    "fill100K",
+    "fillbatch",
+    "newiterator",
+    "newiteratorwhilewriting",
+    "seekrandomwhilewriting",
+    "seekrandomwhilemerging",
+    "readreverse",
+    "readtorowcache",
+    "readtocache",
+    "readwhilemerging",
+    "readwhilescanning",
+    "readrandomwriterandom",
+    "updaterandom",
+    "xorupdaterandom",
+    "approximatesizerandom",
+    "randomwithverify",
+    "crc32c",
+    "xxhash",
+    "xxh3",
+    "compress",
+    "uncompress",
+    "acquireload",
+    "fillseekseq",
+    "randomtransaction",
+    "randomreplacekeys",
+    "timeseries",
+    "getmergeoperands",
+    "readrandomoperands",
+    "backup",
+    "restore",
+    "resetstats",
+    "verify",
+    "verifychecksum",
+    "verifyfilechecksums",
+    "replay",
+    "openandcompact",
+    "readmissing",
+    "readhot",
+    "readrandomfast",
+    "readrandommergerandom",
+    "mergerandom",
+    "appendrandom",
+    "block_cache_entry_stats",
+    "cache_report_problems",
+    "mixgraph",
+    "multireadwhilewriting",
+];
 
 /// Added to the seeds of reading workloads.
 pub const READ_SEED_SALT: u64 = 1 << 32;
@@ -36,6 +88,10 @@ pub enum Kind {
     ReadWhileWriting,
     /// Random deletes.
     DeleteRandom,
+    /// Sequential deletes.
+    DeleteSeq,
+    /// A db_bench benchmark this harness does not implement (skipped).
+    Unsupported,
     /// Flush memory to storage (db_bench's `flush`).
     Flush,
     /// Full compaction (db_bench's `compact`).
@@ -72,6 +128,11 @@ impl Workload {
             "seekrandom" => Kind::SeekRandom,
             "readwhilewriting" => Kind::ReadWhileWriting,
             "deleterandom" => Kind::DeleteRandom,
+            "deleteseq" => Kind::DeleteSeq,
+            "compactall" if !mem => Kind::Compact,
+            "flushall" | "waitforcompaction" if !mem => Kind::Flush,
+            "levelstats" | "sstables" | "memstats" if !mem => Kind::Stats,
+            _ if !mem && DB_BENCH_OTHERS.contains(&base) => Kind::Unsupported,
             "flush" if !mem => Kind::Flush,
             "compact" if !mem => Kind::Compact,
             "stats" if !mem => Kind::Stats,
@@ -88,14 +149,14 @@ impl Workload {
         })
     }
 
-    fn is_fresh_fill(&self) -> bool {
+    pub(crate) fn is_fresh_fill(&self) -> bool {
         matches!(self.kind, Kind::FillSeq | Kind::FillRandom)
     }
 
-    fn op_word(&self) -> &'static str {
+    pub(crate) fn op_word(&self) -> &'static str {
         match self.kind {
             Kind::FillSeq | Kind::FillRandom | Kind::Overwrite => "write",
-            Kind::DeleteRandom => "delete",
+            Kind::DeleteRandom | Kind::DeleteSeq => "delete",
             Kind::SeekRandom => "seek",
             Kind::MultiReadRandom => "multiread",
             _ => "read",
@@ -123,15 +184,15 @@ impl Ticker<'_> {
 }
 
 /// Everything a benchmark thread needs.
-struct Ctx<'a> {
-    flags: &'a BenchFlags,
+pub(crate) struct Ctx<'a> {
+    pub(crate) flags: &'a BenchFlags,
     /// Seed offset of this workload's first thread.
-    seed_base: u64,
+    pub(crate) seed_base: u64,
     /// 0 for writing workloads, [`READ_SEED_SALT`] for reading ones.
-    seed_salt: u64,
-    engine: &'a dyn Engine,
-    mode: WriteMode,
-    bar: Option<&'a ProgressBar>,
+    pub(crate) seed_salt: u64,
+    pub(crate) engine: &'a dyn Engine,
+    pub(crate) mode: WriteMode,
+    pub(crate) bar: Option<&'a ProgressBar>,
 }
 
 impl Ctx<'_> {
@@ -159,7 +220,7 @@ impl Ctx<'_> {
     }
 
     /// Writes (puts or deletes) `ops` keys in `order`, `batch_size` per call.
-    fn write(
+    pub(crate) fn write(
         &self,
         tid: usize,
         order: KeyOrder,
@@ -224,7 +285,7 @@ impl Ctx<'_> {
     }
 
     /// Random point reads until `ops` are done or `stop` is set.
-    fn read_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+    pub(crate) fn read_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
         let f = self.flags;
         let mut rng = self.rng(tid);
         let mut key = vec![0u8; f.key_size];
@@ -248,7 +309,12 @@ impl Ctx<'_> {
         Ok(st)
     }
 
-    fn multi_read_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+    pub(crate) fn multi_read_random(
+        &self,
+        tid: usize,
+        ops: u64,
+        go: &Barrier,
+    ) -> Result<ThreadStats> {
         let f = self.flags;
         let (ks, bs) = (f.key_size, f.batch_size);
         let mut rng = self.rng(tid);
@@ -276,7 +342,7 @@ impl Ctx<'_> {
         Ok(st)
     }
 
-    fn seek_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+    pub(crate) fn seek_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
         let f = self.flags;
         let mut rng = self.rng(tid);
         let mut key = vec![0u8; f.key_size];
@@ -299,7 +365,7 @@ impl Ctx<'_> {
         Ok(st)
     }
 
-    fn read_seq(&self, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+    pub(crate) fn read_seq(&self, ops: u64, go: &Barrier) -> Result<ThreadStats> {
         let mut ticker = self.ticker();
         go.wait();
         let mut st = ThreadStats::start();
@@ -321,7 +387,12 @@ impl Ctx<'_> {
     }
 
     /// readwhilewriting's writer: random puts until `stop`.
-    fn background_writer(&self, tid: usize, stop: &AtomicBool, go: &Barrier) -> Result<u64> {
+    pub(crate) fn background_writer(
+        &self,
+        tid: usize,
+        stop: &AtomicBool,
+        go: &Barrier,
+    ) -> Result<u64> {
         let f = self.flags;
         let mut rng = self.rng(tid);
         let mut key = vec![0u8; f.key_size];
@@ -335,339 +406,5 @@ impl Ctx<'_> {
             n += 1;
         }
         Ok(n)
-    }
-}
-
-/// Runs `body` on `n` threads released together; returns each thread's result.
-fn run_threads<T: Send>(
-    n: usize,
-    body: &(dyn Fn(usize, &Barrier) -> Result<T> + Sync),
-) -> Result<Vec<T>> {
-    let go = Barrier::new(n);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|tid| {
-                let go = &go;
-                s.spawn(move || body(tid, go))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| anyhow!("a benchmark thread panicked"))?
-            })
-            .collect()
-    })
-}
-
-/// Runs the workloads of `flags` against engines from `factory`, printing
-/// db_bench lines to `out`.
-pub struct Runner<'a> {
-    flags: &'a BenchFlags,
-    factory: &'a dyn EngineFactory,
-    db: Option<Arc<dyn Engine>>,
-    db_mem: bool,
-    threads_started: u64,
-    /// Results so far, one per measured workload.
-    pub results: Vec<WorkloadResult>,
-}
-
-impl<'a> Runner<'a> {
-    /// A runner; nothing is opened yet.
-    pub fn new(flags: &'a BenchFlags, factory: &'a dyn EngineFactory) -> Self {
-        Runner {
-            flags,
-            factory,
-            db: None,
-            db_mem: false,
-            threads_started: 0,
-            results: Vec::new(),
-        }
-    }
-
-    fn open(&mut self, mem: bool, fresh: bool) -> Result<()> {
-        let path = Path::new(&self.flags.db);
-        if let Some(db) = self.db.take() {
-            // Make what was written reach storage before the next open.
-            db.flush().context("flushing before reopening")?;
-        }
-        if fresh && path.exists() {
-            std::fs::remove_dir_all(path)
-                .with_context(|| format!("removing old database {}", path.display()))?;
-        }
-        let db = self.factory.open(path, self.flags, mem).with_context(|| {
-            format!(
-                "opening {} database in {}",
-                self.factory.name(),
-                path.display()
-            )
-        })?;
-        self.db = Some(db);
-        self.db_mem = mem;
-        Ok(())
-    }
-
-    /// Prints db_bench's header.
-    pub fn header(&self, out: &mut dyn Write) -> Result<()> {
-        let f = self.flags;
-        let raw = (f.key_size + f.value_size) as f64 * f.num as f64 / 1048576.0;
-        writeln!(out, "Engine:     {}", self.factory.name())?;
-        writeln!(out, "Keys:       {} bytes each", f.key_size)?;
-        writeln!(out, "Values:     {} bytes each", f.value_size)?;
-        writeln!(out, "Entries:    {}", f.num)?;
-        writeln!(out, "RawSize:    {raw:.1} MB (estimated)")?;
-        writeln!(
-            out,
-            "WAL:        {}",
-            match (f.disable_wal || f.memtable, f.sync) {
-                (true, _) => "off",
-                (false, true) => "on, sync every write",
-                (false, false) => "on, no sync",
-            }
-        )?;
-        writeln!(out, "------------------------------------------------")?;
-        Ok(())
-    }
-
-    /// Runs every workload in order.
-    pub fn run_all(&mut self, out: &mut dyn Write) -> Result<()> {
-        let path = Path::new(&self.flags.db);
-        if !self.flags.use_existing_db && path.exists() {
-            std::fs::remove_dir_all(path)
-                .with_context(|| format!("removing old database {}", path.display()))?;
-        }
-        let workloads: Vec<Workload> = self
-            .flags
-            .benchmarks
-            .iter()
-            .map(|b| Workload::parse(b))
-            .collect::<Result<_>>()?;
-        for w in &workloads {
-            self.run_one(w, out)?;
-            out.flush()?;
-        }
-        if let Some(db) = self.db.take() {
-            db.flush().context("final flush")?;
-            if self.flags.statistics {
-                if let Some(r) = db.report() {
-                    writeln!(out, "{r}")?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn run_one(&mut self, w: &Workload, out: &mut dyn Write) -> Result<()> {
-        let f = self.flags;
-        let mem = w.mem || f.memtable;
-        if w.is_fresh_fill() {
-            if f.use_existing_db {
-                writeln!(out, "{:<12} : skipped (--use_existing_db is true)", w.name)?;
-                return Ok(());
-            }
-            self.open(mem, true)?;
-        } else if self.db.is_none() || self.db_mem != mem {
-            self.open(mem, false)?;
-        }
-        let engine = Arc::clone(self.db.as_ref().expect("opened above"));
-        match w.kind {
-            Kind::Flush | Kind::Compact | Kind::Stats => {
-                let t = Instant::now();
-                match w.kind {
-                    Kind::Flush => engine.flush()?,
-                    Kind::Compact => engine.compact()?,
-                    _ => {
-                        if let Some(r) = engine.report() {
-                            writeln!(out, "{r}")?;
-                        }
-                        return Ok(());
-                    }
-                }
-                writeln!(
-                    out,
-                    "{:<12} : {:.3} seconds",
-                    w.name,
-                    t.elapsed().as_secs_f64()
-                )?;
-                return Ok(());
-            }
-            _ => {}
-        }
-        let threads = f.threads;
-        let mode = WriteMode {
-            sync: f.sync && !mem,
-            disable_wal: f.disable_wal || mem,
-        };
-        let per_thread = match w.kind {
-            Kind::FillSeq | Kind::FillRandom | Kind::Overwrite => f.writes_per_thread(),
-            Kind::DeleteRandom => f.deletes_per_thread(),
-            _ => f.reads_per_thread(),
-        };
-        let bar = self.progress_bar(&w.name, per_thread * threads as u64);
-        let seed_base = self.threads_started;
-        self.threads_started += threads as u64 + 1;
-        let reads = !matches!(
-            w.kind,
-            Kind::FillSeq | Kind::FillRandom | Kind::Overwrite | Kind::DeleteRandom
-        );
-        let ctx = Ctx {
-            flags: f,
-            seed_base,
-            seed_salt: if reads { READ_SEED_SALT } else { 0 },
-            engine: &*engine,
-            mode,
-            bar: bar.as_ref(),
-        };
-        let mut message = String::new();
-        let stats: Vec<ThreadStats> = match w.kind {
-            Kind::FillSeq => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
-            })?,
-            Kind::FillRandom | Kind::Overwrite => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Random, per_thread, false, go)
-            })?,
-            Kind::DeleteRandom => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Random, per_thread, true, go)
-            })?,
-            Kind::ReadRandom => {
-                run_threads(threads, &|tid, go| ctx.read_random(tid, per_thread, go))?
-            }
-            Kind::MultiReadRandom => run_threads(threads, &|tid, go| {
-                ctx.multi_read_random(tid, per_thread, go)
-            })?,
-            Kind::SeekRandom => {
-                run_threads(threads, &|tid, go| ctx.seek_random(tid, per_thread, go))?
-            }
-            Kind::ReadSeq => run_threads(threads, &|_, go| ctx.read_seq(per_thread, go))?,
-            Kind::ReadWhileWriting => {
-                let stop = AtomicBool::new(false);
-                let readers_left = AtomicU64::new(threads as u64);
-                let writes = AtomicU64::new(0);
-                let all = run_threads(threads + 1, &|tid, go| {
-                    if tid == threads {
-                        // Keep writing until the readers are done, even if
-                        // one of them failed.
-                        let n = ctx.background_writer(tid, &stop, go);
-                        stop.store(true, Ordering::Relaxed);
-                        writes.store(*n.as_ref().unwrap_or(&0), Ordering::Relaxed);
-                        n.map(|_| None)
-                    } else {
-                        let r = ctx.read_random(tid, per_thread, go);
-                        if readers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        if r.is_err() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        r.map(Some)
-                    }
-                })?;
-                message = format!("(writer: {} puts)", writes.load(Ordering::Relaxed));
-                all.into_iter().flatten().collect()
-            }
-            Kind::Flush | Kind::Compact | Kind::Stats => unreachable!("handled above"),
-        };
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
-        let merged = Merged::from_threads(&stats);
-        let found = match w.kind {
-            Kind::ReadRandom
-            | Kind::MultiReadRandom
-            | Kind::SeekRandom
-            | Kind::ReadWhileWriting => {
-                let found_msg = format!("({} of {} found)", merged.found, merged.done);
-                message = if message.is_empty() {
-                    found_msg
-                } else {
-                    format!("{found_msg} {message}")
-                };
-                Some(merged.found)
-            }
-            _ => None,
-        };
-        let line = db_bench_line(&w.name, &merged, &message);
-        writeln!(out, "{line}")?;
-        if f.histogram {
-            writeln!(out, "Microseconds per {}:", w.op_word())?;
-            writeln!(out, "{}", merged.hist.to_db_bench_string())?;
-        }
-        let engine_stats = engine.stats();
-        self.results.push(WorkloadResult::new(
-            &w.name,
-            &merged,
-            found,
-            threads,
-            engine_stats,
-            line,
-        ));
-        Ok(())
-    }
-
-    fn progress_bar(&self, name: &str, total: u64) -> Option<ProgressBar> {
-        let show = self
-            .flags
-            .progress
-            .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stderr()));
-        if !show {
-            return None;
-        }
-        let bar = ProgressBar::new(total);
-        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{prefix:>12} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_prefix(name.to_string());
-        Some(bar)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bench::engine::MemFactory;
-    use crate::bench::flags::{parse, Parsed};
-
-    fn flags(args: &[&str]) -> BenchFlags {
-        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        match parse(&v, &[]).unwrap() {
-            Parsed::Run { flags, .. } => *flags,
-            Parsed::Help => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn every_workload_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = format!("--db={}", dir.path().join("db").display());
-        let f = flags(&[
-            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,multireadrandom,\
-             seekrandom,readwhilewriting,deleterandom,fillrandom_mem,readrandom_mem,stats",
-            "--num=2000",
-            "--reads=500",
-            "--batch_size=7",
-            "--seek_nexts=3",
-            "--threads=2",
-            "--histogram",
-            &db,
-        ]);
-        let mut r = Runner::new(&f, &MemFactory);
-        let mut out = Vec::new();
-        r.run_all(&mut out).unwrap();
-        let out = String::from_utf8(out).unwrap();
-        assert_eq!(r.results.len(), 11, "{out}");
-        let rr = &r.results[3];
-        assert_eq!(rr.workload, "readrandom");
-        assert_eq!(rr.ops, 1000);
-        // fillrandom then overwrite of 2 x 2000 random keys each: most found.
-        assert!(rr.found.unwrap() > 700, "{out}");
-        let readseq = &r.results[4];
-        assert_eq!(readseq.ops, 1000);
-        let fillseq = &r.results[0];
-        assert_eq!(fillseq.ops, 4000);
-        assert!(out.contains("Percentiles: P50:"));
     }
 }

@@ -102,7 +102,9 @@ pub fn pairs<'a>(it: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<(Vec<u8>
     it.map(|(k, v)| (k.to_vec(), v.to_vec())).collect()
 }
 
-pub fn bounds(a: &[u8], b: &[u8]) -> Vec<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+pub type OwnedRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+pub fn bounds(a: &[u8], b: &[u8]) -> Vec<OwnedRange> {
     let mk = |k: &[u8]| {
         vec![
             Bound::Unbounded,

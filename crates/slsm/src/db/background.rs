@@ -50,16 +50,20 @@ pub(super) fn build_run(
         bloom_fp_rate: plan.opts.bloom_fp_rate,
         ..RunOptions::default()
     };
-    let mut builder = RunBuilder::create(&path, run_opts)?;
+    let fs = &plan.opts.fs;
+    let mut builder = RunBuilder::create_with(fs.clone(), &path, run_opts)?;
     let mut input = MergingIter::new(children);
     let totals = merge_into(&mut input, &range_dels, &mut builder, &plan.policy)?;
     if totals.entries_written == 0 && totals.range_dels_written == 0 {
         return Ok(None); // dropping the builder removes the partial file
     }
     let props = builder.finish()?;
-    fsutil::sync_dir(plan.dir)?;
-    let file = RunFile::open(&path)?;
-    Ok(Some((Arc::new(DiskRun::new(plan.number, Arc::new(file))), props.file_size)))
+    fsutil::sync_dir_with(&**fs, plan.dir)?;
+    let file = RunFile::open_with(fs.clone(), &path)?;
+    Ok(Some((
+        Arc::new(DiskRun::new(plan.number, Arc::new(file))),
+        props.file_size,
+    )))
 }
 
 pub(super) fn start(shared: &Arc<Shared>) -> Result<Vec<JoinHandle<()>>> {
@@ -205,8 +209,8 @@ impl Shared {
             .fetch_add(bytes, Ordering::Relaxed);
         for run in &runs {
             if run.wal_number != 0 {
-                let _ =
-                    std::fs::remove_file(self.path_of(&manifest::wal_file_name(run.wal_number)));
+                let wal = self.path_of(&manifest::wal_file_name(run.wal_number));
+                let _ = self.opts.fs.remove_file(&wal);
             }
         }
         Ok(true)
@@ -318,7 +322,7 @@ impl Shared {
             levels: next.manifest_levels(),
             ..Manifest::new()
         };
-        manifest.store(&self.dir)?;
+        manifest.store_with(&*self.opts.fs, &self.dir)?;
         state.flushed_sequence = flushed_sequence;
         self.current.store(Arc::new(next));
         Ok(())

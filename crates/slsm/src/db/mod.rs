@@ -6,12 +6,12 @@
 //! `background` (flushes, level merges, compaction).
 
 mod background;
+mod log;
 mod open;
 mod read;
 mod write;
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ struct VersionState {
 pub(crate) struct Shared {
     dir: PathBuf,
     opts: Options,
-    _lock: File,
+    _lock: crate::fs::FsLock,
     current: ArcSwap<Version>,
     version_lock: Mutex<VersionState>,
     next_file: AtomicU64,
@@ -228,7 +228,7 @@ impl Drop for Db {
         if self.shared.unlogged.load(Ordering::Acquire) {
             let _ = self.shared.flush_all();
         }
-        let _ = self.shared.sync_wal();
+        let _ = self.shared.close_wal();
     }
 }
 

@@ -3,7 +3,6 @@
 //! fresh WAL.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -17,6 +16,7 @@ use super::{BgState, Shared, VersionState};
 use crate::batch::{self, Op};
 use crate::bloom::hash_key;
 use crate::error::{Error, Result};
+use crate::fs::{FileSystem, FsLock};
 use crate::fsutil;
 use crate::iter::InternalIter;
 use crate::key::{self, Kind};
@@ -27,17 +27,20 @@ use crate::options::Options;
 use crate::run::RunFile;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version};
-use crate::wal::{RecoveryMode, TailDropKind, WalReader, WalWriter};
+use crate::wal::{RecoveryMode, TailDropKind, WalReader};
+
+use super::log::LogWriter;
 
 const LOCK_FILE: &str = "LOCK";
 
 pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
     opts.validate()?;
     prepare_dir(dir, &opts)?;
-    let lock = lock_dir(dir)?;
+    let fs = &*opts.fs;
+    let lock = lock_dir(fs, dir)?;
     let mut manifest = load_or_create_manifest(dir, &opts)?;
-    let levels = open_runs(dir, &manifest)?;
-    let files = scan_dir(dir)?;
+    let levels = open_runs(&opts, dir, &manifest)?;
+    let files = scan_dir(fs, dir)?;
     let max_seen = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
     let mut next_file = manifest.next_file_number.max(max_seen + 1);
 
@@ -61,9 +64,12 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
     let wal = if opts.disable_wal {
         None
     } else {
-        Some(WalWriter::create(
-            &dir.join(manifest::wal_file_name(wal_number)),
+        let path = dir.join(manifest::wal_file_name(wal_number));
+        Some(LogWriter::create(
+            &opts.fs,
+            &path,
             wal_number,
+            opts.run_size as u64,
         )?)
     };
     let version = Version {
@@ -78,8 +84,8 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
     manifest.last_sequence = last_sequence;
     manifest.min_wal_number = wal_number;
     manifest.levels = version.manifest_levels();
-    manifest.store(dir)?;
-    remove_obsolete_files(dir, &manifest, &files);
+    manifest.store_with(fs, dir)?;
+    remove_obsolete_files(fs, dir, &manifest, &files);
 
     Ok(Shared {
         dir: dir.to_path_buf(),
@@ -104,8 +110,9 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
 }
 
 fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
-    match fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
+    let fs = &*opts.fs;
+    match fs.is_dir(dir) {
+        Ok(true) => Ok(()),
         Ok(_) => Err(Error::NotADatabase {
             path: dir.to_path_buf(),
             reason: "it is a file, not a directory".into(),
@@ -117,10 +124,10 @@ fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
                     dir.display()
                 )));
             }
-            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             if let Some(parent) = dir.parent() {
                 if !parent.as_os_str().is_empty() {
-                    fsutil::sync_dir(parent)?;
+                    fsutil::sync_dir_with(fs, parent)?;
                 }
             }
             Ok(())
@@ -129,24 +136,18 @@ fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
     }
 }
 
-fn lock_dir(dir: &Path) -> Result<File> {
+fn lock_dir(fs: &dyn FileSystem, dir: &Path) -> Result<FsLock> {
     let path = dir.join(LOCK_FILE);
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked(dir.to_path_buf())),
-        Err(fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+    match fs.lock(&path) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(Error::Locked(dir.to_path_buf())),
+        Err(e) => Err(Error::io(&path, e)),
     }
 }
 
 fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
-    match Manifest::load(dir) {
+    let fs = &*opts.fs;
+    match Manifest::load_with(fs, dir) {
         Ok(Some(m)) if opts.error_if_exists => {
             let _ = m;
             Err(Error::InvalidArgument(format!(
@@ -156,10 +157,10 @@ fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
         }
         Ok(Some(m)) => Ok(m),
         Ok(None) => {
-            let foreign = fs::read_dir(dir)
+            let foreign = fs
+                .read_dir(dir)
                 .map_err(|e| Error::io(dir, e))?
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .into_iter()
                 .find(|name| name != LOCK_FILE && !name.ends_with(fsutil::TMP_SUFFIX));
             if let Some(name) = foreign {
                 return Err(Error::NotADatabase {
@@ -168,14 +169,14 @@ fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
                 });
             }
             let m = Manifest::new();
-            m.store(dir)?;
+            m.store_with(fs, dir)?;
             Ok(m)
         }
         Err(e @ Error::Corruption { .. }) => {
             // A file named MANIFEST that does not even carry our magic
             // belongs to somebody else.
             let path = dir.join(manifest::MANIFEST_FILE);
-            let head = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let head = fs.read(&path).map_err(|e| Error::io(&path, e))?;
             if !head.starts_with(&manifest::MANIFEST_MAGIC) {
                 return Err(Error::NotADatabase {
                     path: dir.to_path_buf(),
@@ -188,20 +189,20 @@ fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
     }
 }
 
-fn open_runs(dir: &Path, manifest: &Manifest) -> Result<Vec<Vec<Arc<DiskRun>>>> {
+fn open_runs(opts: &Options, dir: &Path, manifest: &Manifest) -> Result<Vec<Vec<Arc<DiskRun>>>> {
     let mut levels = Vec::with_capacity(manifest.levels.len());
     for records in &manifest.levels {
         let mut level = Vec::with_capacity(records.len());
         for rec in records {
             let path = dir.join(manifest::run_file_name(rec.file_number));
-            if !path.exists() {
+            if !opts.fs.exists(&path) {
                 return Err(Error::corruption(
                     &path,
                     0,
                     "run file listed in the MANIFEST is missing",
                 ));
             }
-            let file = RunFile::open(&path)?;
+            let file = RunFile::open_with(opts.fs.clone(), &path)?;
             if file.properties().file_size != rec.file_size {
                 return Err(Error::corruption(
                     &path,
@@ -221,11 +222,10 @@ fn open_runs(dir: &Path, manifest: &Manifest) -> Result<Vec<Vec<Arc<DiskRun>>>> 
 }
 
 /// The database's numbered files, ascending by number.
-fn scan_dir(dir: &Path) -> Result<Vec<(u64, FileKind)>> {
+fn scan_dir(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<(u64, FileKind)>> {
     let mut files = Vec::new();
-    for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if let Some((n, kind)) = manifest::parse_file_name(&entry.file_name().to_string_lossy()) {
+    for name in fs.read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        if let Some((n, kind)) = manifest::parse_file_name(&name) {
             files.push((n, kind));
         }
     }
@@ -243,12 +243,23 @@ fn replay_wals(dir: &Path, numbers: &[u64], flushed: u64, opts: &Options) -> Res
         runs: vec![MemRun::new(opts.run_size, opts.bloom_fp_rate, 0)],
         max_seq: flushed,
     };
+    // Sequence numbers strictly increase from record to record, across logs.
+    let mut prev_last: Option<u64> = None;
     for (i, &number) in numbers.iter().enumerate() {
         let path = dir.join(manifest::wal_file_name(number));
-        let mut reader = WalReader::open(&path, Some(number), opts.recovery)?;
+        let mut reader = WalReader::open_with(&*opts.fs, &path, Some(number), opts.recovery)?;
         while let Some((offset, payload)) = reader.next_record()? {
-            let batch = batch::decode(payload).ok_or_else(|| {
-                Error::corruption(&path, offset, "WAL record is not a valid write batch")
+            let seqs = record_seqs(payload, prev_last);
+            if let Some((_, last)) = seqs {
+                prev_last = Some(last);
+            }
+            let batch = seqs.and_then(|_| batch::decode(payload)).ok_or_else(|| {
+                Error::corruption(
+                    &path,
+                    offset,
+                    "WAL record is not a valid write batch (malformed, or its sequence \
+                     numbers do not follow the previous record's)",
+                )
             });
             let batch = match (batch, opts.recovery) {
                 (Ok(b), _) => b,
@@ -259,7 +270,15 @@ fn replay_wals(dir: &Path, numbers: &[u64], flushed: u64, opts: &Options) -> Res
         }
         if let Some(drop) = reader.tail_dropped() {
             let last_log = i + 1 == numbers.len();
-            let stop = drop.kind == TailDropKind::Corruption || !last_log;
+            // A zero-filled tail is space the mapped writer reserved and a
+            // crash kept it from trimming: the log simply ends there.
+            let reserved_tail =
+                drop.kind == TailDropKind::Torn && zero_tail(&*opts.fs, &path, drop.offset)?;
+            let stop = drop.kind == TailDropKind::Corruption
+                || !(last_log
+                    || reserved_tail
+                    || (drop.kind == TailDropKind::Torn
+                        && later_logs_empty(dir, &numbers[i + 1..], opts)?));
             if stop && opts.recovery == RecoveryMode::Strict {
                 return Err(Error::corruption(
                     &path,
@@ -276,10 +295,49 @@ fn replay_wals(dir: &Path, numbers: &[u64], flushed: u64, opts: &Options) -> Res
     Ok(replay)
 }
 
-fn apply_recovered(replay: &mut Replay, b: batch::DecodedBatch<'_>, flushed: u64, opts: &Options) {
-    let mut seq = b.first_seq;
-    let mut buf = Vec::new();
+/// The first and last sequence numbers of the write batch in `payload`, if
+/// it decodes completely, has operations, comes after `prev_last` and stays
+/// within the sequence-number space. A record that checksums but fails this
+/// (never written by the engine) must not be half-applied or collide with
+/// another record's keys.
+fn record_seqs(payload: &[u8], prev_last: Option<u64>) -> Option<(u64, u64)> {
+    let b = batch::decode(payload)?;
+    let mut n = 0u64;
     for op in b.ops {
+        op.ok()?;
+        n += 1;
+    }
+    let last = b.first_seq.checked_add(n.checked_sub(1)?)?;
+    let after_prev = prev_last.is_none_or(|p| b.first_seq > p);
+    (b.first_seq > 0 && after_prev && last <= key::MAX_SEQUENCE).then_some((b.first_seq, last))
+}
+
+/// True if none of the logs `numbers` holds a record. A torn tail followed
+/// only by such logs is still the end of the history: a crash came after
+/// the next log was created (e.g. while recovery started a new log) but
+/// before anything was written to it.
+fn later_logs_empty(dir: &Path, numbers: &[u64], opts: &Options) -> Result<bool> {
+    for &n in numbers {
+        let path = dir.join(manifest::wal_file_name(n));
+        let mut r = WalReader::open_with(&*opts.fs, &path, Some(n), RecoveryMode::BestEffort)?;
+        if r.next_record()?.is_some() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// True if every byte of `path` from `offset` on is zero.
+fn zero_tail(fs: &dyn FileSystem, path: &Path, offset: u64) -> Result<bool> {
+    let bytes = fs.read(path).map_err(|e| Error::io(path, e))?;
+    Ok(bytes
+        .get(offset as usize..)
+        .is_some_and(|tail| tail.iter().all(|&b| b == 0)))
+}
+
+fn apply_recovered(replay: &mut Replay, b: batch::DecodedBatch<'_>, flushed: u64, opts: &Options) {
+    let mut buf = Vec::new();
+    for (seq, op) in (b.first_seq..).zip(b.ops) {
         let Ok(op) = op else { break };
         if seq > flushed {
             let run = current_run(&mut replay.runs, opts);
@@ -297,7 +355,6 @@ fn apply_recovered(replay: &mut Replay, b: batch::DecodedBatch<'_>, flushed: u64
             buf.clear();
             replay.max_seq = replay.max_seq.max(seq);
         }
-        seq += 1;
     }
 }
 
@@ -344,7 +401,7 @@ fn flush_recovered(
 
 /// Deletes WALs older than the manifest's, run files it does not name, and
 /// temporary files. Failures are harmless (the files are retried next open).
-fn remove_obsolete_files(dir: &Path, m: &Manifest, files: &[(u64, FileKind)]) {
+fn remove_obsolete_files(fs: &dyn FileSystem, dir: &Path, m: &Manifest, files: &[(u64, FileKind)]) {
     let live: std::collections::HashSet<u64> = m.runs().map(|r| r.file_number).collect();
     for &(n, kind) in files {
         let obsolete = match kind {
@@ -356,8 +413,8 @@ fn remove_obsolete_files(dir: &Path, m: &Manifest, files: &[(u64, FileKind)]) {
                 FileKind::Wal => manifest::wal_file_name(n),
                 FileKind::Run => manifest::run_file_name(n),
             };
-            let _ = fs::remove_file(dir.join(name));
+            let _ = fs.remove_file(&dir.join(name));
         }
     }
-    let _ = fsutil::sync_dir(dir);
+    let _ = fsutil::sync_dir_with(fs, dir);
 }

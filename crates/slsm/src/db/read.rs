@@ -174,8 +174,7 @@ impl Shared {
                 }
             }
             if !probe.is_empty() {
-                let sorted: Vec<&[u8]> =
-                    probe.iter().map(|&i| ctx.lookups[i].as_slice()).collect();
+                let sorted: Vec<&[u8]> = probe.iter().map(|&i| ctx.lookups[i].as_slice()).collect();
                 let mut misses = 0u64;
                 file.multi_seek(&sorted, &mut |j, hit| {
                     let i = probe[j];

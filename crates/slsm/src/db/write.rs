@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use super::log::LogWriter;
 use super::Shared;
 use crate::batch::{Op, WriteBatch};
 use crate::bloom::hash_key;
@@ -26,7 +27,6 @@ use crate::key::{self, Kind, MAX_SEQUENCE};
 use crate::manifest;
 use crate::memtable::MemRun;
 use crate::options::WriteOptions;
-use crate::wal::WalWriter;
 
 /// Largest group a leader forms, in encoded bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -36,11 +36,11 @@ pub(crate) struct WriteQueue {
     queue: VecDeque<Arc<Writer>>,
     /// Highest sequence number handed out.
     last_seq: u64,
-    wal: Option<WalWriter>,
+    wal: Option<LogWriter>,
 }
 
 impl WriteQueue {
-    pub fn new(last_seq: u64, wal: Option<WalWriter>) -> Self {
+    pub fn new(last_seq: u64, wal: Option<LogWriter>) -> Self {
         WriteQueue {
             queue: VecDeque::new(),
             last_seq,
@@ -252,9 +252,8 @@ impl Shared {
     }
 
     fn insert_batch(&self, run: &MemRun, batch: &WriteBatch, first_seq: u64) {
-        let mut seq = first_seq;
         let mut buf = Vec::with_capacity(64);
-        for op in batch.ops() {
+        for (seq, op) in (first_seq..).zip(batch.ops()) {
             let Ok(op) = op else { break };
             buf.clear();
             match op {
@@ -268,7 +267,6 @@ impl Shared {
                 }
                 Op::DeleteRange(start, end) => run.insert_range_del(start, end, seq),
             }
-            seq += 1;
         }
     }
 
@@ -321,15 +319,22 @@ impl Shared {
     /// the leader calls this, so no group is inserting into the old run.
     fn seal_active(&self, q: &mut WriteQueue) -> Result<()> {
         let wal_number = if q.wal.is_some() {
-            let number = self.new_file_number();
-            let path = self.path_of(&manifest::wal_file_name(number));
-            let new_wal = WalWriter::create(&path, number)?;
-            if let Some(mut old) = q.wal.replace(new_wal) {
-                // Make the old log durable before newer writes can be, so a
-                // power loss can never leave a gap in the middle.
+            // Sync the old log first: if it failed earlier (poisoned, maybe
+            // with a torn record), this fails too and no newer log is ever
+            // started behind the damage (recovery would refuse it, and the
+            // sequence number of the failed write would be reused).
+            if let Some(old) = q.wal.as_mut() {
                 old.sync()?;
             }
-            crate::fsutil::sync_dir(&self.dir)?;
+            let number = self.new_file_number();
+            let path = self.path_of(&manifest::wal_file_name(number));
+            let new_wal =
+                LogWriter::create(&self.opts.fs, &path, number, self.opts.run_size as u64)?;
+            if let Some(old) = q.wal.replace(new_wal) {
+                // Make the old log durable (and trimmed) before newer writes
+                // can be, so a power loss can never leave a gap in the middle.
+                old.finish()?;
+            }
             number
         } else {
             0
@@ -356,11 +361,21 @@ impl Shared {
         Ok(())
     }
 
-    /// Syncs the WAL (for `Db::sync` and close).
+    /// Syncs the WAL (for `Db::sync`).
     pub(crate) fn sync_wal(&self) -> Result<()> {
         let mut q = self.writes.lock();
         match &mut q.wal {
             Some(wal) => wal.sync(),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs and trims the WAL for a clean close; later writes (through a
+    /// surviving snapshot's handle there are none) would fail.
+    pub(crate) fn close_wal(&self) -> Result<()> {
+        let mut q = self.writes.lock();
+        match q.wal.take() {
+            Some(wal) => wal.finish(),
             None => Ok(()),
         }
     }

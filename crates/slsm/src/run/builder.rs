@@ -1,15 +1,16 @@
 //! [`RunBuilder`]: writes a new run file.
 
 use std::cmp::Ordering;
-use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::block::BlockBuilder;
 use super::format::{self, put_varint, seal_block, Footer, Handle};
 use super::{index, RangeTombstone, RunOptions, RunProperties};
 use crate::bloom;
 use crate::error::{Error, Result};
+use crate::fs::{FileSystem, FsFile};
 use crate::key::{self, Kind};
 
 /// Writes a run file. Entries must be added in strictly increasing
@@ -17,7 +18,8 @@ use crate::key::{self, Kind};
 /// [`RunBuilder::finish`] removes the partial file (best effort).
 pub struct RunBuilder {
     path: PathBuf,
-    out: Option<BufWriter<File>>,
+    fs: Arc<dyn FileSystem>,
+    out: Option<BufWriter<Box<dyn FsFile>>>,
     opts: RunOptions,
     block: BlockBuilder,
     index: Vec<u8>,
@@ -35,15 +37,21 @@ pub struct RunBuilder {
 impl RunBuilder {
     /// Creates the file at `path` (which must not exist) for a new run.
     pub fn create(path: &Path, opts: RunOptions) -> Result<RunBuilder> {
+        RunBuilder::create_with(crate::fs::std_fs(), path, opts)
+    }
+
+    /// [`create`](Self::create) through the file system `fs`.
+    pub fn create_with(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        opts: RunOptions,
+    ) -> Result<RunBuilder> {
         opts.validate()?;
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
+        let file = fs.create_new(path).map_err(|e| Error::io(path, e))?;
         let bloom_bits_per_key = bloom::bits_per_key(opts.bloom_fp_rate);
         Ok(RunBuilder {
             path: path.to_path_buf(),
+            fs,
             out: Some(BufWriter::with_capacity(1 << 20, file)),
             opts,
             block: BlockBuilder::default(),
@@ -144,7 +152,7 @@ impl RunBuilder {
         .encode();
         self.write_raw(&footer)?;
         self.props.file_size = self.offset;
-        let file = self
+        let mut file = self
             .out
             .take()
             .expect("checked by check_usable")
@@ -248,7 +256,11 @@ impl RunBuilder {
         Ok(())
     }
 
-    fn write_to(out: &mut Option<BufWriter<File>>, path: &Path, bytes: &[u8]) -> Result<()> {
+    fn write_to(
+        out: &mut Option<BufWriter<Box<dyn FsFile>>>,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<()> {
         let w = out
             .as_mut()
             .ok_or_else(|| Error::InvalidArgument("run builder closed".into()))?;
@@ -260,7 +272,7 @@ impl Drop for RunBuilder {
     fn drop(&mut self) {
         if self.out.is_some() || self.failed {
             drop(self.out.take());
-            let _ = std::fs::remove_file(&self.path);
+            let _ = self.fs.remove_file(&self.path);
         }
     }
 }

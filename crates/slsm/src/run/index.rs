@@ -94,10 +94,33 @@ fn check_order(file: &[u8], prev: Option<&Fence>, cur: &Fence) -> Result<(), ()>
     }
 }
 
+/// The 8-byte big-endian prefix of the user key of each fence's last key,
+/// kept beside the fences so that the search compares integers and touches
+/// a dense array (the skiplist's trick, seed 001); key bytes in the file are
+/// read only on a prefix tie.
+pub(crate) fn last_prefixes(file: &[u8], fences: &[Fence]) -> Vec<u64> {
+    fences
+        .iter()
+        .map(|f| slsm_skiplist::key_prefix(key::user_key(&file[f.last.clone()])))
+        .collect()
+}
+
 /// Index of the first fence at or after `from` whose last key is `>=
 /// target`, found by galloping then binary search (`fences.len()` if none).
-pub(crate) fn gallop_last_ge(file: &[u8], fences: &[Fence], target: &[u8], from: usize) -> usize {
-    let below = |i: usize| key::compare(&file[fences[i].last.clone()], target) == Ordering::Less;
+/// `prefixes` is [`last_prefixes`] of `fences`.
+pub(crate) fn gallop_last_ge(
+    file: &[u8],
+    fences: &[Fence],
+    prefixes: &[u64],
+    target: &[u8],
+    from: usize,
+) -> usize {
+    let target_prefix = slsm_skiplist::key_prefix(key::user_key(target));
+    let below = |i: usize| match prefixes[i].cmp(&target_prefix) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        Ordering::Equal => key::compare(&file[fences[i].last.clone()], target) == Ordering::Less,
+    };
     let (mut lo, mut step) = (from.min(fences.len()), 1usize);
     let mut hi = lo;
     while hi < fences.len() && below(hi) {
@@ -105,8 +128,17 @@ pub(crate) fn gallop_last_ge(file: &[u8], fences: &[Fence], target: &[u8], from:
         hi = hi.saturating_add(step).min(fences.len());
         step = step.saturating_mul(2);
     }
-    lo + fences[lo..hi]
-        .partition_point(|f| key::compare(&file[f.last.clone()], target) == Ordering::Less)
+    // Binary search in [lo, hi) for the first fence not below the target.
+    let (mut a, mut b) = (lo, hi);
+    while a < b {
+        let mid = a + (b - a) / 2;
+        if below(mid) {
+            a = mid + 1;
+        } else {
+            b = mid;
+        }
+    }
+    a
 }
 
 /// Index of the last fence whose first key is `<= target`, if any.

@@ -50,7 +50,7 @@ impl RunIter {
     pub fn seek(&mut self, ikey: &[u8]) {
         self.status = None;
         let file = self.file.clone();
-        let i = index::gallop_last_ge(file.data(), file.fences(), ikey, 0);
+        let i = file.block_for(ikey, 0);
         self.enter(i, |b| {
             let j = b.lower_bound(file.data(), ikey, 0).ok()?;
             (j < b.count()).then_some(j)

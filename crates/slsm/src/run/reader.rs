@@ -1,12 +1,10 @@
 //! [`RunFile`]: an open, immutable, memory-mapped run.
 
 use std::cmp::Ordering;
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-
-use memmap2::Mmap;
+use std::sync::Arc;
 
 use super::block::Block;
 use super::format::{self, check_block, corrupt, Corrupt, Decoded, Footer, Handle, FOOTER_LEN};
@@ -14,6 +12,7 @@ use super::index::{self, Fence};
 use super::{RangeTombstone, RunProperties};
 use crate::bloom::BloomView;
 use crate::error::{Error, Result};
+use crate::fs::{FileBytes, FileSystem};
 use crate::key;
 
 /// An entry borrowed from a mapped run: `(internal key, value)`.
@@ -22,9 +21,12 @@ pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
 /// An open run file. Immutable, `Send + Sync`; share it as `Arc<RunFile>`.
 pub struct RunFile {
     path: PathBuf,
-    map: Mmap,
+    fs: Arc<dyn FileSystem>,
+    map: FileBytes,
     props: RunProperties,
     fences: Vec<Fence>,
+    /// User-key prefixes of the fences' last keys (see `index::last_prefixes`).
+    last_prefixes: Vec<u64>,
     filter: Range<usize>,
     range_dels: Vec<RangeTombstone>,
     obsolete: AtomicBool,
@@ -53,27 +55,29 @@ impl RunFile {
     /// structure of its index, filter, range-tombstone and properties
     /// blocks. Damage is reported as `Error::Corruption`.
     pub fn open(path: &Path) -> Result<RunFile> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        if len < FOOTER_LEN as u64 {
+        RunFile::open_with(crate::fs::std_fs(), path)
+    }
+
+    /// [`open`](Self::open) through the file system `fs` (the real one maps
+    /// the file; see `StdFs::map` for why that is sound).
+    pub fn open_with(fs: Arc<dyn FileSystem>, path: &Path) -> Result<RunFile> {
+        let map = fs.map(path).map_err(|e| Error::io(path, e))?;
+        if map.len() < FOOTER_LEN {
             return Err(Error::corruption(
                 path,
                 0,
                 "file too short for a run footer",
             ));
         }
-        // SAFETY: run files are immutable once `RunBuilder::finish` returns:
-        // the engine never writes to or truncates them again, it only
-        // deletes them (unlinking keeps the mapping valid). The mapping is
-        // therefore sound unless an outside process truncates or rewrites a
-        // file inside the database directory, which is unsupported.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         let meta = decode_meta(&map).map_err(|c| Error::corruption(path, c.offset, c.reason))?;
+        let last_prefixes = index::last_prefixes(&map, &meta.fences);
         Ok(RunFile {
             path: path.to_path_buf(),
+            fs,
             map,
             props: meta.props,
             fences: meta.fences,
+            last_prefixes,
             filter: meta.filter,
             range_dels: meta.range_dels,
             obsolete: AtomicBool::new(false),
@@ -117,7 +121,7 @@ impl RunFile {
     /// [`key::compare`]), or `None` if every key is smaller. The block read
     /// is checksum-verified.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<KeyValue<'_>>> {
-        let i = index::gallop_last_ge(&self.map, &self.fences, lookup, 0);
+        let i = self.block_for(lookup, 0);
         if i == self.fences.len() {
             return Ok(None);
         }
@@ -142,7 +146,7 @@ impl RunFile {
             if n > 0 && key::compare(lookup, lookups[n - 1]) == Ordering::Less {
                 (fence, pos) = (0, 0);
             }
-            fence = index::gallop_last_ge(&self.map, &self.fences, lookup, fence);
+            fence = self.block_for(lookup, fence);
             if fence == self.fences.len() {
                 out(n, None);
                 continue;
@@ -222,6 +226,12 @@ impl RunFile {
         &self.fences
     }
 
+    /// Index of the first block at or after `from` whose last key is
+    /// `>= target` (`num_blocks()` if none).
+    pub(crate) fn block_for(&self, target: &[u8], from: usize) -> usize {
+        index::gallop_last_ge(&self.map, &self.fences, &self.last_prefixes, target, from)
+    }
+
     /// Verifies and decodes data block `i`.
     pub(crate) fn load_block(&self, i: usize) -> Result<Block> {
         let f = &self.fences[i];
@@ -263,7 +273,7 @@ impl RunFile {
 impl Drop for RunFile {
     fn drop(&mut self) {
         if self.obsolete.load(AtomicOrdering::Acquire) {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = self.fs.remove_file(&self.path);
         }
     }
 }

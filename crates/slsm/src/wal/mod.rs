@@ -56,12 +56,14 @@
 //! After a torn tail, the engine either truncates the file to
 //! [`WalReader::valid_end`] before appending again, or starts a new log.
 
+mod mapped;
 mod reader;
 mod writer;
 
 #[cfg(test)]
 mod tests;
 
+pub use mapped::MappedWal;
 pub use reader::WalReader;
 pub use writer::WalWriter;
 

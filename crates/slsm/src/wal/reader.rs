@@ -1,7 +1,6 @@
 //! [`WalReader`]: reads the records of a log file back, telling a torn tail
 //! from corruption in the middle.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{
@@ -85,7 +84,17 @@ impl WalReader {
     /// An empty file, a header cut short by a crash, or an all-zero file is
     /// an empty log (the latter two are reported as a torn tail).
     pub fn open(path: &Path, expected_log_number: Option<u64>, mode: RecoveryMode) -> Result<Self> {
-        let data = fs::read(path).map_err(|e| Error::io(path, e))?;
+        Self::open_with(&crate::fs::StdFs, path, expected_log_number, mode)
+    }
+
+    /// [`open`](Self::open) through the file system `fs`.
+    pub fn open_with(
+        fs: &dyn crate::fs::FileSystem,
+        path: &Path,
+        expected_log_number: Option<u64>,
+        mode: RecoveryMode,
+    ) -> Result<Self> {
+        let data = fs.read(path).map_err(|e| Error::io(path, e))?;
         let mut reader = WalReader {
             path: path.to_path_buf(),
             data,
@@ -302,6 +311,14 @@ pub(super) enum Scan {
 /// Scans byte by byte from `from` for an offset where a whole record
 /// verifies, checksumming at most `budget` payload bytes.
 pub(super) fn find_valid_record(data: &[u8], from: usize, mut budget: u64) -> Scan {
+    // The common tail: space the mapped writer reserved and never used. An
+    // all-zero header never verifies, so no record can start in it.
+    if data
+        .get(from..)
+        .is_none_or(|tail| tail.iter().all(|&b| b == 0))
+    {
+        return Scan::NotFound;
+    }
     let last_start = match data.len().checked_sub(RECORD_HEADER_LEN) {
         Some(n) => n,
         None => return Scan::NotFound,

@@ -1,11 +1,11 @@
 //! [`WalWriter`]: appends records to a new log file.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{encode_file_header, encode_record_into, MAX_RECORD_LEN, RECORD_HEADER_LEN};
 use crate::error::{Error, Result};
+use crate::fs::{FileSystem, FsFile, StdFs};
 use crate::fsutil;
 
 /// Initial capacity of the append buffer.
@@ -49,7 +49,7 @@ const MAX_RETAINED_BUF_CAPACITY: usize = 4 * 1024 * 1024;
 /// [`close`](Self::close) to sync before dropping.
 #[derive(Debug)]
 pub struct WalWriter {
-    file: File,
+    file: Box<dyn FsFile>,
     path: PathBuf,
     log_number: u64,
     /// Encoded bytes not yet handed to the OS.
@@ -69,11 +69,12 @@ impl WalWriter {
     /// Fails with [`Error::Io`] if the file already exists or cannot be
     /// written; in the latter case a best effort is made to remove it.
     pub fn create(path: &Path, log_number: u64) -> Result<Self> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
+        Self::create_with(&StdFs, path, log_number)
+    }
+
+    /// [`create`](Self::create) through the file system `fs`.
+    pub fn create_with(fs: &dyn FileSystem, path: &Path, log_number: u64) -> Result<Self> {
+        let file = fs.create_new(path).map_err(|e| Error::io(path, e))?;
         let mut writer = WalWriter {
             file,
             path: path.to_path_buf(),
@@ -86,10 +87,12 @@ impl WalWriter {
         writer
             .buf
             .extend_from_slice(&encode_file_header(log_number));
-        let made_durable = writer.sync().and_then(|()| fsutil::sync_parent_dir(path));
+        let made_durable = writer
+            .sync()
+            .and_then(|()| fsutil::sync_parent_dir_with(fs, path));
         if let Err(e) = made_durable {
             drop(writer);
-            let _ = fs::remove_file(path);
+            let _ = fs.remove_file(path);
             return Err(e);
         }
         Ok(writer)
@@ -212,8 +215,8 @@ impl WalWriter {
 
     /// Replaces the underlying file (tests use it to inject I/O errors).
     #[cfg(test)]
-    pub(super) fn replace_file_for_test(&mut self, file: File) {
-        self.file = file;
+    pub(super) fn replace_file_for_test(&mut self, file: std::fs::File) {
+        self.file = Box::new(file);
     }
 }
 

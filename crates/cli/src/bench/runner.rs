@@ -1,0 +1,383 @@
+//! The runner: opens the engine, runs the workloads of `--benchmarks` in
+//! order on their threads and prints db_bench's lines.
+
+use super::engine::{Engine, EngineFactory, WriteMode};
+use super::flags::BenchFlags;
+use super::keygen::KeyOrder;
+use super::report::{db_bench_line, Merged, ThreadStats, WorkloadResult};
+use super::workloads::{Ctx, Kind, Workload, READ_SEED_SALT};
+use anyhow::{anyhow, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// "N * model name" from /proc/cpuinfo, as db_bench's header shows it.
+fn cpu_description() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let model = info
+        .lines()
+        .find(|l| l.starts_with("model name"))?
+        .split_once(':')?
+        .1
+        .trim()
+        .to_string();
+    let n = info.lines().filter(|l| l.starts_with("processor")).count();
+    Some(format!("{n} * {model}"))
+}
+
+/// Runs `body` on `n` threads released together; returns each thread's result.
+fn run_threads<T: Send>(
+    n: usize,
+    body: &(dyn Fn(usize, &Barrier) -> Result<T> + Sync),
+) -> Result<Vec<T>> {
+    let go = Barrier::new(n);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|tid| {
+                let go = &go;
+                s.spawn(move || body(tid, go))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| anyhow!("a benchmark thread panicked"))?
+            })
+            .collect()
+    })
+}
+
+/// Runs the workloads of `flags` against engines from `factory`, printing
+/// db_bench lines to `out`.
+pub struct Runner<'a> {
+    flags: &'a BenchFlags,
+    factory: &'a dyn EngineFactory,
+    db: Option<Arc<dyn Engine>>,
+    db_mem: bool,
+    threads_started: u64,
+    /// Results so far, one per measured workload.
+    pub results: Vec<WorkloadResult>,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner; nothing is opened yet.
+    pub fn new(flags: &'a BenchFlags, factory: &'a dyn EngineFactory) -> Self {
+        Runner {
+            flags,
+            factory,
+            db: None,
+            db_mem: false,
+            threads_started: 0,
+            results: Vec::new(),
+        }
+    }
+
+    fn open(&mut self, mem: bool, fresh: bool) -> Result<()> {
+        let path = Path::new(&self.flags.db);
+        if let Some(db) = self.db.take() {
+            // Make what was written reach storage before the next open.
+            db.flush().context("flushing before reopening")?;
+        }
+        if fresh && path.exists() {
+            std::fs::remove_dir_all(path)
+                .with_context(|| format!("removing old database {}", path.display()))?;
+        }
+        let db = self.factory.open(path, self.flags, mem).with_context(|| {
+            format!(
+                "opening {} database in {}",
+                self.factory.name(),
+                path.display()
+            )
+        })?;
+        self.db = Some(db);
+        self.db_mem = mem;
+        Ok(())
+    }
+
+    /// Prints db_bench's header.
+    pub fn header(&self, out: &mut dyn Write) -> Result<()> {
+        let f = self.flags;
+        let raw = (f.key_size + f.value_size) as f64 * f.num as f64 / 1048576.0;
+        writeln!(out, "Engine:     {}", self.factory.name())?;
+        if let Some(cpu) = cpu_description() {
+            writeln!(out, "CPU:        {cpu}")?;
+        }
+        writeln!(out, "Keys:       {} bytes each", f.key_size)?;
+        writeln!(out, "Values:     {} bytes each", f.value_size)?;
+        writeln!(out, "Entries:    {}", f.num)?;
+        writeln!(out, "RawSize:    {raw:.1} MB (estimated)")?;
+        writeln!(
+            out,
+            "WAL:        {}",
+            match (f.disable_wal || f.memtable, f.sync) {
+                (true, _) => "off",
+                (false, true) => "on, sync every write",
+                (false, false) => "on, no sync",
+            }
+        )?;
+        writeln!(out, "------------------------------------------------")?;
+        Ok(())
+    }
+
+    /// Runs every workload in order.
+    pub fn run_all(&mut self, out: &mut dyn Write) -> Result<()> {
+        let path = Path::new(&self.flags.db);
+        if !self.flags.use_existing_db && path.exists() {
+            std::fs::remove_dir_all(path)
+                .with_context(|| format!("removing old database {}", path.display()))?;
+        }
+        let workloads: Vec<Workload> = self
+            .flags
+            .benchmarks
+            .iter()
+            .map(|b| Workload::parse(b))
+            .collect::<Result<_>>()?;
+        for w in &workloads {
+            self.run_one(w, out)?;
+            out.flush()?;
+        }
+        if let Some(db) = self.db.take() {
+            db.flush().context("final flush")?;
+            if self.flags.statistics {
+                if let Some(r) = db.report() {
+                    writeln!(out, "{r}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run_one(&mut self, w: &Workload, out: &mut dyn Write) -> Result<()> {
+        let f = self.flags;
+        let mem = w.mem || f.memtable;
+        if w.kind == Kind::Unsupported {
+            writeln!(
+                out,
+                "{:<12} : skipped (not implemented by this harness)",
+                w.name
+            )?;
+            return Ok(());
+        }
+        if w.is_fresh_fill() {
+            if f.use_existing_db {
+                writeln!(out, "{:<12} : skipped (--use_existing_db is true)", w.name)?;
+                return Ok(());
+            }
+            self.open(mem, true)?;
+        } else if self.db.is_none() || self.db_mem != mem {
+            self.open(mem, false)?;
+        }
+        let engine = Arc::clone(self.db.as_ref().expect("opened above"));
+        match w.kind {
+            Kind::Flush | Kind::Compact | Kind::Stats => {
+                let t = Instant::now();
+                match w.kind {
+                    Kind::Flush => engine.flush()?,
+                    Kind::Compact => engine.compact()?,
+                    _ => {
+                        if let Some(r) = engine.report() {
+                            writeln!(out, "{r}")?;
+                        }
+                        return Ok(());
+                    }
+                }
+                writeln!(
+                    out,
+                    "{:<12} : {:.3} seconds",
+                    w.name,
+                    t.elapsed().as_secs_f64()
+                )?;
+                return Ok(());
+            }
+            _ => {}
+        }
+        let threads = f.threads;
+        let mode = WriteMode {
+            sync: f.sync && !mem,
+            disable_wal: f.disable_wal || mem,
+        };
+        let per_thread = match w.kind {
+            Kind::FillSeq | Kind::FillRandom | Kind::Overwrite => f.writes_per_thread(),
+            Kind::DeleteRandom | Kind::DeleteSeq => f.deletes_per_thread(),
+            _ => f.reads_per_thread(),
+        };
+        let bar = self.progress_bar(&w.name, per_thread * threads as u64);
+        let seed_base = self.threads_started;
+        self.threads_started += threads as u64 + 1;
+        let reads = !matches!(
+            w.kind,
+            Kind::FillSeq
+                | Kind::FillRandom
+                | Kind::Overwrite
+                | Kind::DeleteRandom
+                | Kind::DeleteSeq
+        );
+        let ctx = Ctx {
+            flags: f,
+            seed_base,
+            seed_salt: if reads { READ_SEED_SALT } else { 0 },
+            engine: &*engine,
+            mode,
+            bar: bar.as_ref(),
+        };
+        let mut message = String::new();
+        let stats: Vec<ThreadStats> = match w.kind {
+            Kind::FillSeq => run_threads(threads, &|tid, go| {
+                ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
+            })?,
+            Kind::FillRandom | Kind::Overwrite => run_threads(threads, &|tid, go| {
+                ctx.write(tid, KeyOrder::Random, per_thread, false, go)
+            })?,
+            Kind::DeleteSeq => run_threads(threads, &|tid, go| {
+                ctx.write(tid, KeyOrder::Sequential, per_thread, true, go)
+            })?,
+            Kind::DeleteRandom => run_threads(threads, &|tid, go| {
+                ctx.write(tid, KeyOrder::Random, per_thread, true, go)
+            })?,
+            Kind::ReadRandom => {
+                run_threads(threads, &|tid, go| ctx.read_random(tid, per_thread, go))?
+            }
+            Kind::MultiReadRandom => run_threads(threads, &|tid, go| {
+                ctx.multi_read_random(tid, per_thread, go)
+            })?,
+            Kind::SeekRandom => {
+                run_threads(threads, &|tid, go| ctx.seek_random(tid, per_thread, go))?
+            }
+            Kind::ReadSeq => run_threads(threads, &|_, go| ctx.read_seq(per_thread, go))?,
+            Kind::ReadWhileWriting => {
+                let stop = AtomicBool::new(false);
+                let readers_left = AtomicU64::new(threads as u64);
+                let writes = AtomicU64::new(0);
+                let all = run_threads(threads + 1, &|tid, go| {
+                    if tid == threads {
+                        // Keep writing until the readers are done, even if
+                        // one of them failed.
+                        let n = ctx.background_writer(tid, &stop, go);
+                        stop.store(true, Ordering::Relaxed);
+                        writes.store(*n.as_ref().unwrap_or(&0), Ordering::Relaxed);
+                        n.map(|_| None)
+                    } else {
+                        let r = ctx.read_random(tid, per_thread, go);
+                        if readers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        if r.is_err() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        r.map(Some)
+                    }
+                })?;
+                message = format!("(writer: {} puts)", writes.load(Ordering::Relaxed));
+                all.into_iter().flatten().collect()
+            }
+            Kind::Flush | Kind::Compact | Kind::Stats | Kind::Unsupported => {
+                unreachable!("handled above")
+            }
+        };
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let merged = Merged::from_threads(&stats);
+        let found = match w.kind {
+            Kind::ReadRandom
+            | Kind::MultiReadRandom
+            | Kind::SeekRandom
+            | Kind::ReadWhileWriting => {
+                let found_msg = format!("({} of {} found)", merged.found, merged.done);
+                message = if message.is_empty() {
+                    found_msg
+                } else {
+                    format!("{found_msg} {message}")
+                };
+                Some(merged.found)
+            }
+            _ => None,
+        };
+        let line = db_bench_line(&w.name, &merged, &message);
+        writeln!(out, "{line}")?;
+        if f.histogram {
+            writeln!(out, "Microseconds per {}:", w.op_word())?;
+            writeln!(out, "{}", merged.hist.to_db_bench_string())?;
+        }
+        let engine_stats = engine.stats();
+        self.results.push(WorkloadResult::new(
+            &w.name,
+            &merged,
+            found,
+            threads,
+            engine_stats,
+            line,
+        ));
+        Ok(())
+    }
+
+    fn progress_bar(&self, name: &str, total: u64) -> Option<ProgressBar> {
+        let show = self
+            .flags
+            .progress
+            .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stderr()));
+        if !show {
+            return None;
+        }
+        let bar = ProgressBar::new(total);
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{prefix:>12} [{bar:30}] {human_pos}/{human_len} ({elapsed}, eta {eta})",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix(name.to_string());
+        Some(bar)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::engine::MemFactory;
+    use crate::bench::flags::{parse, Parsed};
+
+    fn flags(args: &[&str]) -> BenchFlags {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&v, &[]).unwrap() {
+            Parsed::Run { flags, .. } => *flags,
+            Parsed::Help => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn every_workload_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("--db={}", dir.path().join("db").display());
+        let f = flags(&[
+            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,multireadrandom,\
+             seekrandom,readwhilewriting,deleterandom,fillrandom_mem,readrandom_mem,stats",
+            "--num=2000",
+            "--reads=500",
+            "--batch_size=7",
+            "--seek_nexts=3",
+            "--threads=2",
+            "--histogram",
+            &db,
+        ]);
+        let mut r = Runner::new(&f, &MemFactory);
+        let mut out = Vec::new();
+        r.run_all(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(r.results.len(), 11, "{out}");
+        let rr = &r.results[3];
+        assert_eq!(rr.workload, "readrandom");
+        assert_eq!(rr.ops, 1000);
+        // fillrandom then overwrite of 2 x 2000 random keys each: most found.
+        assert!(rr.found.unwrap() > 700, "{out}");
+        let readseq = &r.results[4];
+        assert_eq!(readseq.ops, 1000);
+        let fillseq = &r.results[0];
+        assert_eq!(fillseq.ops, 4000);
+        assert!(out.contains("Percentiles: P50:"));
+    }
+}
