@@ -7,6 +7,9 @@ use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Memory runs in memtable mode (the paper's `R`), unless --memory_runs.
+const MEMTABLE_RUNS: usize = 16;
+
 /// Per-entry memory assumed when sizing the buffer in memtable mode
 /// (skiplist node, arena headers, sequence numbers) on top of key and value.
 const MEM_OVERHEAD_PER_ENTRY: u64 = 64;
@@ -41,11 +44,16 @@ where
 /// enough for `num` entries (per thread) so nothing is flushed.
 pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options> {
     let mut o = slsm::Options {
-        run_size: usize::try_from(flags.write_buffer_size).unwrap_or(usize::MAX),
         sync_writes: flags.sync,
         disable_wal: flags.disable_wal,
         ..Default::default()
     };
+    // Only an explicit --write_buffer_size sets the run size: db_bench's own
+    // default (64 MiB, for RocksDB's two memtables) would give slsm's `R`
+    // runs four times the memory its defaults are tuned for.
+    if flags.given.contains_key("write_buffer_size") {
+        o.run_size = usize::try_from(flags.write_buffer_size).unwrap_or(usize::MAX);
+    }
     if let Some(v) = parse_flag(flags, "memory_runs")? {
         o.memory_runs = v;
     }
@@ -72,12 +80,18 @@ pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options
         o.background_merges = !matches!(v.as_str(), "0" | "false");
     }
     if memtable {
+        // The sLSM memory buffer as the paper runs it: `R` skiplist runs that
+        // together hold all the data, never flushed (`m` = 1 flushes only
+        // when all but one run are full). Smaller skiplists make inserts
+        // cheaper; Bloom filters keep lookups to about one skiplist search.
         let per_entry = (flags.key_size + flags.value_size) as u64 + MEM_OVERHEAD_PER_ENTRY;
         let entries = flags.num.max(flags.writes_per_thread()) * flags.threads as u64;
-        let want = (per_entry * entries).saturating_mul(3) / 2;
-        let run = want.max(flags.write_buffer_size).min(4 << 30);
-        o.run_size = run as usize;
-        o.memory_runs = o.memory_runs.max(2);
+        let runs = parse_flag(flags, "memory_runs")?.unwrap_or(MEMTABLE_RUNS);
+        let usable = runs.saturating_sub(2).max(1) as u64;
+        let per_run = (per_entry * entries).saturating_mul(5) / 4 / usable;
+        o.run_size = per_run.clamp(4 << 20, 4 << 30) as usize;
+        o.memory_runs = runs;
+        o.merge_fraction = 1.0;
         o.disable_wal = true;
         o.sync_writes = false;
     }
@@ -388,7 +402,15 @@ mod tests {
         };
         let o = bench_options(&f, true).unwrap();
         assert!(o.disable_wal);
-        assert!(o.run_size as u64 >= 4_194_304 * 64);
+        // All runs but the one that would trigger a flush hold the data.
+        let usable = (o.memory_runs - 2) as u64;
+        assert!(o.run_size as u64 * usable >= 4_194_304 * 64, "{o:?}");
+        assert_eq!(o.merge_fraction, 1.0);
+        // db_bench's default write buffer does not override slsm's run size.
+        assert_eq!(
+            bench_options(&f, false).unwrap().run_size,
+            slsm::Options::default().run_size
+        );
         f.given.insert("bloom_bits".into(), "10".into());
         f.given.insert("memory_runs".into(), "8".into());
         let o = bench_options(&f, false).unwrap();

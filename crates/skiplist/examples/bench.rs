@@ -161,6 +161,7 @@ struct Args {
     json: String,
     skip_seed: bool,
     ours_only: bool,
+    only32: bool,
     skip_mg: bool,
     skip_conc: bool,
 }
@@ -177,6 +178,7 @@ fn parse() -> Args {
         json: "target/skiplist-bench.json".into(),
         skip_seed: false,
         ours_only: false,
+        only32: false,
         skip_mg: false,
         skip_conc: false,
     };
@@ -204,11 +206,12 @@ fn parse() -> Args {
             "--sweep" => a.sweep = true,
             "--skip-seed" => a.skip_seed = true,
             "--ours-only" => a.ours_only = true,
+            "--only-32" => a.only32 = true,
             "--skip-mg" => a.skip_mg = true,
             "--skip-conc" => a.skip_conc = true,
             "--json" => a.json = it.next().expect("path"),
             "--help" | "-h" => {
-                println!("flags: --n N --mg-n N --conc-n N --reps R --seed-reps R --cpu-time --quick --full --sweep --skip-seed --skip-mg --skip-conc --ours-only --json PATH");
+                println!("flags: --n N --mg-n N --conc-n N --reps R --seed-reps R --cpu-time --quick --full --sweep --skip-seed --skip-mg --skip-conc --ours-only --only-32 --json PATH");
                 std::process::exit(0);
             }
             other => panic!("unknown flag {other}"),
@@ -334,6 +337,9 @@ fn main() {
         json.push_str("  \"seed\": [\n");
         let mut first = true;
         for vs in [32usize, 96, 256] {
+            if a.only32 && vs != 32 {
+                continue;
+            }
             let sr = a.seed_reps.unwrap_or(a.reps);
             let reps = if vs == 32 || a.full { sr } else { 1 };
             let ours = med3(reps, || run_ours(&d, vs, &opts));
@@ -382,8 +388,8 @@ fn main() {
             a.mg_n, total
         );
         println!(
-            "{:>6} {:>14} {:>14} {:>8}",
-            "batch", "finger ns/key", "indep ns/key", "ratio"
+            "{:>6} {:>14} {:>14} {:>14} {:>8} {:>8}",
+            "batch", "multi_get", "finger", "indep ns/key", "ind/mg", "ind/fing"
         );
         json.push_str("  \"multi_get\": [\n");
         let mut r = Rng(3);
@@ -393,12 +399,18 @@ fn main() {
                 .map(|_| (0..bs).map(|_| &d.keys[r.below(a.mg_n)][..]).collect())
                 .collect();
             let nk = nb * bs;
+            let mut mr = Vec::new();
             let mut fr = Vec::new();
             let mut ir = Vec::new();
             for _ in 0..a.reps {
                 let t = Timer::now();
                 for b in &batches {
                     black_box(list.multi_get(b));
+                }
+                mr.push(ns_per(t, nk));
+                let t = Timer::now();
+                for b in &batches {
+                    black_box(list.multi_get_finger(b));
                 }
                 fr.push(ns_per(t, nk));
                 let t = Timer::now();
@@ -407,12 +419,16 @@ fn main() {
                 }
                 ir.push(ns_per(t, nk));
             }
-            let (f, i) = (median(fr), median(ir));
-            println!("{bs:>6} {f:>14.1} {i:>14.1} {:>8.2}", i / f);
+            let (m, f, i) = (median(mr), median(fr), median(ir));
+            println!(
+                "{bs:>6} {m:>14.1} {f:>14.1} {i:>14.1} {:>8.2} {:>8.2}",
+                i / m,
+                i / f
+            );
             if bi > 0 {
                 json.push_str(",\n");
             }
-            let _ = write!(json, "    {{\"batch\": {bs}, \"finger_ns_per_key\": {f:.1}, \"independent_ns_per_key\": {i:.1}, \"speedup\": {:.2}}}", i / f);
+            let _ = write!(json, "    {{\"batch\": {bs}, \"multi_get_ns_per_key\": {m:.1}, \"finger_ns_per_key\": {f:.1}, \"independent_ns_per_key\": {i:.1}, \"speedup\": {:.2}, \"finger_speedup\": {:.2}}}", i / m, i / f);
         }
         json.push_str("\n  ],\n");
     }

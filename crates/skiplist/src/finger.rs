@@ -68,7 +68,7 @@ impl<'a, O: KeyOrder> Finger<'a, O> {
                 if SUCC_PREFIX
                     && level > 0
                     // SAFETY: `p` is the head or a node reached at `level >= 1`.
-                    && unsafe { Node::succ_prefix(p, level) }.load(AtOrd::Relaxed) > k.prefix
+                    && unsafe { Node::succ_prefix(p, level) }.load(AtOrd::Acquire) > k.prefix
                 {
                     // The successor is beyond the key (hint never too small): descend here.
                     break std::ptr::null_mut();

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtOrd};
 
 use crate::arena::Arena;
 use crate::height::random_height;
-use crate::node::{Node, MAX_HEIGHT, SUCC_PREFIX};
+use crate::node::{prefetch, Node, MAX_HEIGHT, SUCC_PREFIX};
 use crate::order::{key_prefix, Bytewise, KeyOrder};
 
 /// Construction options.
@@ -57,6 +57,21 @@ impl std::error::Error for InsertError {}
 pub const MAX_LEN: usize = u32::MAX as usize - 1;
 
 static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Number of searches [`SkipList::multi_get`] runs in lockstep.
+pub const INTERLEAVE: usize = 32;
+
+/// One in-flight search of [`SkipList::multi_get`]: `x` (< key) at `level`, `bound`
+/// a node known >= key (or null), `pending` the successor to compare next (prefetched).
+#[derive(Clone, Copy)]
+struct Lane<'k> {
+    k: SearchKey<'k>,
+    idx: usize,
+    x: *mut Node,
+    level: usize,
+    bound: *mut Node,
+    pending: *mut Node,
+}
 
 /// A search key with its prefix computed once.
 #[derive(Clone, Copy)]
@@ -256,6 +271,9 @@ impl<O: KeyOrder> SkipList<O> {
     /// Walks `level` forward from `before` (head or a node < k) to the last node < k.
     /// `bound` is a node already known to be >= k (or null): reaching it ends the walk
     /// without a comparison. Returns (last < k, first >= k or null).
+    ///
+    /// At levels >= 1 a successor whose prefix hint is strictly below the key's prefix is
+    /// stepped over without loading its header (the hint is never below the real prefix).
     #[inline(always)]
     pub(crate) fn walk_level(
         &self,
@@ -265,8 +283,26 @@ impl<O: KeyOrder> SkipList<O> {
         bound: *mut Node,
     ) -> (*mut Node, *mut Node) {
         loop {
+            if SUCC_PREFIX && level > 0 {
+                // SAFETY: `before` is the head or a node reached at `level >= 1`.
+                let hint = unsafe { Node::succ_prefix(before, level) }.load(AtOrd::Acquire);
+                if hint < k.prefix {
+                    // SAFETY: as above.
+                    let next = unsafe { Node::next(before, level) };
+                    if !next.is_null() {
+                        prefetch_step(next, level);
+                        before = next;
+                        continue;
+                    }
+                }
+            }
             // SAFETY: `before` is the head or a node reached at `level`, so it has that level.
             let next = unsafe { Node::next(before, level) };
+            if cfg!(feature = "search-prefetch-key") && level == 0 {
+                // The key bytes of a level-0 candidate (may be the answer) often start on the
+                // next cache line: fetch it in parallel with the header.
+                prefetch((next as *const u8).wrapping_add(48));
+            }
             if next.is_null() || next == bound || self.cmp_node(next, k) != Ordering::Less {
                 return (before, next);
             }
@@ -289,17 +325,24 @@ impl<O: KeyOrder> SkipList<O> {
             return self.walk_level(k, before, level, bound);
         }
         loop {
-            // The hint is never smaller than the real successor's prefix: if it is beyond the
-            // key, so is the successor (stopping early is always safe anyway).
+            // The hint is never smaller than the real successor's prefix (Acquire: a hint
+            // seen implies the link it describes, or a newer one, is seen too).
             // SAFETY: `before` is the head or a node reached at `level >= 1`.
-            if unsafe { Node::succ_prefix(before, level) }.load(AtOrd::Relaxed) > k.prefix {
+            let hint = unsafe { Node::succ_prefix(before, level) }.load(AtOrd::Acquire);
+            if hint > k.prefix {
+                // Stopping early is always safe (the lower levels are complete).
                 return (before, std::ptr::null_mut());
             }
             // SAFETY: as above.
             let next = unsafe { Node::next(before, level) };
-            if next.is_null() || next == bound || self.cmp_node(next, k) != Ordering::Less {
+            if next.is_null() || next == bound {
                 return (before, next);
             }
+            // hint < prefix: the successor is < k without loading it.
+            if hint == k.prefix && self.cmp_node(next, k) != Ordering::Less {
+                return (before, next);
+            }
+            prefetch_step(next, level);
             before = next;
         }
     }
@@ -489,7 +532,7 @@ impl<O: KeyOrder> SkipList<O> {
                         unsafe { Node::prefix(sp.succ[l]) }
                     };
                     // SAFETY: as above.
-                    unsafe { Node::succ_prefix(node, l).store(sp_prefix, AtOrd::Relaxed) };
+                    unsafe { Node::succ_prefix(node, l).store(sp_prefix, AtOrd::Release) };
                 }
                 // SAFETY: pred is the head or a node of height > l.
                 let res = unsafe { Node::tower(sp.pred[l], l) }.compare_exchange(
@@ -504,7 +547,7 @@ impl<O: KeyOrder> SkipList<O> {
                         // successor's prefix, which is larger (safe). A delayed store can only
                         // write the prefix of a former successor, also never too small.
                         // SAFETY: pred is the head or a node of height > l.
-                        unsafe { Node::succ_prefix(sp.pred[l], l).store(k.prefix, AtOrd::Relaxed) };
+                        unsafe { Node::succ_prefix(sp.pred[l], l).store(k.prefix, AtOrd::Release) };
                     }
                     break;
                 }
@@ -526,9 +569,26 @@ impl<O: KeyOrder> SkipList<O> {
         Ok(true)
     }
 
-    /// Looks up every key; results are in the caller's order. Uses a finger
-    /// search over the keys in sorted order (duplicates allowed).
+    /// Looks up every key; results are in the caller's order (any order,
+    /// duplicates allowed). Runs [`INTERLEAVE`] searches in lockstep, each
+    /// prefetching the node it reads next, so their cache misses overlap
+    /// (memory-level parallelism); see also [`SkipList::multi_get_finger`] and
+    /// [`SkipList::multi_get_independent`].
     pub fn multi_get(&self, keys: &[&[u8]]) -> Vec<Option<&[u8]>> {
+        let mut out = vec![None; keys.len()];
+        if keys.len() <= 1 {
+            if let Some(k) = keys.first() {
+                out[0] = self.get(k);
+            }
+            return out;
+        }
+        self.interleaved_gets(keys, &mut out);
+        out
+    }
+
+    /// Looks up every key with a finger search over the keys in sorted order
+    /// (duplicates allowed); results are in the caller's order.
+    pub fn multi_get_finger(&self, keys: &[&[u8]]) -> Vec<Option<&[u8]>> {
         let mut out = vec![None; keys.len()];
         if keys.len() <= 1 {
             if let Some(k) = keys.first() {
@@ -558,6 +618,121 @@ impl<O: KeyOrder> SkipList<O> {
             }
         }
         out
+    }
+
+    /// Group-prefetching lookups (AMAC): up to [`INTERLEAVE`] searches advance one
+    /// node at a time, round robin; a finished lane takes the next key at once.
+    fn interleaved_gets<'s>(&'s self, keys: &[&[u8]], out: &mut [Option<&'s [u8]>]) {
+        let top = self.top_level();
+        let idle = Lane {
+            k: SearchKey {
+                key: &[],
+                prefix: 0,
+            },
+            idx: usize::MAX,
+            x: self.head,
+            level: 0,
+            bound: std::ptr::null_mut(),
+            pending: std::ptr::null_mut(),
+        };
+        let mut lanes = [idle; INTERLEAVE];
+        let mut next_key = 0;
+        let mut active = 0;
+        loop {
+            for lane in lanes.iter_mut() {
+                if lane.idx == usize::MAX {
+                    if next_key == keys.len() {
+                        continue;
+                    }
+                    *lane = Lane {
+                        k: self.search_key(keys[next_key]),
+                        idx: next_key,
+                        x: self.head,
+                        level: top,
+                        bound: std::ptr::null_mut(),
+                        pending: std::ptr::null_mut(),
+                    };
+                    next_key += 1;
+                    active += 1;
+                }
+                if let Some(n) = self.lane_step(lane) {
+                    if !n.is_null() && self.node_eq(n, &lane.k) {
+                        // SAFETY: live node of `self`.
+                        out[lane.idx] = Some(unsafe { Node::value(n) });
+                    }
+                    lane.idx = usize::MAX;
+                    active -= 1;
+                }
+            }
+            if active == 0 && next_key == keys.len() {
+                return;
+            }
+        }
+    }
+
+    /// Advances one lane until it needs a node that is not known to be cached (it then
+    /// prefetches that node and returns `None`) or until it has found the first node >= its
+    /// key (`Some`, maybe null).
+    #[inline(always)]
+    fn lane_step(&self, l: &mut Lane<'_>) -> Option<*mut Node> {
+        let kp = l.k.prefix;
+        if !l.pending.is_null() {
+            let n = l.pending;
+            l.pending = std::ptr::null_mut();
+            if self.cmp_node(n, &l.k) == Ordering::Less {
+                l.x = n;
+            } else {
+                if l.level == 0 {
+                    return Some(n);
+                }
+                l.bound = n;
+                l.level -= 1;
+            }
+        }
+        loop {
+            let (x, level) = (l.x, l.level);
+            if SUCC_PREFIX && level > 0 {
+                // SAFETY: `x` is the head or a node reached at `level >= 1`.
+                let hint = unsafe { Node::succ_prefix(x, level) }.load(AtOrd::Acquire);
+                if hint > kp {
+                    // Descending early is always safe; the bound is unknown.
+                    l.bound = std::ptr::null_mut();
+                    l.level -= 1;
+                    continue;
+                }
+                // SAFETY: as above.
+                let next = unsafe { Node::next(x, level) };
+                if next.is_null() || next == l.bound {
+                    l.bound = next;
+                    l.level -= 1;
+                    continue;
+                }
+                if hint < kp {
+                    // The successor is < k (hint never below its prefix): step onto it.
+                    l.x = next;
+                    prefetch(Node::slot_addr(next, level));
+                    prefetch(Node::slot_addr(next, level - 1));
+                    return None;
+                }
+                l.pending = next;
+                prefetch(next as *const u8);
+                return None;
+            }
+            // SAFETY: `x` is the head or a node reached at `level`.
+            let next = unsafe { Node::next(x, level) };
+            if next.is_null() || next == l.bound {
+                if level == 0 {
+                    return Some(next);
+                }
+                l.bound = next;
+                l.level -= 1;
+                continue;
+            }
+            l.pending = next;
+            prefetch(Node::slot_addr(next, 0));
+            prefetch(next as *const u8);
+            return None;
+        }
     }
 
     /// Looks up every key independently from the head (for comparison with
@@ -609,6 +784,16 @@ impl<O: KeyOrder> SkipList<O> {
             ));
         }
         Ok(())
+    }
+}
+
+/// Prefetch for a step onto `node` at `level` (feature `search-prefetch`): its tower slot
+/// at `level` and, when descending, the one below are the next things the search reads.
+#[inline(always)]
+pub(crate) fn prefetch_step(node: *const Node, level: usize) {
+    if cfg!(feature = "search-prefetch") {
+        prefetch(Node::slot_addr(node, level));
+        prefetch(node as *const u8);
     }
 }
 

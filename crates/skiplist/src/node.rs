@@ -41,6 +41,21 @@ pub(crate) struct Node {
     height: u8,
 }
 
+/// Software prefetch of the cache line holding `p` into all cache levels
+/// (`_mm_prefetch` with `_MM_HINT_T0` on x86_64; a no-op elsewhere and under Miri).
+/// A prefetch is only a hint: it never faults, whatever the address.
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: `prefetcht0` has no architectural effect besides cache state and never faults,
+    // even for an invalid address; SSE is part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = p;
+}
+
 /// Whether upper levels carry the successor-prefix hint.
 pub(crate) const SUCC_PREFIX: bool = cfg!(not(feature = "no-succ-prefix"));
 
@@ -131,6 +146,12 @@ impl Node {
         // SAFETY: the hint is the 8 bytes after the forward pointer of `level`, inside the
         // node's block, initialised at allocation.
         unsafe { &*((node as *const u8).sub(slot_offset(level) - 8) as *const AtomicU64) }
+    }
+
+    /// Address of the tower slot of `node` at `level` (for prefetching; no dereference).
+    #[inline(always)]
+    pub(crate) fn slot_addr(node: *const Node, level: usize) -> *const u8 {
+        (node as *const u8).wrapping_sub(slot_offset(level))
     }
 
     /// Acquire-load of the successor at `level`.

@@ -266,6 +266,13 @@ fn multi_get_duplicates_and_caller_order() {
             .collect::<Vec<_>>()
     );
     assert_eq!(list.multi_get_independent(&refs), got);
+    assert_eq!(list.multi_get_finger(&refs), got);
+    // More keys than interleaved lanes, with duplicates, absent keys and reverse order.
+    let many: Vec<[u8; 4]> = (0..300u32).rev().map(|k| (k % 211).to_be_bytes()).collect();
+    let many_refs: Vec<&[u8]> = many.iter().map(|k| &k[..]).collect();
+    let many_got = list.multi_get(&many_refs);
+    assert_eq!(many_got, list.multi_get_independent(&many_refs));
+    assert_eq!(many_got, list.multi_get_finger(&many_refs));
     assert_eq!(list.multi_get(&[]), Vec::<Option<&[u8]>>::new());
     // Finger with equal keys and keys going backwards.
     let mut f = list.finger();

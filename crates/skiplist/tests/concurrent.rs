@@ -56,14 +56,16 @@ fn four_writers_two_readers() {
                 let mut rounds = 0;
                 while (!done.load(Ordering::Relaxed) || rounds < 2) && rounds < 100_000 {
                     let mut prev: Option<&[u8]> = None;
-                    let mut n = 0usize;
-                    for (k, v) in list.iter() {
+                    let mut seen: Vec<&[u8]> = Vec::new();
+                    for (n, (k, v)) in list.iter().enumerate() {
                         assert_eq!(k, v);
+                        if n.is_multiple_of(37) {
+                            seen.push(k);
+                        }
                         if let Some(p) = prev {
                             assert!(p < k, "order violated");
                         }
                         prev = Some(k);
-                        n += 1;
                     }
                     let mut f = list.finger();
                     for i in (0..1000u64).step_by(7) {
@@ -72,7 +74,21 @@ fn four_writers_two_readers() {
                             assert!(fk >= &k[..]);
                         }
                     }
-                    let _ = n;
+                    // Entries seen once are found by every later lookup (interleaved and finger
+                    // multi_get, during the writes); probe them in reverse with absent keys too.
+                    seen.reverse();
+                    let mut probes = seen.clone();
+                    let absent: Vec<Vec<u8>> = seen.iter().map(|k| [*k, b"!"].concat()).collect();
+                    probes.extend(absent.iter().map(|k| &k[..]));
+                    for got in [list.multi_get(&probes), list.multi_get_finger(&probes)] {
+                        for (i, g) in got.iter().enumerate() {
+                            if i < seen.len() {
+                                assert_eq!(*g, Some(seen[i]));
+                            } else {
+                                assert!(g.is_none() || *g == Some(probes[i]));
+                            }
+                        }
+                    }
                     rounds += 1;
                 }
             });

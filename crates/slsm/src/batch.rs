@@ -85,8 +85,15 @@ fn get_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// An empty batch with room for `bytes` of encoded operations.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
+        rep.resize(HEADER_LEN, 0);
         WriteBatch {
-            rep: vec![0; HEADER_LEN],
+            rep,
             count: 0,
             invalid: None,
         }

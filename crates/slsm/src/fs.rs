@@ -48,6 +48,33 @@ pub enum FileBytes {
     Owned(Vec<u8>),
 }
 
+impl FileBytes {
+    /// Tells the OS this process no longer needs `range` resident (a merge
+    /// that has read past it), so a merge does not make its whole input
+    /// resident. Only affects memory maps; a no-op elsewhere.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let FileBytes::Mapped(m) = self {
+            if range.start < range.end && range.end <= m.len() {
+                // SAFETY: the map is a read-only, shared mapping of an
+                // immutable file: MADV_DONTNEED only unmaps the pages from
+                // this process (they stay in the page cache, nothing is
+                // discarded), and any later read through a live slice faults
+                // the same bytes back in.
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        range.start,
+                        range.len(),
+                    )
+                };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+}
+
 impl Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

@@ -154,6 +154,7 @@ pub fn check_all<O: KeyOrder>(
     }
     assert_eq!(list.multi_get(&refs), expect);
     assert_eq!(list.multi_get_independent(&refs), expect);
+    assert_eq!(list.multi_get_finger(&refs), expect);
     // Finger in caller (random) order, then sorted order, then reversed.
     let mut f = list.finger();
     for k in &refs {

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::Shared;
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::iter::{run_cursor, InternalIter, MergingIter};
+use crate::iter::{run_cursor_sequential, InternalIter, MergingIter};
 use crate::manifest::{self, Manifest};
 use crate::memtable::MemRun;
 use crate::merge::{merge_into, MergePolicy};
@@ -118,6 +118,7 @@ impl Shared {
         let mut bg = self.bg.lock();
         if let Err(e) = result {
             bg.error.get_or_insert(e);
+            self.bg_failed.store(true, Ordering::Release);
         }
         bg.progress += 1;
         self.bg_done.notify_all();
@@ -267,7 +268,10 @@ impl Shared {
                 bottommost,
             },
         };
-        let children = inputs.iter().map(|r| run_cursor(&r.file)).collect();
+        let children = inputs
+            .iter()
+            .map(|r| run_cursor_sequential(&r.file))
+            .collect();
         let range_dels = inputs
             .iter()
             .flat_map(|r| r.file.range_tombstones().iter().cloned())

@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     counters: Counters,
     /// Some write skipped the WAL since the last flush.
     unlogged: AtomicBool,
+    /// Set with `BgState::error`, so writers can check it without a lock.
+    bg_failed: AtomicBool,
 }
 
 /// An open slsm database.
@@ -205,6 +207,9 @@ impl Shared {
 
     /// Fails if a background error stopped the engine.
     fn check_bg_error(&self) -> Result<()> {
+        if !self.bg_failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         match &self.bg.lock().error {
             Some(e) => Err(Error::BackgroundFailed(e.to_string())),
             None => Ok(()),

@@ -106,6 +106,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
         merge_lock: Mutex::new(()),
         counters: Counters::default(),
         unlogged: AtomicBool::new(false),
+        bg_failed: AtomicBool::new(false),
     })
 }
 

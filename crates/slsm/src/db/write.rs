@@ -184,6 +184,9 @@ impl Shared {
         n: usize,
         run: Arc<MemRun>,
     ) -> Result<()> {
+        if n == 1 {
+            return self.commit_alone(q, run);
+        }
         let members: Vec<Arc<Writer>> = q.queue.iter().take(n).cloned().collect();
         let first_seq = q.last_seq + 1;
         let mut seq = first_seq;
@@ -215,6 +218,22 @@ impl Shared {
             self.insert_batch(&run, &members[0].batch.lock(), starts[0]);
             group.wait_all();
         });
+        self.visible_seq.store(last_seq, Ordering::Release);
+        Ok(())
+    }
+
+    /// The common uncontended case: the leader's batch alone, without the
+    /// group bookkeeping (no allocation).
+    fn commit_alone(&self, q: &mut MutexGuard<'_, WriteQueue>, run: Arc<MemRun>) -> Result<()> {
+        let me = Arc::clone(&q.queue[0]);
+        let first_seq = q.last_seq + 1;
+        let last_seq = q.last_seq + me.batch.lock().len() as u64;
+        if last_seq > MAX_SEQUENCE {
+            return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
+        }
+        self.log_group(q, std::slice::from_ref(&me), &[first_seq])?;
+        q.last_seq = last_seq;
+        MutexGuard::unlocked(q, || self.insert_batch(&run, &me.batch.lock(), first_seq));
         self.visible_seq.store(last_seq, Ordering::Release);
         Ok(())
     }
@@ -277,7 +296,7 @@ impl Shared {
         let mut stalled: Option<Instant> = None;
         let result = loop {
             self.check_bg_error()?;
-            let version = self.current.load_full();
+            let version = self.current.load();
             let active = version.active();
             let full = active.memory_usage() >= self.opts.run_size;
             if !(full || force && !active.is_empty()) {
@@ -407,7 +426,7 @@ impl super::Db {
 
     /// [`put`](Self::put) with per-write options.
     pub fn put_opt(&self, key: &[u8], value: &[u8], opts: &WriteOptions) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(key.len() + value.len() + 24);
         batch.put(key, value);
         self.shared.write(batch, opts)
     }

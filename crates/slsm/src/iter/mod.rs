@@ -104,3 +104,9 @@ impl InternalIter for RunIter {
 pub(crate) fn run_cursor(file: &Arc<RunFile>) -> Box<dyn InternalIter> {
     Box::new(RunIter::new(Arc::clone(file)))
 }
+
+/// A cursor for one forward pass over a run file (a merge input); it keeps
+/// little of the file resident.
+pub(crate) fn run_cursor_sequential(file: &Arc<RunFile>) -> Box<dyn InternalIter> {
+    Box::new(RunIter::sequential(Arc::clone(file)))
+}

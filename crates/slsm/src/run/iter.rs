@@ -20,7 +20,13 @@ pub struct RunIter {
     pos: usize,
     entry: Option<(Range<usize>, Range<usize>)>,
     status: Option<Error>,
+    /// For one forward pass (a merge): file bytes below this offset have
+    /// been released; `None` when not releasing.
+    released_to: Option<usize>,
 }
+
+/// A sequential cursor releases what it has read in steps of this size.
+const RELEASE_STEP: usize = 4 << 20;
 
 impl std::fmt::Debug for RunIter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,6 +49,26 @@ impl RunIter {
             pos: 0,
             entry: None,
             status: None,
+            released_to: None,
+        }
+    }
+
+    /// A cursor for one forward pass over the whole file (a merge input):
+    /// pages it has moved past are released from this process's resident
+    /// memory (they stay in the page cache), so merging large runs does not
+    /// make them resident.
+    pub fn sequential(file: Arc<RunFile>) -> RunIter {
+        let mut it = RunIter::new(file);
+        it.released_to = Some(0);
+        it
+    }
+
+    fn release_behind(&mut self, offset: usize) {
+        if let Some(done) = self.released_to {
+            if offset >= done + RELEASE_STEP {
+                self.file.release(done..offset);
+                self.released_to = Some(offset);
+            }
         }
     }
 
@@ -152,6 +178,7 @@ impl RunIter {
             Err(e) => return self.fail(e),
         };
         self.block_idx = i;
+        self.release_behind(block.offset() as usize);
         match pick(&block) {
             Some(j) => self.set_pos(block, j),
             None => {

@@ -221,6 +221,12 @@ impl RunFile {
         self.fences.len()
     }
 
+    /// Releases `range` of the mapped file from resident memory (see
+    /// `FileBytes::release`).
+    pub(crate) fn release(&self, range: std::ops::Range<usize>) {
+        self.map.release(range);
+    }
+
     /// The fence pointers.
     pub(crate) fn fences(&self) -> &[Fence] {
         &self.fences
