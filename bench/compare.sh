@@ -51,7 +51,8 @@ done
 case "$ROUNDS" in ''|*[!0-9]*) echo "--rounds needs a number" >&2; exit 2 ;; esac
 [ "$ROUNDS" -ge 1 ] || { echo "--rounds must be at least 1" >&2; exit 2; }
 
-OUT="${OUT:-$ROOT/bench/results/$(date +%Y%m%d-%H%M%S)$([ $QUICK = 1 ] && echo -quick)}"
+SUFFIX=""; [ "$QUICK" = 1 ] && SUFFIX="-quick"
+OUT="${OUT:-$ROOT/bench/results/$(date +%Y%m%d-%H%M%S)$SUFFIX}"
 mkdir -p "$OUT" "$DBDIR"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 SLSM="$TARGET/release/slsm"

@@ -6,8 +6,11 @@
 //!   `u64` that is compared **unsigned** before any key bytes are touched.
 //! * Towers are inline in the node; heights come from one thread-local random
 //!   word and `trailing_zeros`.
-//! * [`SkipList::multi_get`] and [`Finger`] reuse the previous search path
-//!   (finger search); [`SkipList::insert_with_hint`] reuses the insert splice.
+//! * [`SkipList::multi_get`] runs up to [`INTERLEAVE`] searches in lockstep
+//!   with software prefetch so their cache misses overlap;
+//!   [`SkipList::multi_get_finger`] and [`Finger`] reuse the previous search
+//!   path (finger search); [`SkipList::insert_with_hint`] reuses the insert splice.
+//! * Large lists take their arena chunks as 2 MiB-aligned transparent huge pages.
 //!
 //! See the crate README for the layout, measurements and limits.
 

@@ -13,10 +13,13 @@
 //! Levels >= 1 keep, beside the forward pointer, a copy of the successor's
 //! prefix (`succ_prefix`, `u64::MAX` for "none"). It is only a *hint*: it is
 //! written after the pointer and may be stale, but only ever too large (a
-//! node's successor can only be replaced by a smaller key), so a search uses
-//! it solely to stop early at a level ("the successor is beyond the key:
-//! descend"), which is always safe; moving forward still compares the real
-//! node. This avoids touching the overshooting node at each upper level.
+//! node's successor can only be replaced by a smaller key). A hint above the
+//! key's prefix lets a read-only search stop early at a level ("the successor
+//! is beyond the key: descend"), which is always safe, without touching the
+//! overshooting node; a hint below the key's prefix proves the successor is
+//! smaller than the key, so any search steps onto it without loading its
+//! header. Only an equal hint needs the real compare. Hints are stored with
+//! Release and loaded with Acquire.
 //! Level 0 has no hint (75% of nodes only have level 0, so it costs ~2.7
 //! bytes per entry on average with p = 1/4). Build with the
 //! `no-succ-prefix` feature to disable it (for benchmarking). A node

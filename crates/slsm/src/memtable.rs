@@ -5,11 +5,21 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use slsm_skiplist::{OwnedIter, SkipList};
+use std::cell::RefCell;
+
+use slsm_skiplist::{InsertHint, OwnedIter, SkipList};
 
 use crate::bloom::AtomicBloom;
 use crate::key::{self, InternalOrder, Kind};
 use crate::rangedel::{MemRangeDels, RangeTombstone};
+
+thread_local! {
+    /// Each writing thread's splice (the search path of its last insert):
+    /// ascending inserts (`fillseq`, sorted batches) then cost O(1) instead of
+    /// a search from the head. A hint is checked against the list it was
+    /// made for, so one per thread serves every run.
+    static INSERT_HINT: RefCell<InsertHint> = RefCell::new(InsertHint::new());
+}
 
 /// Bytes of skiplist memory assumed per entry when sizing a run's Bloom
 /// filter: small entries overfill the filter gracefully (a higher false
@@ -67,7 +77,10 @@ impl MemRun {
         self.bloom.insert_hash(hash);
         // Internal keys are unique (one sequence number per operation), so
         // the insert cannot find the key present.
-        let inserted = self.list.insert(ikey, value);
+        let inserted = INSERT_HINT.with(|hint| {
+            self.list
+                .insert_with_hint(&mut hint.borrow_mut(), ikey, value)
+        });
         debug_assert!(inserted, "duplicate internal key");
         self.max_seq.fetch_max(seq, Ordering::Relaxed);
     }

@@ -26,6 +26,8 @@ use crate::fsutil;
 
 /// Space is reserved in steps of this many bytes (at least).
 const GROW_STEP: u64 = 4 << 20;
+/// Smallest mapping (address space only; file space is reserved in steps).
+const MIN_MAP_LEN: u64 = 64 << 20;
 
 /// An append-only log written through a shared mapping.
 ///
@@ -38,6 +40,10 @@ pub struct MappedWal {
     path: PathBuf,
     log_number: u64,
     map: MmapMut,
+    /// Length of the mapping: address space reserved once, ahead of the
+    /// file, so the log rarely has to be remapped (each remap costs a TLB
+    /// shootdown on every core running the process).
+    map_len: u64,
     /// Bytes written: the file header plus every record.
     len: u64,
     /// Bytes reserved (the file's length and the mapping's).
@@ -75,12 +81,14 @@ impl MappedWal {
         // a small or idle database does not pin `expected` bytes per log.
         let reserved = round_up(expected.clamp(FILE_HEADER_LEN as u64 + 1, GROW_STEP));
         reserve(&file, path, 0, reserved)?;
-        let map = map(&file, path, reserved)?;
+        let map_len = round_up(expected.saturating_mul(2).max(MIN_MAP_LEN));
+        let map = map(&file, path, map_len)?;
         let mut wal = MappedWal {
             file,
             path: path.to_path_buf(),
             log_number,
             map,
+            map_len,
             len: 0,
             reserved,
             synced: 0,
@@ -144,7 +152,10 @@ impl MappedWal {
             self.reserved,
             target - self.reserved,
         )?;
-        self.map = map(&self.file, &self.path, target)?;
+        if target > self.map_len {
+            self.map_len = round_up(target.saturating_mul(2));
+            self.map = map(&self.file, &self.path, self.map_len)?;
+        }
         self.reserved = target;
         self.size_dirty = true;
         Ok(())
@@ -222,10 +233,11 @@ fn reserve(file: &File, path: &Path, offset: u64, len: u64) -> Result<()> {
 }
 
 fn map(file: &File, path: &Path, len: u64) -> Result<MmapMut> {
-    // SAFETY: the mapping covers exactly the reserved (allocated) length of
-    // a file this writer created and owns; nothing else truncates it while
-    // the writer lives (the engine deletes logs only after retiring them),
-    // so every page written through it is backed by allocated file space.
+    // SAFETY: the file is created and owned by this writer; nothing else
+    // truncates it while the writer lives (the engine deletes logs only
+    // after retiring them). The mapping may extend past the end of the file,
+    // but the writer only touches bytes below `reserved`, which `fallocate`
+    // has allocated, so no access can fault past the end (SIGBUS).
     unsafe { MmapOptions::new().len(len as usize).map_mut(file) }.map_err(|e| Error::io(path, e))
 }
 
