@@ -80,7 +80,7 @@ pub use iter::{Iter, Leaves};
 pub use map::ExtentMap;
 
 /// Default number of extent slots per leaf (chosen by the leaf-size sweep
-/// in `examples/bench.rs --sweep`; see README).
+/// in `examples/extent_bench.rs --sweep`; see README).
 pub const DEFAULT_LEAF_CAP: usize = 64;
 
 /// An extent `[start, start + len)` and (a clone of) its value.

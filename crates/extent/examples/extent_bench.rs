@@ -3,7 +3,7 @@
 //! and `RwLock<BTreeMap>`.
 //!
 //! ```text
-//! cargo run --release -p slsm-extent --example bench -- [--runs N] [--n N]
+//! cargo run --release -p slsm-extent --example extent_bench -- [--runs N] [--n N]
 //!     [--iommu-ops N] [--threads 1,2,4] [--json PATH] [--sweep]
 //! ```
 //!
