@@ -84,6 +84,56 @@ pub fn lookup_key_into(out: &mut Vec<u8>, user_key: &[u8], snapshot: u64) {
     out.extend_from_slice(&packed_trailer(snapshot, KIND_FOR_SEEK));
 }
 
+/// A lookup key (see [`lookup_key`]) built on the stack when the user key is
+/// short, so a point read allocates nothing.
+pub struct LookupKey {
+    inline: [u8; 64],
+    len: usize,
+    heap: Vec<u8>,
+}
+
+impl LookupKey {
+    /// The lookup key of `user_key` at `snapshot`.
+    #[inline]
+    pub fn new(user_key: &[u8], snapshot: u64) -> LookupKey {
+        let mut k = LookupKey {
+            inline: [0; 64],
+            len: user_key.len() + TRAILER_LEN,
+            heap: Vec::new(),
+        };
+        if k.len <= k.inline.len() {
+            k.inline[..user_key.len()].copy_from_slice(user_key);
+            k.inline[user_key.len()..k.len]
+                .copy_from_slice(&packed_trailer(snapshot, KIND_FOR_SEEK));
+        } else {
+            lookup_key_into(&mut k.heap, user_key, snapshot);
+        }
+        k
+    }
+
+    /// The encoded key.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        if self.heap.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+/// Remembers `key` in `slot`, reusing its allocation.
+#[inline]
+pub(crate) fn remember(slot: &mut Option<Vec<u8>>, key: &[u8]) {
+    match slot {
+        Some(buf) => {
+            buf.clear();
+            buf.extend_from_slice(key);
+        }
+        None => *slot = Some(key.to_vec()),
+    }
+}
+
 /// A decoded view of an internal key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParsedKey<'a> {
@@ -161,6 +211,17 @@ mod tests {
         assert_eq!(compare(&a, &ab), Ordering::Less);
         let empty = encode(b"", 0, Kind::Delete);
         assert_eq!(compare(&empty, &a), Ordering::Less);
+    }
+
+    #[test]
+    fn stack_lookup_key_equals_heap_one() {
+        for len in [0usize, 1, 55, 56, 57, 200] {
+            let user: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            assert_eq!(
+                LookupKey::new(&user, 77).as_bytes(),
+                lookup_key(&user, 77).as_slice()
+            );
+        }
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub(crate) fn merge_into(
         let same_key = last_user_key.as_deref() == Some(parsed.user_key);
         let shadowed = same_key && stripe == last_stripe;
         if !same_key {
-            last_user_key = Some(parsed.user_key.to_vec());
+            key::remember(&mut last_user_key, parsed.user_key);
         }
         last_stripe = stripe;
         let covered = !fragments.is_empty()

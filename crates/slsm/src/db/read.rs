@@ -46,14 +46,14 @@ impl Shared {
         let version = self.current.load();
         let snapshot = self.read_seq(snapshot);
         let hash = hash_key(user_key);
-        let mut lookup = Vec::with_capacity(user_key.len() + key::TRAILER_LEN);
-        key::lookup_key_into(&mut lookup, user_key, snapshot);
+        let lookup = key::LookupKey::new(user_key, snapshot);
+        let lookup = lookup.as_bytes();
         // Newest to oldest. A source's range tombstones are checked before
         // its filters: they may delete the key in every older source.
         for mem in &version.mems {
             let range_del = mem.covering_range_del(user_key, snapshot);
             let hit = if mem.may_contain(user_key, hash) {
-                mem.get(user_key, &lookup)
+                mem.get(user_key, lookup)
             } else {
                 None
             };
@@ -63,7 +63,7 @@ impl Shared {
         }
         for run in version.disk_runs_newest_first() {
             let range_del = run.covering_range_del(user_key, snapshot);
-            let hit = self.probe_run(run, user_key, hash, &lookup)?;
+            let hit = self.probe_run(run, user_key, hash, lookup)?;
             if let Some(found) = settle(hit, range_del) {
                 return Ok(resolve(found));
             }

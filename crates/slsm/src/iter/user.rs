@@ -179,7 +179,7 @@ impl Iter {
             {
                 break;
             }
-            self.front_last = Some(parsed.user_key.to_vec());
+            key::remember(&mut self.front_last, parsed.user_key);
             if parsed.kind == Kind::Value && !self.range_deleted(parsed.user_key, parsed.seq) {
                 let item = (
                     Slice::copy_from(parsed.user_key),
