@@ -45,6 +45,20 @@ pub fn hash_key(user_key: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(user_key)
 }
 
+/// Software prefetch of the cache line holding `p` (a hint: it never
+/// faults, whatever the address; a no-op off x86_64 and under Miri).
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: `prefetcht0` only changes cache state and never faults, even
+    // for an invalid address; SSE is part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = p;
+}
+
 /// Filter parameters for a target false-positive rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Params {
@@ -227,6 +241,14 @@ impl AtomicBloom {
             .all(|(i, m)| self.words[base + i].load(Ordering::Relaxed) & m == *m)
     }
 
+    /// Starts loading the block [`may_contain_hash`](Self::may_contain_hash)
+    /// reads for `h` into the cache.
+    pub fn prefetch_hash(&self, h: u64) {
+        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
+        prefetch(self.words[base..].as_ptr().cast());
+        prefetch(self.words[base + BLOCK_WORDS - 1..].as_ptr().cast());
+    }
+
     /// Bytes of memory used by the filter bits.
     pub fn memory_usage(&self) -> usize {
         self.words.len() * std::mem::size_of::<AtomicU64>()
@@ -314,6 +336,18 @@ impl<'a> BloomView<'a> {
                 let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
                 word & m == *m
             })
+    }
+
+    /// Starts loading the block [`may_contain_hash`](Self::may_contain_hash)
+    /// reads for `h` into the cache (both lines: a block need not be
+    /// 64-byte aligned in the file).
+    pub fn prefetch_hash(&self, h: u64) {
+        if self.num_blocks > 0 {
+            let start = block_index(h, self.num_blocks) * BLOCK_BYTES;
+            let block = &self.blocks[start..start + BLOCK_BYTES];
+            prefetch(block.as_ptr());
+            prefetch(block[BLOCK_BYTES - 1..].as_ptr());
+        }
     }
 
     /// Number of 64-byte blocks.

@@ -137,6 +137,13 @@ impl MemRun {
         });
     }
 
+    /// Starts loading the filter block [`may_contain`](Self::may_contain)
+    /// reads for `hash` (see `RunFile::prefetch_filter`).
+    #[inline]
+    pub fn prefetch_filter(&self, hash: u64) {
+        self.bloom.prefetch_hash(hash);
+    }
+
     /// False if the run certainly holds no version of `user_key`: the Bloom
     /// filter, and for sealed runs the min/max keys, rule it out.
     #[inline]

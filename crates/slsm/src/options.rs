@@ -96,6 +96,33 @@ impl Default for Options {
 }
 
 impl Options {
+    /// These options on a fresh in-memory file system ([`MemFs`](crate::fs::MemFs))
+    /// and without a WAL: nothing touches the disk. The engine is otherwise
+    /// the same (memory runs flushed into run images, merged in the
+    /// background), so memory holds the data once, compactly, and lookups
+    /// stay fast however much is written.
+    ///
+    /// The path given to [`Db::open`](crate::Db::open) names the database
+    /// inside that file system. Data lives as long as the file system: a
+    /// clone of these options reopens the same database after the `Db` is
+    /// dropped; when the last clone is gone, so is the data.
+    ///
+    /// ```
+    /// use slsm::{Db, Options};
+    /// let opts = Options::default().in_memory();
+    /// let db = Db::open("mem", opts.clone())?;
+    /// db.put(b"k", b"v")?;
+    /// drop(db);
+    /// let db = Db::open("mem", opts)?;
+    /// assert_eq!(db.get(b"k")?.as_deref(), Some(&b"v"[..]));
+    /// # Ok::<(), slsm::Error>(())
+    /// ```
+    pub fn in_memory(mut self) -> Options {
+        self.fs = Arc::new(crate::fs::MemFs::new());
+        self.disable_wal = true;
+        self
+    }
+
     /// Checks every knob; the error names the field and the accepted range.
     pub fn validate(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::InvalidArgument(msg));

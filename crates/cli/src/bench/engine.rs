@@ -86,8 +86,16 @@ pub trait EngineFactory: Sync {
         String::new()
     }
     /// Opens (creating if missing) the database in `path`. In `memtable`
-    /// mode the WAL is off and the memory buffer must hold all the data.
-    fn open(&self, path: &Path, flags: &BenchFlags, memtable: bool) -> Result<Arc<dyn Engine>>;
+    /// mode nothing may touch the disk: the WAL is off and the data stays in
+    /// memory. `fresh` says the runner just deleted the database (a fill
+    /// starts from empty); in-memory engines must start empty too.
+    fn open(
+        &self,
+        path: &Path,
+        flags: &BenchFlags,
+        memtable: bool,
+        fresh: bool,
+    ) -> Result<Arc<dyn Engine>>;
 }
 
 /// A trivial in-memory engine (a locked `BTreeMap`), for testing the harness.
@@ -159,7 +167,7 @@ impl EngineFactory for MemFactory {
     fn name(&self) -> &str {
         "btreemap"
     }
-    fn open(&self, _: &Path, _: &BenchFlags, _: bool) -> Result<Arc<dyn Engine>> {
+    fn open(&self, _: &Path, _: &BenchFlags, _: bool, _: bool) -> Result<Arc<dyn Engine>> {
         Ok(Arc::new(MemEngine::default()))
     }
 }

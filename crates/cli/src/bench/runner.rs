@@ -86,13 +86,16 @@ impl<'a> Runner<'a> {
             std::fs::remove_dir_all(path)
                 .with_context(|| format!("removing old database {}", path.display()))?;
         }
-        let db = self.factory.open(path, self.flags, mem).with_context(|| {
-            format!(
-                "opening {} database in {}",
-                self.factory.name(),
-                path.display()
-            )
-        })?;
+        let db = self
+            .factory
+            .open(path, self.flags, mem, fresh)
+            .with_context(|| {
+                format!(
+                    "opening {} database in {}",
+                    self.factory.name(),
+                    path.display()
+                )
+            })?;
         self.db = Some(db);
         self.db_mem = mem;
         Ok(())

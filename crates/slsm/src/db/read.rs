@@ -48,6 +48,16 @@ impl Shared {
         let hash = hash_key(user_key);
         let lookup = key::LookupKey::new(user_key, snapshot);
         let lookup = lookup.as_bytes();
+        // All filter blocks this lookup may probe load in parallel: one
+        // cache-miss latency instead of one per run.
+        for mem in &version.mems {
+            mem.prefetch_filter(hash);
+        }
+        for run in version.disk_runs_newest_first() {
+            if run.file.overlaps_user_key(user_key) {
+                run.file.prefetch_filter(hash);
+            }
+        }
         // Newest to oldest. A source's range tombstones are checked before
         // its filters: they may delete the key in every older source.
         for mem in &version.mems {

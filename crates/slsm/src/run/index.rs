@@ -105,6 +105,34 @@ pub(crate) fn last_prefixes(file: &[u8], fences: &[Fence]) -> Vec<u64> {
         .collect()
 }
 
+/// Fences per group of the sampled top index ([`group_lasts`]): 16
+/// prefixes are two cache lines.
+pub(crate) const GROUP: usize = 16;
+
+/// The last prefix of every group of [`GROUP`] fences: a top index small
+/// enough to stay cached (1/16 of the fences), so that a point lookup binary
+/// searches it and then touches one or two lines of `prefixes`.
+pub(crate) fn group_lasts(prefixes: &[u64]) -> Vec<u64> {
+    prefixes.chunks(GROUP).map(|c| c[c.len() - 1]).collect()
+}
+
+/// Index of the first fence whose last key is `>= target` (`fences.len()`
+/// if none), for one point lookup: the top index narrows the search to
+/// the first group whose last prefix is not below the target's, then
+/// [`gallop_last_ge`] finishes (fences of earlier groups all have smaller
+/// prefixes, so they are below the target).
+pub(crate) fn point_last_ge(
+    file: &[u8],
+    fences: &[Fence],
+    prefixes: &[u64],
+    groups: &[u64],
+    target: &[u8],
+) -> usize {
+    let target_prefix = slsm_skiplist::key_prefix(key::user_key(target));
+    let g = groups.partition_point(|&p| p < target_prefix);
+    gallop_last_ge(file, fences, prefixes, target, g * GROUP)
+}
+
 /// Index of the first fence at or after `from` whose last key is `>=
 /// target`, found by galloping then binary search (`fences.len()` if none).
 /// `prefixes` is [`last_prefixes`] of `fences`.

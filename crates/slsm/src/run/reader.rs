@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use super::block::Block;
@@ -27,6 +27,10 @@ pub struct RunFile {
     fences: Vec<Fence>,
     /// User-key prefixes of the fences' last keys (see `index::last_prefixes`).
     last_prefixes: Vec<u64>,
+    /// Top index over `last_prefixes` (see `index::group_lasts`).
+    group_lasts: Vec<u64>,
+    /// One bit per data block whose checksum this process has verified.
+    verified: Box<[AtomicU64]>,
     filter: Range<usize>,
     range_dels: Vec<RangeTombstone>,
     obsolete: AtomicBool,
@@ -71,6 +75,10 @@ impl RunFile {
         }
         let meta = decode_meta(&map).map_err(|c| Error::corruption(path, c.offset, c.reason))?;
         let last_prefixes = index::last_prefixes(&map, &meta.fences);
+        let group_lasts = index::group_lasts(&last_prefixes);
+        let verified = (0..meta.fences.len().div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
         Ok(RunFile {
             path: path.to_path_buf(),
             fs,
@@ -78,6 +86,8 @@ impl RunFile {
             props: meta.props,
             fences: meta.fences,
             last_prefixes,
+            group_lasts,
+            verified,
             filter: meta.filter,
             range_dels: meta.range_dels,
             obsolete: AtomicBool::new(false),
@@ -105,6 +115,15 @@ impl RunFile {
         BloomView::parse(&self.map[self.filter.clone()]).is_none_or(|v| v.may_contain_hash(h))
     }
 
+    /// Starts loading the filter block [`may_contain_hash`](Self::may_contain_hash)
+    /// will read for `h`, so that a lookup probing many runs waits for
+    /// their filters' cache misses once, not once per run.
+    pub fn prefetch_filter(&self, h: u64) {
+        if let Some(v) = BloomView::parse(&self.map[self.filter.clone()]) {
+            v.prefetch_hash(h);
+        }
+    }
+
     /// True if `user_key` lies between the run's min and max user keys.
     pub fn overlaps_user_key(&self, user_key: &[u8]) -> bool {
         self.props.entries > 0
@@ -121,10 +140,17 @@ impl RunFile {
     /// [`key::compare`]), or `None` if every key is smaller. The block read
     /// is checksum-verified.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<KeyValue<'_>>> {
-        let i = self.block_for(lookup, 0);
+        let i = index::point_last_ge(
+            &self.map,
+            &self.fences,
+            &self.last_prefixes,
+            &self.group_lasts,
+            lookup,
+        );
         if i == self.fences.len() {
             return Ok(None);
         }
+        self.prefetch_block(i);
         let block = self.load_block(i)?;
         self.answer_in(&block, lookup, 0).map(|(_, kv)| Some(kv))
     }
@@ -174,7 +200,7 @@ impl RunFile {
         let mut prev: Option<&[u8]> = None;
         let (mut entries, mut tombstones) = (0u64, 0u64);
         for i in 0..self.fences.len() {
-            let block = self.load_block(i)?;
+            let block = self.load_block_checked(i)?;
             for j in 0..block.count() {
                 let (k, _) = self.kv(&block, j)?;
                 let bad = |why: &str| self.corruption(block.offset(), why);
@@ -238,8 +264,35 @@ impl RunFile {
         index::gallop_last_ge(&self.map, &self.fences, &self.last_prefixes, target, from)
     }
 
-    /// Verifies and decodes data block `i`.
+    /// Decodes data block `i`, verifying its checksum the first time this
+    /// process reads it (a block cache verifies on admission the same way;
+    /// [`verify`](Self::verify) always checks).
     pub(crate) fn load_block(&self, i: usize) -> Result<Block> {
+        let (word, bit) = (&self.verified[i / 64], 1u64 << (i % 64));
+        if word.load(AtomicOrdering::Relaxed) & bit != 0 {
+            let f = &self.fences[i];
+            return Block::open_verified(&self.map, f.offset, f.len).map_err(|c| self.to_error(c));
+        }
+        let block = self.load_block_checked(i)?;
+        word.fetch_or(bit, AtomicOrdering::Relaxed);
+        Ok(block)
+    }
+
+    /// Starts loading all of data block `i` (typically 1-4 KiB): its
+    /// trailer and the entries a binary search visits then arrive in
+    /// parallel instead of one dependent cache miss after another.
+    fn prefetch_block(&self, i: usize) {
+        let f = &self.fences[i];
+        if let Some(bytes) = self.map.get(f.offset..f.offset + f.len) {
+            for line in bytes.chunks(64) {
+                crate::bloom::prefetch(line.as_ptr());
+            }
+            crate::bloom::prefetch(bytes[bytes.len().saturating_sub(1)..].as_ptr());
+        }
+    }
+
+    /// Verifies the checksum of data block `i` and decodes it.
+    fn load_block_checked(&self, i: usize) -> Result<Block> {
         let f = &self.fences[i];
         Block::open(&self.map, f.offset, f.len).map_err(|c| self.to_error(c))
     }
