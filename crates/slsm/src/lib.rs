@@ -22,6 +22,7 @@ pub mod fs;
 pub mod fsutil;
 pub mod key;
 pub mod manifest;
+mod reaper;
 pub mod run;
 pub mod wal;
 

@@ -138,9 +138,12 @@ impl Db {
 
     /// Flushes, then merges every disk run into a single run on the deepest
     /// level, dropping overwritten versions and tombstones that no snapshot
-    /// needs.
+    /// needs. When it returns, the replaced run files are deleted (unless a
+    /// snapshot or iterator still reads them).
     pub fn compact(&self) -> Result<()> {
-        self.shared.compact_all()
+        self.shared.compact_all()?;
+        crate::reaper::drain();
+        Ok(())
     }
 
     /// Makes every acknowledged write durable against a machine crash
@@ -234,6 +237,9 @@ impl Drop for Db {
             let _ = self.shared.flush_all();
         }
         let _ = self.shared.close_wal();
+        // Obsolete run files released so far are deleted before `drop`
+        // returns (files a live snapshot or iterator holds go when it does).
+        crate::reaper::drain();
     }
 }
 

@@ -330,9 +330,16 @@ impl RunFile {
 }
 
 impl Drop for RunFile {
+    /// An obsolete file is unmapped and deleted on the clean-up thread (see
+    /// `reaper`): the thread dropping the last reference may be a writer.
     fn drop(&mut self) {
         if self.obsolete.load(AtomicOrdering::Acquire) {
-            let _ = self.fs.remove_file(&self.path);
+            let map = std::mem::replace(&mut self.map, FileBytes::Owned(Vec::new()));
+            let (fs, path) = (Arc::clone(&self.fs), std::mem::take(&mut self.path));
+            crate::reaper::defer(move || {
+                drop(map);
+                let _ = fs.remove_file(&path);
+            });
         }
     }
 }

@@ -372,6 +372,8 @@ fn obsolete_file_is_deleted_by_the_last_reference() {
     it.seek_to_first();
     assert!(it.valid());
     drop(it);
+    // Deletion happens on the clean-up thread, finished by `drain`.
+    crate::reaper::drain();
     assert!(!path.exists());
 }
 
