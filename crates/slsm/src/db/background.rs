@@ -28,6 +28,36 @@ use crate::rangedel::RangeTombstone;
 use crate::run::{RunBuilder, RunFile, RunOptions};
 use crate::version::{DiskRun, Version};
 
+/// Runs a level may hold however disjoint they are: bounds the runs a
+/// lookup checks and an iterator merges.
+const MAX_LEVEL_RUNS: usize = 64;
+
+/// The most runs of `level` any one user key falls in (runs holding range
+/// tombstones count as covering every key: a tombstone may reach far
+/// beyond the run's point keys and must meet merges to be dropped).
+pub(super) fn overlap_depth(level: &[Arc<DiskRun>]) -> usize {
+    let mut everywhere = 0;
+    // (key, +1 at a range's start, -1 past its end): starts sort before
+    // ends at equal keys because ranges are inclusive.
+    let mut events: Vec<(&[u8], i32)> = Vec::with_capacity(level.len() * 2);
+    for run in level {
+        let p = run.file.properties();
+        if p.range_tombstones > 0 {
+            everywhere += 1;
+        } else if p.entries > 0 {
+            events.push((p.min_user_key.as_slice(), -1));
+            events.push((p.max_user_key.as_slice(), 1));
+        }
+    }
+    events.sort();
+    let (mut depth, mut most) = (0i32, 0i32);
+    for (_, e) in events {
+        depth -= e;
+        most = most.max(depth);
+    }
+    everywhere + most.max(0) as usize
+}
+
 /// Where and how to write one new run.
 pub(super) struct RunPlan<'a> {
     pub dir: &'a Path,
@@ -131,11 +161,19 @@ impl Shared {
         self.bg_work.notify_all();
     }
 
-    /// The shallowest level holding `D` runs or more.
+    /// The shallowest level due for a merge: some user key falls in `D` of
+    /// its runs, or it holds [`MAX_LEVEL_RUNS`] runs.
+    ///
+    /// Runs with disjoint key ranges do not count against `D`: together
+    /// they are one sorted run, and rewriting them would only copy bytes
+    /// (a sequential load is written once, not once per level, as a
+    /// trivial move does elsewhere). Reads skip a run whose key range
+    /// misses the key before touching its filter.
     fn level_to_merge(&self, v: &Version) -> Option<usize> {
-        v.levels
-            .iter()
-            .position(|l| l.len() >= self.opts.level_runs)
+        v.levels.iter().position(|l| {
+            l.len() >= MAX_LEVEL_RUNS
+                || (l.len() >= self.opts.level_runs && overlap_depth(l) >= self.opts.level_runs)
+        })
     }
 
     /// Flushes the oldest immutable runs if at least `runs_per_flush` exist
