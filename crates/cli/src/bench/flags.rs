@@ -414,9 +414,9 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   flush, compact, stats   sync / full compaction / print engine statistics
                     (other db_bench benchmarks print 'skipped')
   <name>_mem        memtable mode of fillseq/fillrandom/overwrite/readrandom/
-                    readseq/multireadrandom/seekrandom: WAL off and one memory
-                    buffer large enough for all the data, so nothing leaves
-                    memory (same as --memtable for the whole run)
+                    readseq/multireadrandom/seekrandom: the pure in-memory
+                    path, WAL off and nothing on disk (slsm: the engine on an
+                    in-memory file system; same as --memtable for all)
 
 Flags (db_bench names and defaults unless noted):
   --num=N                keys, key space [0,N) (1000000)

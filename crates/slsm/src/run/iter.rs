@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 
 /// A cursor over the entries of a run in [`crate::key::compare`] order. It
 /// owns an `Arc` of the file, so it may outlive the run's place in the
-/// engine's version. Every block it enters is checksum-verified; a
+/// engine's version. Every block it enters is checksum-verified (once per
+/// process, see the module docs of `run`); a
 /// corruption found while moving makes the cursor invalid and is reported
 /// by [`RunIter::status`]. Positioning calls (`seek*`) clear the status.
 pub struct RunIter {
@@ -76,7 +77,7 @@ impl RunIter {
     pub fn seek(&mut self, ikey: &[u8]) {
         self.status = None;
         let file = self.file.clone();
-        let i = file.block_for(ikey, 0);
+        let i = file.block_for_point(ikey);
         self.enter(i, |b| {
             let j = b.lower_bound(file.data(), ikey, 0).ok()?;
             (j < b.count()).then_some(j)

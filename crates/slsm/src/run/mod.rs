@@ -53,8 +53,12 @@
 //! sequence-number range covers both.
 //!
 //! Opening a run verifies the footer and the checksums of the index, filter,
-//! range-tombstone and properties blocks; data blocks are verified each time
-//! they are read, and [`RunFile::verify`] checks the whole file.
+//! range-tombstone and properties blocks; a data block is verified the first
+//! time this process reads it (one bit per block remembers it, as a block
+//! cache verifies on admission: a mapped page cannot change under an
+//! immutable file short of a kernel or hardware fault, and re-checking 1-4
+//! KiB on every lookup cost more than the lookup). [`RunFile::verify`]
+//! checks the whole file every time.
 
 mod block;
 mod builder;

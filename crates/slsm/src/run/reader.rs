@@ -140,13 +140,7 @@ impl RunFile {
     /// [`key::compare`]), or `None` if every key is smaller. The block read
     /// is checksum-verified.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<KeyValue<'_>>> {
-        let i = index::point_last_ge(
-            &self.map,
-            &self.fences,
-            &self.last_prefixes,
-            &self.group_lasts,
-            lookup,
-        );
+        let i = self.block_for_point(lookup);
         if i == self.fences.len() {
             return Ok(None);
         }
@@ -256,6 +250,19 @@ impl RunFile {
     /// The fence pointers.
     pub(crate) fn fences(&self) -> &[Fence] {
         &self.fences
+    }
+
+    /// Index of the first block whose last key is `>= target`
+    /// (`num_blocks()` if none), for a search from scratch: through the
+    /// sampled top index, two or three cache lines of fences.
+    pub(crate) fn block_for_point(&self, target: &[u8]) -> usize {
+        index::point_last_ge(
+            &self.map,
+            &self.fences,
+            &self.last_prefixes,
+            &self.group_lasts,
+            target,
+        )
     }
 
     /// Index of the first block at or after `from` whose last key is
