@@ -4,13 +4,16 @@
 //!
 //! ```text
 //! cargo run --release -p slsm-extent --example extent_bench -- [--runs N] [--n N]
-//!     [--iommu-ops N] [--threads 1,2,4] [--json PATH] [--sweep]
+//!     [--iommu-ops N] [--threads 1,2,4] [--json PATH] [--sweep] [--only-extent]
 //! ```
 //!
-//! Prints medians over `--runs` repetitions and the ratio
-//! `baseline time / ExtentMap time` (> 1: ExtentMap is faster), and writes
-//! the same figures as JSON (default `target/extent-bench.json`).
-//! `--sweep` additionally compares leaf capacities 16 / 32 / 64.
+//! Prints medians over `--runs` repetitions (default 9) and the ratio
+//! `baseline time / ExtentMap time` (> 1: ExtentMap is faster) as the
+//! median of the per-run ratios (paired: the phases of the implementations
+//! run back to back, see `measure_interleaved`), and writes the same
+//! figures as JSON (default `target/extent-bench.json`).
+//! `--sweep` additionally compares leaf capacities 32 / 64 / 128;
+//! `--only-extent` times ExtentMap alone (for profiling).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -176,37 +179,51 @@ fn par<F: Fn(usize) + Sync>(threads: usize, f: F) -> f64 {
     t0.elapsed().as_secs_f64() * 1e3
 }
 
+/// Splits the workload among `threads`.
+fn split(work: &[(u64, u64)], threads: usize) -> Vec<&[(u64, u64)]> {
+    work.chunks(work.len().div_ceil(threads).max(1)).collect()
+}
+
+/// Times one table phase (0 fill, 1 check, 2 delete) on `m`; each thread
+/// works on its own part.
+fn table_phase<M: Map>(m: &M, phase: usize, parts: &[&[(u64, u64)]]) -> f64 {
+    par(parts.len(), |t| match phase {
+        0 => {
+            for &(s, l) in parts[t] {
+                assert!(m.ins(s, l, s));
+            }
+        }
+        1 => {
+            for &(s, l) in parts[t] {
+                assert_eq!(m.get(s + l / 2), Some(s));
+            }
+        }
+        _ => {
+            for &(s, l) in parts[t] {
+                assert!(m.del(s, l));
+            }
+        }
+    })
+}
+
 /// (fill, check, delete) milliseconds for one run.
 fn table_run<M: Map>(work: &[(u64, u64)], threads: usize) -> [f64; 3] {
     let m = M::create();
-    let chunk = work.len().div_ceil(threads);
-    let parts: Vec<&[(u64, u64)]> = work.chunks(chunk).collect();
-    let fill = par(threads, |t| {
-        for &(s, l) in parts[t] {
-            assert!(m.ins(s, l, s));
-        }
-    });
-    let check = par(threads, |t| {
-        for &(s, l) in parts[t] {
-            assert_eq!(m.get(s + l / 2), Some(s));
-        }
-    });
-    let delete = par(threads, |t| {
-        for &(s, l) in parts[t] {
-            assert!(m.del(s, l));
-        }
-    });
-    [fill, check, delete]
+    let parts = split(work, threads);
+    [0, 1, 2].map(|p| table_phase(&m, p, &parts))
 }
 
 /// IOMMU-like: each thread allocates (next-fit from its own hint, random
 /// length of 1..=16 pages, alignment 1, 2 or 4 pages) and frees a random
 /// live allocation, keeping about `LIVE` allocations; `ops` in total.
 fn iommu_run<M: Map>(ops: usize, threads: usize) -> f64 {
+    iommu_on(&M::create(), ops, threads)
+}
+
+fn iommu_on<M: Map>(m: &M, ops: usize, threads: usize) -> f64 {
     const PAGE: u64 = 4096;
     const LIVE: usize = 256;
     const LIMIT: u64 = 1 << 44;
-    let m = M::create();
     let per = ops / threads;
     par(threads, |t| {
         let mut rng = Rng(7 + t as u64);
@@ -229,6 +246,74 @@ fn iommu_run<M: Map>(ops: usize, threads: usize) -> f64 {
             }
         }
     })
+}
+
+/// The three compared implementations, for phase-by-phase interleaving
+/// (static dispatch inside each phase via `on_map!`).
+enum AnyMap {
+    Extent(ExtentMap<u64>),
+    Mutex(MutexTree),
+    RwLock(RwTree),
+}
+
+impl AnyMap {
+    fn create(i: usize) -> Self {
+        match i {
+            0 => AnyMap::Extent(Map::create()),
+            1 => AnyMap::Mutex(Map::create()),
+            _ => AnyMap::RwLock(Map::create()),
+        }
+    }
+}
+
+macro_rules! on_map {
+    ($m:expr, $x:ident => $body:expr) => {
+        match $m {
+            AnyMap::Extent($x) => $body,
+            AnyMap::Mutex($x) => $body,
+            AnyMap::RwLock($x) => $body,
+        }
+    };
+}
+
+/// Times per phase and run (`[impl][phase][run]`) for ExtentMap,
+/// `Mutex<BTreeMap>`, `RwLock<BTreeMap>` (in that order). Interleaved phase by phase: each run builds the three
+/// maps and times fill on each, then check on each, then delete on each,
+/// then the IOMMU pattern on three fresh maps; the order of the
+/// implementations rotates from run to run. So background load on a shared
+/// machine (which drifts over tens of milliseconds) hits all of them alike,
+/// and no implementation always runs first or last. One warm-up run is not
+/// counted.
+fn measure_interleaved(
+    runs: usize,
+    work: &[(u64, u64)],
+    iommu_ops: usize,
+    threads: usize,
+) -> Vec<[Vec<f64>; 4]> {
+    let parts = split(work, threads);
+    let mut r: Vec<[Vec<f64>; 4]> = (0..3).map(|_| Default::default()).collect();
+    for run in 0..=runs {
+        let order: Vec<usize> = (0..3).map(|k| (k + run) % 3).collect();
+        let mut record = |i: usize, p: usize, ms: f64| {
+            if run > 0 {
+                r[i][p].push(ms);
+            }
+        };
+        let maps: Vec<AnyMap> = (0..3).map(AnyMap::create).collect();
+        for p in 0..3 {
+            for &i in &order {
+                let ms = on_map!(&maps[i], m => table_phase(m, p, &parts));
+                record(i, p, ms);
+            }
+        }
+        drop(maps);
+        let maps: Vec<AnyMap> = (0..3).map(AnyMap::create).collect();
+        for &i in &order {
+            let ms = on_map!(&maps[i], m => iommu_on(m, iommu_ops, threads));
+            record(i, 3, ms);
+        }
+    }
+    r
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -264,12 +349,13 @@ fn measure_all(runs: usize, fs: &[&dyn Fn() -> [f64; 4]]) -> Vec<[f64; 4]> {
 const PHASES: [&str; 4] = ["fill", "check", "delete", "iommu"];
 
 fn main() {
-    let mut runs = 5;
+    let mut runs = 9;
     let mut n = 100_000;
     let mut iommu_ops = 400_000;
     let mut threads = vec![1, 2, 4];
     let mut json = String::from("target/extent-bench.json");
     let mut sweep = false;
+    let mut only_extent = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
@@ -280,6 +366,8 @@ fn main() {
             "--threads" => threads = val().split(',').map(|t| t.parse().unwrap()).collect(),
             "--json" => json = val(),
             "--sweep" => sweep = true,
+            // For profiling (`perf record`): time only ExtentMap.
+            "--only-extent" => only_extent = true,
             "--bench" => {} // passed by `cargo bench`
             other => panic!("unknown argument {other}"),
         }
@@ -306,37 +394,38 @@ fn main() {
         "phase", "thr", "extent ms", "mutex ms", "rwlock ms", "mutex/ext", "rwlock/ext"
     );
     let mut first = true;
+    if only_extent {
+        for &t in &threads {
+            let r = measure_all(runs, &[&|| once::<ExtentMap<u64>>(&work, iommu_ops, t)]);
+            println!("{t} threads: {:?}", r[0]);
+        }
+        return;
+    }
     for &t in &threads {
-        let r = measure_all(
-            runs,
-            &[
-                &|| once::<ExtentMap<u64>>(&work, iommu_ops, t),
-                &|| once::<MutexTree>(&work, iommu_ops, t),
-                &|| once::<RwTree>(&work, iommu_ops, t),
-            ],
-        );
-        let (e, mx, rw) = (r[0], r[1], r[2]);
+        let r = measure_interleaved(runs, &work, iommu_ops, t);
         for p in 0..4 {
+            let (e, mx, rw) = (
+                median(r[0][p].clone()),
+                median(r[1][p].clone()),
+                median(r[2][p].clone()),
+            );
+            let ratio =
+                |b: usize| median(r[b][p].iter().zip(&r[0][p]).map(|(b, e)| b / e).collect());
+            let (rmx, rrw) = (ratio(1), ratio(2));
             println!(
                 "{:<7} {:>3}  {:>10.2} {:>10.2} {:>10.2}  {:>9.2}x {:>9.2}x",
-                PHASES[p],
-                t,
-                e[p],
-                mx[p],
-                rw[p],
-                mx[p] / e[p],
-                rw[p] / e[p]
+                PHASES[p], t, e, mx, rw, rmx, rrw
             );
             let _ = write!(
                 js,
                 "{}\n    {{\"phase\": \"{}\", \"threads\": {t}, \"extent_ms\": {:.3}, \"mutex_btree_ms\": {:.3}, \"rwlock_btree_ms\": {:.3}, \"mutex_over_extent\": {:.3}, \"rwlock_over_extent\": {:.3}}}",
                 if first { "" } else { "," },
                 PHASES[p],
-                e[p],
-                mx[p],
-                rw[p],
-                mx[p] / e[p],
-                rw[p] / e[p]
+                e,
+                mx,
+                rw,
+                rmx,
+                rrw
             );
             first = false;
         }
@@ -354,12 +443,12 @@ fn main() {
             let r = measure_all(
                 runs,
                 &[
-                    &|| once::<ExtentMap<u64, 16>>(&work, iommu_ops, t),
                     &|| once::<ExtentMap<u64, 32>>(&work, iommu_ops, t),
                     &|| once::<ExtentMap<u64, 64>>(&work, iommu_ops, t),
+                    &|| once::<ExtentMap<u64, 128>>(&work, iommu_ops, t),
                 ],
             );
-            for (cap, r) in [16, 32, 64].into_iter().zip(r) {
+            for (cap, r) in [32, 64, 128].into_iter().zip(r) {
                 println!(
                     "{cap:<5} {t:>3}  {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
                     r[0], r[1], r[2], r[3]

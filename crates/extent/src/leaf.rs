@@ -8,10 +8,10 @@
 //!  +-----+--------+-------------------------------------------------+
 //!  | key | height | next[0..MAX_LEVEL]: (ptr, successor's key)       |
 //!  +-----+--------+-------------------------------------------------+
-//!  | seq | len | dead | lock      (own cache line, written by updates) |
+//!  | pad | seq | len | dead | lock | pad   (written by updates)        |
 //!  +-------------------------------------------------------------------+
 //!  | lasts [u64; C]      last point of each extent, sorted (searched)  |
-//!  | slots [(start, val); C]   val --> boxed T, freed via the epoch GC |
+//!  | slots [(start, val); C]   val --> heap cell holding T (epoch GC) |
 //!  +-------------------------------------------------------------------+
 //! ```
 //!
@@ -31,7 +31,6 @@ use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Shared};
-use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 /// Maximum tower height. With a branching factor of 2 this indexes about
@@ -86,7 +85,13 @@ pub(crate) struct Leaf<T, const C: usize> {
     /// Tower: successor pointer and a copy of the successor's key per
     /// level (so a search does not touch a successor it will not enter).
     next: [Link<T, C>; MAX_LEVEL],
-    w: CachePadded<WriteState>,
+    /// Padding instead of `CachePadded`: a cache line of padding on each
+    /// side keeps `w` off the lines of `next` and `lasts` without raising
+    /// the leaf's alignment (an over-aligned type needs `posix_memalign`,
+    /// which was a visible cost of every split).
+    _pad0: [u64; 8],
+    w: WriteState,
+    _pad1: [u64; 8],
     lasts: [AtomicU64; C],
     slots: [SlotCell<T>; C],
 }
@@ -134,12 +139,14 @@ impl<T, const C: usize> Leaf<T, C> {
                 key: AtomicU64::new(u64::MAX),
             }),
             height,
-            w: CachePadded::new(WriteState {
+            _pad0: [0; 8],
+            w: WriteState {
                 seq: AtomicU64::new(0),
                 len: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
                 lock: Mutex::new(()),
-            }),
+            },
+            _pad1: [0; 8],
             lasts: std::array::from_fn(|_| AtomicU64::new(0)),
             slots: std::array::from_fn(|_| SlotCell {
                 start: AtomicU64::new(0),
@@ -153,9 +160,9 @@ impl<T, const C: usize> Leaf<T, C> {
     pub fn next_at<'g>(&self, lvl: usize, guard: &'g Guard) -> Option<&'g Leaf<T, C>> {
         let p = self.next[lvl].ptr.load(Ordering::Acquire, guard);
         // SAFETY: a non-null `next` pointer always points to a leaf that was
-        // allocated by this map and is freed only through
-        // `Guard::defer_destroy` after it has been unlinked. A leaf reachable
-        // by a pinned reader was linked at some moment after the reader
+        // allocated by this map and is freed only through the epoch
+        // collector (`Guard::defer_unchecked`) after it has been unlinked. A
+        // leaf reachable by a pinned reader was linked at some moment after the reader
         // pinned (see the reclamation argument in map.rs), so it cannot be
         // freed before `guard` is dropped; the reference lives for 'g.
         unsafe { p.as_ref() }
@@ -229,15 +236,21 @@ impl<T, const C: usize> Leaf<T, C> {
             .as_raw()
     }
 
-    /// Index of the first slot whose last point is `>= x`: a branch-free
-    /// count over the dense `lasts` array (independent loads, so the few
-    /// cache lines are fetched in parallel, unlike a binary search).
+    /// Index of the first slot whose last point is `>= x`. Two branch-free
+    /// counting passes over the dense `lasts` array: first every 8th entry
+    /// (one per cache line; independent loads, so a cold leaf's lines are
+    /// fetched in parallel, unlike a binary search's dependent probes),
+    /// then the 8 entries of the block found. On a racy read the array may
+    /// be unsorted; the result is still in `0..=len`.
     #[inline]
     pub fn first_last_ge(&self, x: u64) -> usize {
-        self.lasts[..self.len()]
-            .iter()
-            .map(|l| (l.load(Ordering::Relaxed) < x) as usize)
-            .sum()
+        const B: usize = 8;
+        let lasts = &self.lasts[..self.len()];
+        let lt = |l: &AtomicU64| (l.load(Ordering::Relaxed) < x) as usize;
+        let blocks: usize = lasts.iter().skip(B - 1).step_by(B).map(lt).sum();
+        let lo = blocks * B;
+        let hi = (lo + B).min(lasts.len());
+        lo + lasts[lo..hi].iter().map(lt).sum::<usize>()
     }
 
     /// Number of slots whose start is `< x` (they form a prefix).
@@ -344,14 +357,15 @@ impl<T, const C: usize> Drop for Leaf<T, C> {
         // SAFETY: `&mut self` means nobody else can reach this leaf any more
         // (it is destroyed either by the epoch collector after every reader
         // that could see it has unpinned, or by `ExtentMap::drop` which has
-        // exclusive access). Slots `0..len` own their boxed values (dead
-        // leaves are empty; a split hands `keep..` over and nulls them).
+        // exclusive access). Slots `0..len` own their value cells (from
+        // `pool::alloc`; dead leaves are empty; a split hands `keep..` over
+        // and nulls them).
         unsafe {
             let g = epoch::unprotected();
             for c in &self.slots[..n] {
                 let p = c.val.load(Ordering::Relaxed, g);
                 if !p.is_null() {
-                    drop(p.into_owned());
+                    crate::pool::free(p.as_raw().cast_mut());
                 }
             }
         }

@@ -36,9 +36,11 @@
 //!
 //! # Reclamation
 //!
-//! Removed values (boxed, one allocation per extent) and unlinked leaves
-//! are handed to `crossbeam_epoch::Guard::defer_destroy` *after* they became
-//! unreachable from the map's live structure (the slot was overwritten, or
+//! Removed values (one heap cell per extent) and unlinked leaves are
+//! handed to the epoch collector (`Guard::defer_unchecked`, which drops
+//! them and recycles their memory through the per-thread pools of the
+//! `pool` module) *after* they became unreachable from the map's live
+//! structure (the slot was overwritten, or
 //! every predecessor re-pointed). A reader can only have loaded such a
 //! pointer while pinned and before it was overwritten, so the collector
 //! frees it only after that reader unpins. A leaf's `next` pointers are frozen when
@@ -52,12 +54,13 @@
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crossbeam_epoch::{self as epoch, Guard, Owned, Shared};
+use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_utils::Backoff;
 use parking_lot::MutexGuard;
 
 use crate::error::Error;
 use crate::leaf::{random_height, Leaf, MAX_LEVEL};
+use crate::pool;
 use crate::{Extent, DEFAULT_LEAF_CAP};
 
 /// A concurrent map from non-overlapping `u64` ranges to values.
@@ -172,9 +175,12 @@ where
         // SAFETY: `val` was in the leaf until just now and is retired below,
         // after this use; we hold the leaf lock and a guard.
         let value = unsafe { val.deref() }.clone();
+        let val = val.as_raw().cast_mut();
         // SAFETY: the slot that held `val` has been overwritten, so no new
-        // reader can load it; earlier readers are pinned.
-        unsafe { guard.defer_destroy(val) };
+        // reader can load it; readers that loaded it earlier are pinned, and
+        // the collector runs this only after they unpin. `T: Send` lets it
+        // run on any thread.
+        unsafe { guard.defer_unchecked(move || pool::free(val)) };
         let empty = leaf.len() == 0;
         drop(lock);
         if empty && !ptr::eq(leaf, &*self.head) {
@@ -229,12 +235,15 @@ where
             // our range, or starts before it and ends in or after `l0`), so
             // extents in later leaves can be checked with a validated
             // lock-free read instead of more locks.
-            let mut succ = None;
-            for leaf in std::iter::once(l0).chain(rest.iter().map(|(l, _)| *l)) {
-                let i = leaf.first_last_ge(start);
-                if i < leaf.len() {
-                    succ = Some(leaf.item(i));
-                    break;
+            let i0 = l0.first_last_ge(start);
+            let mut succ = (i0 < l0.len()).then(|| l0.item(i0));
+            if succ.is_none() {
+                for (leaf, _) in &rest {
+                    let i = leaf.first_last_ge(start);
+                    if i < leaf.len() {
+                        succ = Some(leaf.item(i));
+                        break;
+                    }
                 }
             }
             if succ.is_none() {
@@ -263,12 +272,16 @@ where
             if target.len() >= LEAF_CAP {
                 drop(rest);
                 drop(g0);
-                self.split(target, guard);
+                self.split(target, start, guard);
                 continue;
             }
             // No overlap: the slots starting before `start` also end before it.
-            let pos = target.first_last_ge(start);
-            let val = Owned::new(value).into_shared(guard);
+            let pos = if rest.is_empty() {
+                i0
+            } else {
+                target.first_last_ge(start)
+            };
+            let val = Shared::from(pool::alloc(value).cast_const());
             target.insert_at(pos, start, last, val);
             drop(rest);
             drop(g0);
@@ -381,8 +394,17 @@ where
         }
     }
 
-    /// Splits `target` in two if it is (still) full.
-    fn split<'g>(&'g self, target: &'g Leaf<T, LEAF_CAP>, guard: &'g Guard) {
+    /// Splits `target` in two if it is (still) full; `start` is the start
+    /// of the extent that did not fit.
+    ///
+    /// Normally the upper half moves to the new leaf. If the pending insert
+    /// goes past the last slot (ascending allocation, e.g. an allocator's
+    /// moving hint) only the last slot moves, so `target` stays full and
+    /// the new leaf has room for the run of appends that follows; likewise
+    /// only the first slot stays for an insert before the first slot.
+    /// Without this, ascending inserts would leave every leaf half empty
+    /// and split (and later unlink) twice as often.
+    fn split<'g>(&'g self, target: &'g Leaf<T, LEAF_CAP>, start: u64, guard: &'g Guard) {
         let h = random_height();
         let backoff = Backoff::new();
         loop {
@@ -415,15 +437,20 @@ where
                     continue;
                 }
             }
-            let mid = n / 2;
-            // Strictly between the two halves: > last(mid-1) >= target.key
-            // and <= last(mid) < target's successor key.
+            let mid = match target.first_last_ge(start) {
+                p if p >= n => n - 1,
+                0 => 1,
+                _ => n / 2,
+            };
+            // Strictly between the two parts: > last(mid-1) >= target.key
+            // and <= last(mid) < target's successor key (0 < mid < n).
             let new_key = target.item(mid).start;
-            let m = Owned::new(Leaf::new(new_key, h));
-            m.fill_from(target, mid..n);
-            let m = m.into_shared(guard);
-            // SAFETY: `m` was allocated just above and is not yet shared.
-            let m_ref: &'g Leaf<T, LEAF_CAP> = unsafe { m.deref() };
+            let m = pool::alloc(Leaf::new(new_key, h));
+            // SAFETY: `m` was allocated just above and is not yet shared; it
+            // is freed only through the collector after being unlinked.
+            let m_ref: &'g Leaf<T, LEAF_CAP> = unsafe { &*m };
+            m_ref.fill_from(target, mid..n);
+            let m = Shared::from(m.cast_const());
             let mg = m_ref.lock.lock(); // uncontended: not reachable yet
             let pred_at = |lvl: usize| -> &'g Leaf<T, LEAF_CAP> {
                 if lvl < target.height {
@@ -479,17 +506,23 @@ where
                 backoff.snooze();
                 continue;
             }
+            // The owning pointer, as stored in the list (not derived from
+            // the shared reference `d`, which grants no write access).
+            let owned = preds[0].next_ptr(0, guard).as_raw().cast_mut();
             d.dead.store(true, Ordering::Release);
             for lvl in (0..d.height).rev() {
                 preds[lvl].set_next(lvl, d.next_ptr(lvl, guard));
             }
             drop(dg);
             drop(locks);
+            let d = owned;
             // SAFETY: `d` is now unreachable from every live leaf (all its
             // predecessors were re-pointed under their locks) and it is dead,
             // so no writer will link it again; readers that still hold it are
-            // pinned and the collector waits for them.
-            unsafe { guard.defer_destroy(Shared::from(d as *const Leaf<T, LEAF_CAP>)) };
+            // pinned and the collector runs this only after they unpin. It
+            // came from `pool::alloc` (split). `T: Send + Sync` lets it be
+            // dropped on any thread.
+            unsafe { guard.defer_unchecked(move || pool::free(d)) };
             return;
         }
     }
@@ -522,7 +555,7 @@ impl<T, const LEAF_CAP: usize> Drop for ExtentMap<T, LEAF_CAP> {
             let mut p = self.head.next_ptr(0, g);
             while !p.is_null() {
                 let next = p.deref().next_ptr(0, g);
-                drop(p.into_owned());
+                pool::free(p.as_raw().cast_mut());
                 p = next;
             }
         }

@@ -122,7 +122,13 @@ impl EngineFactory for FjallFactory {
         "fjall"
     }
 
-    fn open(&self, path: &Path, flags: &BenchFlags, memtable: bool) -> Result<Arc<dyn Engine>> {
+    fn open(
+        &self,
+        path: &Path,
+        flags: &BenchFlags,
+        memtable: bool,
+        _fresh: bool,
+    ) -> Result<Arc<dyn Engine>> {
         let mut builder = Database::builder(path);
         let no_wal = memtable || flags.disable_wal;
         if no_wal {
