@@ -87,7 +87,13 @@ impl Workload {
     }
 
     fn value(&mut self, id: u64, j: usize) -> Vec<u8> {
-        let pad = self.rng.below(300) as usize;
+        // Now and then a value big enough that its WAL record (4 KiB or
+        // more) is appended with pwrite(2) instead of through the map.
+        let pad = if self.rng.chance(3) {
+            4096 + self.rng.below(4096) as usize
+        } else {
+            self.rng.below(300) as usize
+        };
         let mut v = format!("v{}-{id}-{j}-", self.tag).into_bytes();
         v.extend(std::iter::repeat_n(b'x', pad));
         v
