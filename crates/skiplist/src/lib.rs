@@ -27,5 +27,5 @@ mod order;
 pub use finger::Finger;
 pub use iter::{Iter, OwnedIter};
 pub use list::{InsertError, InsertHint, Options, SkipList, INTERLEAVE, MAX_LEN};
-pub use node::MAX_HEIGHT;
+pub use node::{prefetch, MAX_HEIGHT};
 pub use order::{key_prefix, Bytewise, KeyOrder};

@@ -47,8 +47,10 @@ pub(crate) struct Node {
 /// Software prefetch of the cache line holding `p` into all cache levels
 /// (`_mm_prefetch` with `_MM_HINT_T0` on x86_64; a no-op elsewhere and under Miri).
 /// A prefetch is only a hint: it never faults, whatever the address.
+/// Public because the engine above prefetches its own structures (filter
+/// and data blocks) the same way.
 #[inline(always)]
-pub(crate) fn prefetch(p: *const u8) {
+pub fn prefetch(p: *const u8) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: `prefetcht0` has no architectural effect besides cache state and never faults,
     // even for an invalid address; SSE is part of the x86_64 baseline.

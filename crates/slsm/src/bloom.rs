@@ -26,6 +26,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use slsm_skiplist::prefetch;
+
 /// Bits in one filter block (one 64-byte cache line).
 const BLOCK_BITS: usize = 512;
 /// Bytes in one filter block.
@@ -43,20 +45,6 @@ const MAX_PROBES: u32 = 32;
 #[inline]
 pub fn hash_key(user_key: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(user_key)
-}
-
-/// Software prefetch of the cache line holding `p` (a hint: it never
-/// faults, whatever the address; a no-op off x86_64 and under Miri).
-#[inline(always)]
-pub(crate) fn prefetch(p: *const u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: `prefetcht0` only changes cache state and never faults, even
-    // for an invalid address; SSE is part of the x86_64 baseline.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    };
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = p;
 }
 
 /// Filter parameters for a target false-positive rate.

@@ -36,26 +36,30 @@ const MAX_LEVEL_RUNS: usize = 64;
 /// tombstones count as covering every key: a tombstone may reach far
 /// beyond the run's point keys and must meet merges to be dropped).
 pub(super) fn overlap_depth(level: &[Arc<DiskRun>]) -> usize {
+    const START: u8 = 0; // sorts before END at an equal key: ranges are inclusive
+    const END: u8 = 1;
     let mut everywhere = 0;
-    // (key, +1 at a range's start, -1 past its end): starts sort before
-    // ends at equal keys because ranges are inclusive.
-    let mut events: Vec<(&[u8], i32)> = Vec::with_capacity(level.len() * 2);
+    let mut events: Vec<(&[u8], u8)> = Vec::with_capacity(level.len() * 2);
     for run in level {
         let p = run.file.properties();
         if p.range_tombstones > 0 {
             everywhere += 1;
         } else if p.entries > 0 {
-            events.push((p.min_user_key.as_slice(), -1));
-            events.push((p.max_user_key.as_slice(), 1));
+            events.push((p.min_user_key.as_slice(), START));
+            events.push((p.max_user_key.as_slice(), END));
         }
     }
-    events.sort();
-    let (mut depth, mut most) = (0i32, 0i32);
-    for (_, e) in events {
-        depth -= e;
-        most = most.max(depth);
+    events.sort_unstable();
+    let (mut depth, mut most) = (0usize, 0usize);
+    for (_, kind) in events {
+        if kind == START {
+            depth += 1;
+            most = most.max(depth);
+        } else {
+            depth -= 1;
+        }
     }
-    everywhere + most.max(0) as usize
+    everywhere + most
 }
 
 /// Where and how to write one new run.

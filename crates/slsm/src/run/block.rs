@@ -130,7 +130,9 @@ impl Block {
             super::format::check_block(bytes, off, "data")?
         } else {
             bytes
-                .get(..bytes.len().wrapping_sub(CRC_LEN))
+                .len()
+                .checked_sub(CRC_LEN)
+                .map(|n| &bytes[..n])
                 .ok_or_else(|| corrupt(off, "data block shorter than its checksum"))?
         };
         let bad = || corrupt(off, "malformed data block trailer");

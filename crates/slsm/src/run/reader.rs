@@ -292,9 +292,9 @@ impl RunFile {
         let f = &self.fences[i];
         if let Some(bytes) = self.map.get(f.offset..f.offset + f.len) {
             for line in bytes.chunks(64) {
-                crate::bloom::prefetch(line.as_ptr());
+                slsm_skiplist::prefetch(line.as_ptr());
             }
-            crate::bloom::prefetch(bytes[bytes.len().saturating_sub(1)..].as_ptr());
+            slsm_skiplist::prefetch(bytes[bytes.len().saturating_sub(1)..].as_ptr());
         }
     }
 
