@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 /// Flags specific to slsm (the sLSM paper's knobs), accepted by `slsm bench`.
 pub const SLSM_FLAGS: &[&str] = &[
+    "run_entries",
     "memory_runs",
     "merge_fraction",
     "level_runs",
@@ -46,6 +47,9 @@ pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options
     // runs four times the memory its defaults are tuned for.
     if flags.given.contains_key("write_buffer_size") {
         o.run_size = usize::try_from(flags.write_buffer_size).unwrap_or(usize::MAX);
+    }
+    if let Some(v) = parse_flag(flags, "run_entries")? {
+        o.run_entries = v;
     }
     if let Some(v) = parse_flag(flags, "memory_runs")? {
         o.memory_runs = v;
@@ -225,6 +229,7 @@ impl EngineFactory for SlsmFactory {
                          BTreeMap, for testing the harness)
 slsm flags (the sLSM paper's knobs; defaults from slsm::Options):
   --write_buffer_size=N  bytes of one memory run (Rn)
+  --run_entries=N        entries of one memory run (Rn); sealed at either limit
   --memory_runs=R        memory runs (R)
   --merge_fraction=M     fraction of memory runs flushed together (m)
   --level_runs=D         runs per disk level before a merge (D)
@@ -421,8 +426,10 @@ mod tests {
         );
         f.given.insert("bloom_bits".into(), "10".into());
         f.given.insert("memory_runs".into(), "8".into());
+        f.given.insert("run_entries".into(), "1000".into());
         let o = bench_options(&f, false).unwrap();
         assert_eq!(o.memory_runs, 8);
+        assert_eq!(o.run_entries, 1000);
         assert!(
             (o.bloom_fp_rate - 0.0082).abs() < 0.001,
             "{}",

@@ -170,7 +170,16 @@ impl WriteBatch {
 
     /// Removes every operation.
     pub fn clear(&mut self) {
-        *self = WriteBatch::new();
+        // Keep the allocation: a cleared batch is typically refilled.
+        self.rep.truncate(HEADER_LEN);
+        self.rep.fill(0);
+        self.count = 0;
+        self.invalid = None;
+    }
+
+    /// Bytes allocated for the encoded batch.
+    pub(crate) fn capacity(&self) -> usize {
+        self.rep.capacity()
     }
 
     /// Bytes of the encoded batch (what the WAL record will hold).

@@ -57,6 +57,10 @@ fn invalid_options_are_rejected() {
             run_size: 10,
             ..Options::default()
         },
+        Options {
+            run_entries: 1,
+            ..Options::default()
+        },
     ];
     for opts in bad {
         let err = Db::open(dir.path(), opts.clone()).unwrap_err();

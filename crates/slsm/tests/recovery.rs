@@ -205,3 +205,56 @@ fn obsolete_files_are_removed() {
     assert_eq!(files_with_ext(dir.path(), "wal").len(), 1);
     assert_eq!(db.iter().count(), 500);
 }
+
+/// Runs sealed by entry count (`run_entries`) long before their log reaches
+/// `run_size` share one WAL: a log must outlive every run it holds, be
+/// deleted once they are all flushed, and replay only what was not flushed.
+#[test]
+fn logs_shared_by_several_runs_recover_and_are_deleted_once_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        run_size: 64 << 10,
+        run_entries: 64,
+        memory_runs: 4,
+        level_runs: 4,
+        background_merges: false,
+        ..Options::default()
+    };
+    let newest = |i: u32| if i.is_multiple_of(3) { value(i + 1) } else { value(i) };
+    {
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let mut most_logs = 0;
+        for i in 0..3000 {
+            db.put(&key(i), &value(i)).unwrap();
+            most_logs = most_logs.max(files_with_ext(dir.path(), "wal").len());
+        }
+        for i in (0..3000).step_by(3) {
+            db.put(&key(i), &value(i + 1)).unwrap();
+        }
+        let flushes = db.stats().flushes;
+        // ~2.5 KiB of log per 64-entry run: one log spans ~25 runs.
+        assert!(flushes >= 20, "only {flushes} flushes");
+        assert!(
+            most_logs <= 3,
+            "{most_logs} logs at once: flushed logs linger"
+        );
+        for i in 0..3000 {
+            assert_eq!(db.get(&key(i)).unwrap().unwrap(), newest(i), "key {i}");
+        }
+    } // Closed with unflushed runs: reopening replays the shared logs.
+    for round in 0..2 {
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        assert!(
+            files_with_ext(dir.path(), "wal").len() <= 2,
+            "round {round}"
+        );
+        for i in 0..3000 {
+            assert_eq!(
+                db.get(&key(i)).unwrap().unwrap(),
+                newest(i),
+                "round {round} key {i}"
+            );
+        }
+        assert_eq!(db.iter().count(), 3000);
+    }
+}

@@ -250,13 +250,35 @@ impl Shared {
         self.counters
             .merge_bytes_written
             .fetch_add(bytes, Ordering::Relaxed);
-        for run in &runs {
-            if run.wal_number != 0 {
-                let wal = self.path_of(&manifest::wal_file_name(run.wal_number));
-                let _ = self.opts.fs.remove_file(&wal);
-            }
-        }
+        self.remove_flushed_logs(&runs);
         Ok(true)
+    }
+
+    /// Deletes the WAL files that held only flushed runs. A log can span
+    /// several runs (see `seal_active`): it goes when no memory run still
+    /// in the buffer writes to it. Newer runs only get newer logs.
+    fn remove_flushed_logs(&self, flushed: &[Arc<MemRun>]) {
+        let oldest_needed = self
+            .current
+            .load()
+            .mems
+            .iter()
+            .map(|m| m.wal_number)
+            .filter(|&n| n != 0)
+            .min()
+            .unwrap_or(u64::MAX);
+        let mut numbers: Vec<u64> = flushed
+            .iter()
+            .map(|r| r.wal_number)
+            .filter(|&n| n != 0 && n < oldest_needed)
+            .collect();
+        numbers.dedup();
+        for n in numbers {
+            let _ = self
+                .opts
+                .fs
+                .remove_file(&self.path_of(&manifest::wal_file_name(n)));
+        }
     }
 
     /// Merges full levels until none holds `D` runs.

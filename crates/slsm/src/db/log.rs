@@ -41,6 +41,14 @@ impl LogWriter {
         }
     }
 
+    /// Bytes written to the log (header and records).
+    pub fn len(&self) -> u64 {
+        match self {
+            LogWriter::Mapped(w) => w.len(),
+            LogWriter::Buffered(w) => w.len(),
+        }
+    }
+
     /// Hands appended records to the operating system.
     pub fn flush(&mut self) -> Result<()> {
         match self {

@@ -21,7 +21,7 @@ use crate::fsutil;
 use crate::iter::InternalIter;
 use crate::key::{self, Kind};
 use crate::manifest::{self, FileKind, Manifest};
-use crate::memtable::MemRun;
+use crate::memtable::{Inserters, MemRun};
 use crate::merge::MergePolicy;
 use crate::options::Options;
 use crate::run::RunFile;
@@ -74,8 +74,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<Shared> {
     };
     let version = Version {
         mems: vec![Arc::new(MemRun::new(
-            opts.run_size,
-            opts.bloom_fp_rate,
+            &opts,
             if wal.is_some() { wal_number } else { 0 },
         ))],
         levels,
@@ -241,7 +240,7 @@ struct Replay {
 
 fn replay_wals(dir: &Path, numbers: &[u64], flushed: u64, opts: &Options) -> Result<Replay> {
     let mut replay = Replay {
-        runs: vec![MemRun::new(opts.run_size, opts.bloom_fp_rate, 0)],
+        runs: vec![MemRun::new(opts, 0)],
         max_seq: flushed,
     };
     // Sequence numbers strictly increase from record to record, across logs.
@@ -345,11 +344,11 @@ fn apply_recovered(replay: &mut Replay, b: batch::DecodedBatch<'_>, flushed: u64
             match op {
                 Op::Put(k, v) => {
                     key::encode_into(&mut buf, k, seq, Kind::Value);
-                    run.insert(&buf, v, hash_key(k), seq);
+                    run.insert(&buf, v, hash_key(k), seq, Inserters::Alone);
                 }
                 Op::Delete(k) => {
                     key::encode_into(&mut buf, k, seq, Kind::Delete);
-                    run.insert(&buf, &[], hash_key(k), seq);
+                    run.insert(&buf, &[], hash_key(k), seq, Inserters::Alone);
                 }
                 Op::DeleteRange(start, end) => run.insert_range_del(start, end, seq),
             }
@@ -360,11 +359,8 @@ fn apply_recovered(replay: &mut Replay, b: batch::DecodedBatch<'_>, flushed: u64
 }
 
 fn current_run<'a>(runs: &'a mut Vec<MemRun>, opts: &Options) -> &'a MemRun {
-    if runs
-        .last()
-        .is_some_and(|r| r.memory_usage() >= opts.run_size)
-    {
-        runs.push(MemRun::new(opts.run_size, opts.bloom_fp_rate, 0));
+    if runs.last().is_some_and(MemRun::is_full) {
+        runs.push(MemRun::new(opts, 0));
     }
     runs.last().expect("at least one run")
 }

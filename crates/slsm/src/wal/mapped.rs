@@ -32,6 +32,16 @@ const GROW_STEP: u64 = 4 << 20;
 const WRITE_CALL_MIN: usize = 4096;
 /// Smallest mapping (address space only; file space is reserved in steps).
 const MIN_MAP_LEN: u64 = 64 << 20;
+/// Every this many appended bytes, the writeback of the full pages appended
+/// so far is started (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which does
+/// not wait), like RocksDB's `wal_bytes_per_sync`. A later `sync` (at the
+/// latest when the log is retired, on the write path) then finds little
+/// left to write instead of waiting for the whole log.
+const WRITEBACK_STEP: u64 = 256 << 10;
+/// Page size assumed for writeback ranges (only whole pages behind the
+/// append position are handed to writeback, so the page being filled is
+/// not write-protected under the writer).
+const PAGE: u64 = 4096;
 
 /// An append-only log written through a shared mapping.
 ///
@@ -53,6 +63,8 @@ pub struct MappedWal {
     /// Bytes reserved (the file's length and the mapping's).
     reserved: u64,
     synced: u64,
+    /// Writeback was started for the bytes below this offset.
+    writeback_started: u64,
     /// The file's length changed since the last `sync`.
     size_dirty: bool,
     poisoned: Option<Error>,
@@ -98,6 +110,7 @@ impl MappedWal {
             len: 0,
             reserved,
             synced: 0,
+            writeback_started: 0,
             size_dirty: true,
             poisoned: None,
             scratch: Vec::new(),
@@ -151,7 +164,32 @@ impl MappedWal {
         self.map[at + 4..at + 8].copy_from_slice(&len_bytes);
         self.map[at..at + 4].copy_from_slice(&crc);
         self.len = need;
+        self.start_writeback_if_due();
         Ok(())
+    }
+
+    /// Starts (without waiting) the writeback of the whole pages appended
+    /// since the last call, once `WRITEBACK_STEP` bytes have accumulated.
+    /// Only a hint to the kernel: an error here is ignored, and the next
+    /// `sync` reports it (the kernel keeps writeback errors for `fsync`).
+    fn start_writeback_if_due(&mut self) {
+        if self.len - self.writeback_started < WRITEBACK_STEP {
+            return;
+        }
+        use std::os::fd::AsRawFd;
+        let from = self.writeback_started;
+        let to = self.len / PAGE * PAGE;
+        // SAFETY: `sync_file_range` only reads its integer arguments; the
+        // descriptor is owned by `self.file` and open during the call.
+        unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                from as i64,
+                (to - from) as i64,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
+        self.writeback_started = to;
     }
 
     /// Appends one big record with `pwrite(2)` into the same page cache the
@@ -178,6 +216,7 @@ impl MappedWal {
         }
         self.poisoning(r)?;
         self.len = need;
+        self.start_writeback_if_due();
         Ok(())
     }
 

@@ -55,9 +55,12 @@ pub fn key(i: u64) -> Vec<u8> {
 }
 
 /// Options that make flushes, merges and WAL rotation happen constantly.
+/// Runs are sealed by entry count (100) as often as by size (16 KiB), so
+/// one log often holds several runs.
 pub fn crash_options() -> Options {
     Options {
         run_size: 16 << 10,
+        run_entries: 100,
         memory_runs: 3,
         level_runs: 2,
         fence_entries: 8,
