@@ -98,10 +98,13 @@ impl MemRun {
         }
         // Internal keys are unique (one sequence number per operation), so
         // the insert cannot find the key present.
-        let inserted = INSERT_HINT.with(|hint| {
-            self.list
-                .insert_with_hint(&mut hint.borrow_mut(), ikey, value)
-        });
+        let inserted = INSERT_HINT
+            .try_with(|hint| {
+                self.list
+                    .insert_with_hint(&mut hint.borrow_mut(), ikey, value)
+            })
+            // During thread-local destruction: a one-off search.
+            .unwrap_or_else(|_| self.list.insert(ikey, value));
         debug_assert!(inserted, "duplicate internal key");
         match who {
             Inserters::Alone if seq > self.max_seq.load(Ordering::Relaxed) => {

@@ -106,3 +106,39 @@ fn snapshot_is_stable_while_merges_rewrite_runs() {
     db.compact().unwrap();
     assert_eq!(db.iter().count(), 2000 - 667);
 }
+
+/// A write from a thread-local's destructor, after the engine's own
+/// per-thread buffers may already be gone, still succeeds.
+#[test]
+fn write_from_a_thread_local_destructor() {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    struct PutOnDrop(Option<Arc<slsm::Db>>);
+    impl Drop for PutOnDrop {
+        fn drop(&mut self) {
+            if let Some(db) = self.0.take() {
+                db.put(b"from-destructor", b"v").unwrap();
+            }
+        }
+    }
+    thread_local! {
+        static GUARD: RefCell<PutOnDrop> = const { RefCell::new(PutOnDrop(None)) };
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(slsm::Db::open(dir.path(), slsm::Options::default()).unwrap());
+    let db2 = Arc::clone(&db);
+    std::thread::spawn(move || {
+        // Registered first, so destroyed after the engine's thread-locals.
+        GUARD.with(|g| g.borrow_mut().0 = Some(Arc::clone(&db2)));
+        db2.put(b"warm", b"up").unwrap();
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        db.get(b"from-destructor").unwrap().as_deref(),
+        Some(&b"v"[..])
+    );
+    assert_eq!(db.get(b"warm").unwrap().as_deref(), Some(&b"up"[..]));
+}

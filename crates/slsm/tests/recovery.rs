@@ -220,7 +220,13 @@ fn logs_shared_by_several_runs_recover_and_are_deleted_once_flushed() {
         background_merges: false,
         ..Options::default()
     };
-    let newest = |i: u32| if i.is_multiple_of(3) { value(i + 1) } else { value(i) };
+    let newest = |i: u32| {
+        if i.is_multiple_of(3) {
+            value(i + 1)
+        } else {
+            value(i)
+        }
+    };
     {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         let mut most_logs = 0;

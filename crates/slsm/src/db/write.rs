@@ -49,16 +49,21 @@ thread_local! {
     static IKEY_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// An empty batch: the thread's spare one if it has it.
+/// An empty batch: the thread's spare one if it has it. (`try_with`: a
+/// write from another thread-local's destructor still works.)
 fn take_batch() -> WriteBatch {
-    SPARE_BATCH.take().unwrap_or_default()
+    SPARE_BATCH
+        .try_with(Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
 }
 
 /// Keeps a spent batch for the thread's next write, unless it is large.
 fn recycle_batch(mut batch: WriteBatch) {
     if batch.capacity() <= SPARE_BATCH_MAX {
         batch.clear();
-        SPARE_BATCH.set(Some(batch));
+        let _ = SPARE_BATCH.try_with(|spare| spare.set(Some(batch)));
     }
 }
 
@@ -376,7 +381,12 @@ impl Shared {
     /// Inserts `batch` into `run`; `who` says whether other members of a
     /// group insert into the run at the same time.
     fn insert_batch(&self, run: &MemRun, batch: &WriteBatch, first_seq: u64, who: Inserters) {
-        IKEY_BUF.with_borrow_mut(|buf| Self::insert_ops(run, batch, first_seq, who, buf));
+        let used_tls = IKEY_BUF.try_with(|buf| {
+            Self::insert_ops(run, batch, first_seq, who, &mut buf.borrow_mut());
+        });
+        if used_tls.is_err() {
+            Self::insert_ops(run, batch, first_seq, who, &mut Vec::new());
+        }
     }
 
     fn insert_ops(
