@@ -142,3 +142,72 @@ fn write_from_a_thread_local_destructor() {
     );
     assert_eq!(db.get(b"warm").unwrap().as_deref(), Some(&b"up"[..]));
 }
+
+/// More writers than cores, mixing single puts, synced puts and batches,
+/// while another thread keeps sealing runs (`flush`): every write lands,
+/// and each batch is seen whole or not at all.
+#[test]
+fn many_writers_with_flushes_lose_nothing() {
+    use std::sync::Arc;
+    const THREADS: u32 = 8;
+    const PER_THREAD: u32 = 1500;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(dir.path(), small_options()).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let flusher = {
+        let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                db.flush().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        })
+    };
+    let writers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let db = Arc::clone(&db);
+            std::thread::spawn(move || {
+                let sync = slsm::WriteOptions {
+                    sync: true,
+                    ..Default::default()
+                };
+                for i in 0..PER_THREAD {
+                    let k = key(t * PER_THREAD + i);
+                    match i % 10 {
+                        0 => db.put_opt(&k, &value(i), &sync).unwrap(),
+                        1 => {
+                            // A pair that must appear together.
+                            let mut b = WriteBatch::new();
+                            b.put(&k, &value(i));
+                            b.put(&[&k[..], b"-twin"].concat(), &value(i));
+                            db.write(b).unwrap();
+                        }
+                        _ => db.put(&k, &value(i)).unwrap(),
+                    }
+                    if i % 97 == 0 {
+                        let twin = [&key(t * PER_THREAD + 1)[..], b"-twin"].concat();
+                        let snap = db.snapshot();
+                        let a = snap.get(&key(t * PER_THREAD + 1)).unwrap();
+                        let b = snap.get(&twin).unwrap();
+                        assert_eq!(a.is_some(), b.is_some(), "torn batch");
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    flusher.join().unwrap();
+    for t in 0..THREADS {
+        for i in 0..PER_THREAD {
+            let k = key(t * PER_THREAD + i);
+            assert_eq!(db.get(&k).unwrap().unwrap(), value(i), "thread {t} key {i}");
+        }
+    }
+    drop(db);
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let expected = (THREADS * PER_THREAD + THREADS * PER_THREAD / 10) as usize;
+    assert_eq!(db.iter().count(), expected);
+}
