@@ -180,12 +180,6 @@ impl Options {
         Ok(())
     }
 
-    /// Bytes a WAL file takes before the next sealed run starts a new one:
-    /// the memory buffer's size (`R` runs of `run_size`).
-    pub(crate) fn log_size_limit(&self) -> u64 {
-        (self.run_size as u64).saturating_mul(self.memory_runs as u64)
-    }
-
     /// How many immutable memory runs one flush merges into a disk run.
     pub(crate) fn runs_per_flush(&self) -> usize {
         let n = (self.merge_fraction * self.memory_runs as f64).floor() as usize;

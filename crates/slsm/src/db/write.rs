@@ -505,16 +505,16 @@ impl Shared {
     /// this, so no group is inserting into the old run.
     ///
     /// The new run keeps writing to the same WAL until the log holds
-    /// `Options::log_size_limit` bytes (the memory buffer's size) or on
-    /// `force` (a flush): then a new log starts. Starting a log costs
-    /// several journal commits (create, directory sync, retiring the old
-    /// log), so logs span many runs; a log is deleted once every run in it
-    /// is flushed.
+    /// `run_size` bytes (or on `force`, a flush): then a new log starts.
+    /// Small entries fill a run by entry count long before its WAL reaches
+    /// that size, and starting a log costs several journal commits (create,
+    /// directory sync, retiring the old log), so logs span several runs; a
+    /// log is deleted once every run in it is flushed.
     fn seal_active(&self, q: &mut WriteQueue, force: bool) -> Result<()> {
         let keep_log = !force
             && q.wal
                 .as_ref()
-                .is_some_and(|w| w.len() < self.opts.log_size_limit());
+                .is_some_and(|w| w.len() < self.opts.run_size as u64);
         let wal_number = if keep_log {
             self.current.load().active().wal_number
         } else if q.wal.is_some() {
@@ -528,7 +528,7 @@ impl Shared {
             let number = self.new_file_number();
             let path = self.path_of(&manifest::wal_file_name(number));
             let new_wal =
-                LogWriter::create(&self.opts.fs, &path, number, self.opts.log_size_limit())?;
+                LogWriter::create(&self.opts.fs, &path, number, self.opts.run_size as u64)?;
             if let Some(old) = q.wal.replace(new_wal) {
                 // Make the old log durable (and trimmed) before newer writes
                 // can be, so a power loss can never leave a gap in the middle.
