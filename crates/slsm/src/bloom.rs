@@ -211,15 +211,9 @@ impl AtomicBloom {
 
     /// Adds a key by its [`hash_key`] hash. Safe to call from many threads.
     pub fn insert_hash(&self, h: u64) {
-        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
-        for (i, m) in block_masks(h, self.k).iter().enumerate() {
-            let word = &self.words[base + i];
-            // A locked read-modify-write costs ~20 cycles; skip it when the
-            // bits are already there (bits are only ever set, never cleared).
-            if *m != 0 && word.load(Ordering::Relaxed) & m != *m {
-                word.fetch_or(*m, Ordering::Relaxed);
-            }
-        }
+        self.set_bits(h, |word, _, m| {
+            word.fetch_or(m, Ordering::Relaxed);
+        });
     }
 
     /// [`insert_hash`](Self::insert_hash) for a caller that is the only
@@ -228,12 +222,21 @@ impl AtomicBloom {
     /// concurrently. Were another insert to race with it, one of the two
     /// could lose bits (a false negative), hence the contract.
     pub fn insert_hash_alone(&self, h: u64) {
+        self.set_bits(h, |word, old, m| word.store(old | m, Ordering::Relaxed));
+    }
+
+    /// Calls `set(word, current bits, mask)` for each word of `h`'s block
+    /// missing some of its bits. Skipping words that already have them
+    /// saves a locked read-modify-write (~20 cycles) in `insert_hash`: bits
+    /// are only ever set, never cleared.
+    #[inline(always)]
+    fn set_bits(&self, h: u64, set: impl Fn(&AtomicU64, u64, u64)) {
         let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
-        for (i, m) in block_masks(h, self.k).iter().enumerate() {
+        for (i, &m) in block_masks(h, self.k).iter().enumerate() {
             let word = &self.words[base + i];
             let old = word.load(Ordering::Relaxed);
-            if old & m != *m {
-                word.store(old | m, Ordering::Relaxed);
+            if old & m != m {
+                set(word, old, m);
             }
         }
     }

@@ -107,10 +107,11 @@ impl MemRun {
             .unwrap_or_else(|_| self.list.insert(ikey, value));
         debug_assert!(inserted, "duplicate internal key");
         match who {
-            Inserters::Alone if seq > self.max_seq.load(Ordering::Relaxed) => {
-                self.max_seq.store(seq, Ordering::Relaxed)
+            Inserters::Alone => {
+                if seq > self.max_seq.load(Ordering::Relaxed) {
+                    self.max_seq.store(seq, Ordering::Relaxed);
+                }
             }
-            Inserters::Alone => {}
             Inserters::Concurrent => {
                 self.max_seq.fetch_max(seq, Ordering::Relaxed);
             }

@@ -244,21 +244,9 @@ impl Shared {
         no_wal: bool,
     ) -> Result<()> {
         q.solo_active = true;
-        let result = self.make_room(&mut q, false).and_then(|run| {
-            let first_seq = q.last_seq + 1;
-            let last_seq = q.last_seq + batch.len() as u64;
-            if last_seq > MAX_SEQUENCE {
-                return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
-            }
-            let logged = self.log_batch(&mut q, &mut batch, first_seq, no_wal)?;
-            self.finish_log(&mut q, logged, sync && logged > 0)?;
-            q.last_seq = last_seq;
-            MutexGuard::unlocked(&mut q, || {
-                self.insert_batch(&run, &batch, first_seq, Inserters::Alone)
-            });
-            self.visible_seq.store(last_seq, Ordering::Release);
-            Ok(())
-        });
+        let result = self
+            .make_room(&mut q, false)
+            .and_then(|run| self.commit_one(&mut q, &run, &mut batch, sync, no_wal));
         q.solo_active = false;
         if let Some(front) = q.queue.front() {
             front.wake();
@@ -347,19 +335,35 @@ impl Shared {
         Ok(())
     }
 
-    /// The common uncontended case: the leader's batch alone, without the
-    /// group bookkeeping (no allocation).
+    /// A group of one: the leader's batch alone, without the group
+    /// bookkeeping (no allocation).
     fn commit_alone(&self, q: &mut MutexGuard<'_, WriteQueue>, run: Arc<MemRun>) -> Result<()> {
         let me = Arc::clone(&q.queue[0]);
+        let mut batch = me.batch.lock();
+        self.commit_one(q, &run, &mut batch, me.sync, me.no_wal)
+    }
+
+    /// Stamps, logs and inserts one batch whose writer is the only one
+    /// inserting into `run` (a solo commit or a group of one), then
+    /// publishes it. The queue lock is released during the insert.
+    fn commit_one(
+        &self,
+        q: &mut MutexGuard<'_, WriteQueue>,
+        run: &MemRun,
+        batch: &mut WriteBatch,
+        sync: bool,
+        no_wal: bool,
+    ) -> Result<()> {
         let first_seq = q.last_seq + 1;
-        let last_seq = q.last_seq + me.batch.lock().len() as u64;
+        let last_seq = q.last_seq + batch.len() as u64;
         if last_seq > MAX_SEQUENCE {
             return Err(Error::InvalidArgument("sequence numbers exhausted".into()));
         }
-        self.log_group(q, std::slice::from_ref(&me), &[first_seq])?;
+        let logged = self.log_batch(q, batch, first_seq, no_wal)?;
+        self.finish_log(q, logged, sync && logged > 0)?;
         q.last_seq = last_seq;
         MutexGuard::unlocked(q, || {
-            self.insert_batch(&run, &me.batch.lock(), first_seq, Inserters::Alone)
+            self.insert_batch(run, batch, first_seq, Inserters::Alone)
         });
         self.visible_seq.store(last_seq, Ordering::Release);
         Ok(())
