@@ -179,6 +179,7 @@ impl MappedWal {
         use std::os::fd::AsRawFd;
         let from = self.writeback_started;
         let to = self.len / PAGE * PAGE;
+        self.unmap_written(from, to);
         // SAFETY: `sync_file_range` only reads its integer arguments; the
         // descriptor is owned by `self.file` and open during the call.
         unsafe {
@@ -190,6 +191,34 @@ impl MappedWal {
             )
         };
         self.writeback_started = to;
+    }
+
+    /// Drops `[from, to)` (whole pages behind the writer) from this
+    /// process' page tables before their writeback starts. Writeback has to
+    /// write-protect every mapped dirty page, one TLB shootdown per page
+    /// (an interrupt to each core running the process: measured ~10% of
+    /// the writer's time on 8-byte entries); unmapping the range first
+    /// costs one batched shootdown and leaves writeback nothing to protect.
+    /// It also keeps the log's pages out of the resident set.
+    fn unmap_written(&mut self, from: u64, to: u64) {
+        #[cfg(target_os = "linux")]
+        if from < to {
+            // SAFETY: the range lies inside the map and behind every write
+            // (the writer only appends at `len >= to`, and nothing reads the
+            // map). On a shared file mapping MADV_DONTNEED only removes the
+            // page-table entries: the pages, and their dirty state, stay in
+            // the page cache, and a later access would fault the same bytes
+            // back in.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    from as usize,
+                    (to - from) as usize,
+                )
+            };
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (from, to);
     }
 
     /// Appends one big record with `pwrite(2)` into the same page cache the
@@ -329,6 +358,26 @@ mod tests {
             out.push(p.to_vec());
         }
         (out, r.tail_dropped().is_some())
+    }
+
+    #[test]
+    fn pages_dropped_behind_the_writer_keep_their_records() {
+        // Small records go through the map; every WRITEBACK_STEP the pages
+        // behind the writer are unmapped and handed to writeback, unsynced.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000007.wal");
+        let mut w = MappedWal::create(&path, 7, 1 << 20).unwrap();
+        let records: Vec<Vec<u8>> = (0..40_000u32)
+            .map(|i| i.to_le_bytes().repeat(1 + i as usize % 30))
+            .collect();
+        for r in &records {
+            w.append(r).unwrap();
+        }
+        assert!(w.writeback_started > 8 * WRITEBACK_STEP);
+        let (got, _) = read_all(&path);
+        assert_eq!(got, records);
+        drop(w);
+        assert_eq!(read_all(&path).0, records);
     }
 
     #[test]
