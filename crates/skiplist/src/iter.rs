@@ -115,6 +115,11 @@ impl RawCursor {
 
     fn seek<O: KeyOrder>(&mut self, list: &SkipList<O>, key: &[u8]) {
         let n = list.find_ge(&list.search_key(key));
+        self.seek_found(list, n);
+    }
+
+    /// Ends a seek given `n`, the list's first node >= the key (or null).
+    fn seek_found<O: KeyOrder>(&mut self, list: &SkipList<O>, n: *mut Node) {
         let n = if !n.is_null() && !self.above_lower(list, n) {
             self.first_in_range(list)
         } else {
@@ -366,6 +371,21 @@ impl<O: KeyOrder> OwnedIter<O> {
     /// The list this cursor walks.
     pub fn list(&self) -> &Arc<SkipList<O>> {
         &self.list
+    }
+
+    /// Seeks every cursor to its first entry >= `key` (inside its range),
+    /// exactly as calling [`seek`](OwnedIter::seek) on each would, but with
+    /// the searches running in lockstep so that their cache misses overlap:
+    /// for a merging iterator over many lists, one search's latency instead
+    /// of one per list.
+    pub fn seek_all(cursors: &mut [&mut OwnedIter<O>], key: &[u8]) {
+        let lists: Vec<&SkipList<O>> = cursors.iter().map(|c| &*c.list).collect();
+        let mut found = vec![std::ptr::null_mut(); cursors.len()];
+        SkipList::find_ge_lockstep(&lists, key, &mut found);
+        drop(lists);
+        for (c, n) in cursors.iter_mut().zip(found) {
+            c.c.seek_found(&*c.list, n);
+        }
     }
 }
 

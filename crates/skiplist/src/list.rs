@@ -670,6 +670,38 @@ impl<O: KeyOrder> SkipList<O> {
         }
     }
 
+    /// The first node >= `key` in each of `lists` (null where none), written to
+    /// `out[i]` for `lists[i]`. The searches advance in lockstep, [`INTERLEAVE`] at a
+    /// time, each prefetching the node it reads next: their cache misses overlap, so
+    /// positioning cursors over R lists costs about one search's latency, not R.
+    pub(crate) fn find_ge_lockstep(lists: &[&SkipList<O>], key: &[u8], out: &mut [*mut Node]) {
+        assert_eq!(lists.len(), out.len());
+        for (lists, out) in lists.chunks(INTERLEAVE).zip(out.chunks_mut(INTERLEAVE)) {
+            let mut lanes: [Option<Lane<'_>>; INTERLEAVE] = [None; INTERLEAVE];
+            for (i, list) in lists.iter().enumerate() {
+                lanes[i] = Some(Lane {
+                    k: list.search_key(key),
+                    idx: i,
+                    x: list.head,
+                    level: list.top_level(),
+                    bound: std::ptr::null_mut(),
+                    pending: std::ptr::null_mut(),
+                });
+            }
+            let mut active = lists.len();
+            while active > 0 {
+                for slot in lanes[..lists.len()].iter_mut() {
+                    let Some(lane) = slot else { continue };
+                    if let Some(n) = lists[lane.idx].lane_step(lane) {
+                        out[lane.idx] = n;
+                        *slot = None;
+                        active -= 1;
+                    }
+                }
+            }
+        }
+    }
+
     /// Advances one lane until it needs a node that is not known to be cached (it then
     /// prefetches that node and returns `None`) or until it has found the first node >= its
     /// key (`Some`, maybe null).

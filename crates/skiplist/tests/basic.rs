@@ -285,6 +285,54 @@ fn multi_get_duplicates_and_caller_order() {
 }
 
 #[test]
+fn seek_all_positions_every_cursor_like_seek() {
+    // Lists of different heights and sizes (one empty, one ranged), more
+    // lists than one lockstep group when not under Miri.
+    let count = if cfg!(miri) { 5 } else { 40 };
+    let lists: Vec<Arc<SkipList>> = (0..count)
+        .map(|i| {
+            let list = Arc::new(SkipList::with_options(small()));
+            for k in (0..(i * 7) % 50).map(|j| j * (i + 1)) {
+                list.insert(&(k as u32).to_be_bytes(), b"v");
+            }
+            list
+        })
+        .collect();
+    let lo = 20u32.to_be_bytes();
+    let hi = 90u32.to_be_bytes();
+    let cursor = |i: usize, list: &Arc<SkipList>| {
+        if i == 3 {
+            list.owned_range(&lo[..]..&hi[..])
+        } else {
+            list.owned_iter()
+        }
+    };
+    for probe in [0u32, 1, 19, 20, 21, 77, 89, 90, 200, u32::MAX] {
+        let probe = probe.to_be_bytes();
+        let mut together: Vec<_> = lists
+            .iter()
+            .enumerate()
+            .map(|(i, l)| cursor(i, l))
+            .collect();
+        let mut refs: Vec<_> = together.iter_mut().collect();
+        slsm_skiplist::OwnedIter::seek_all(&mut refs, &probe);
+        for (i, list) in lists.iter().enumerate() {
+            let mut alone = cursor(i, list);
+            alone.seek(&probe);
+            assert_eq!(
+                together[i].entry(),
+                alone.entry(),
+                "list {i}, probe {probe:?}"
+            );
+        }
+    }
+    // A ranged cursor seeked below its range lands on the range's start.
+    let mut ranged = [cursor(3, &lists[3])];
+    slsm_skiplist::OwnedIter::seek_all(&mut ranged.iter_mut().collect::<Vec<_>>(), &[0]);
+    assert_eq!(ranged[0].key(), 20u32.to_be_bytes());
+}
+
+#[test]
 fn send_sync() {
     fn is_send_sync<T: Send + Sync>() {}
     fn is_send<T: Send>() {}

@@ -5,7 +5,10 @@ mod common;
 
 use common::{check_all, ikey, InternalOrder, Model};
 use proptest::prelude::*;
-use slsm_skiplist::{Bytewise, InsertHint, KeyOrder, Options, SkipList};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use slsm_skiplist::{Bytewise, InsertHint, KeyOrder, Options, OwnedIter, SkipList};
 
 /// Keys that stress the 8-byte prefix.
 fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
@@ -71,6 +74,13 @@ fn run<O: KeyOrder>(
     check_all(&list, &model, &all, &pattern);
 }
 
+/// A list, its keys, and the range its cursors are created with.
+type ModelList = (
+    Arc<SkipList<Bytewise>>,
+    BTreeSet<Vec<u8>>,
+    Option<(Vec<u8>, Vec<u8>)>,
+);
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -96,6 +106,47 @@ proptest! {
         let entries = entries.into_iter().map(|(u, s, v, m)| (ikey(&u, s), v, m)).collect();
         let probes = probes.into_iter().map(|(u, s)| ikey(&u, s)).collect();
         run(SkipList::with_order(InternalOrder, opts), entries, probes, pattern);
+    }
+
+    /// `OwnedIter::seek_all` over many lists (some ranged) lands every
+    /// cursor where its own `seek` would, and that is the model's answer.
+    #[test]
+    fn seek_all_matches_each_seek(
+        lists in prop::collection::vec(
+            (prop::collection::vec(key_strategy(), 0..60), small_opts(), prop::option::of((key_strategy(), key_strategy()))),
+            0..40),
+        probes in prop::collection::vec(key_strategy(), 1..12),
+    ) {
+        let built: Vec<ModelList> = lists
+            .into_iter()
+            .map(|(keys, opts, range)| {
+                let list = Arc::new(SkipList::with_order(Bytewise, opts));
+                for k in &keys {
+                    list.insert(k, b"v");
+                }
+                (list, keys.into_iter().collect(), range)
+            })
+            .collect();
+        let cursor = |(list, _, range): &ModelList| match range {
+            Some((lo, hi)) => list.owned_range(lo.as_slice()..hi.as_slice()),
+            None => list.owned_iter(),
+        };
+        for probe in &probes {
+            let mut together: Vec<_> = built.iter().map(cursor).collect();
+            let mut refs: Vec<_> = together.iter_mut().collect();
+            OwnedIter::seek_all(&mut refs, probe);
+            for (i, b) in built.iter().enumerate() {
+                let mut alone = cursor(b);
+                alone.seek(probe);
+                let (_, model, range) = b;
+                let want = model
+                    .range(probe.clone()..)
+                    .find(|k| range.as_ref().is_none_or(|(lo, _)| *k >= lo))
+                    .filter(|k| range.as_ref().is_none_or(|(_, hi)| *k < hi));
+                prop_assert_eq!(together[i].entry().map(|e| e.0), alone.entry().map(|e| e.0));
+                prop_assert_eq!(together[i].entry().map(|e| e.0.to_vec()), want.cloned());
+            }
+        }
     }
 
     #[test]

@@ -47,11 +47,12 @@ pub struct Options {
     /// skiplist insert or search grows with the entries it holds (one cache
     /// miss per level once they outgrow the CPU's cache), so small entries
     /// (`4`-byte keys and values) get runs that stay cache-resident, while
-    /// entries of ~100 bytes reach `run_size` first. Default 49,152
-    /// (measured: see the README's parameter sweep).
+    /// entries of ~100 bytes reach `run_size` first. Default 24,576, about
+    /// one core's L2 cache of small nodes (measured: see the README's
+    /// parameter sweep).
     pub run_entries: usize,
     /// `R`: number of memory runs (active + immutable). Writers stall only
-    /// when all `R` are full and the background merge is behind. Default 4.
+    /// when all `R` are full and the background merge is behind. Default 8.
     pub memory_runs: usize,
     /// `m`: fraction of the `R` memory runs merged together into one disk run
     /// by a flush (at least one run). Default 0.5.
@@ -89,8 +90,8 @@ impl Default for Options {
             create_if_missing: true,
             error_if_exists: false,
             run_size: 8 << 20,
-            run_entries: 48 << 10,
-            memory_runs: 4,
+            run_entries: 24 << 10,
+            memory_runs: 8,
             merge_fraction: 0.5,
             level_runs: 4,
             bloom_fp_rate: 0.01,

@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use slsm_skiplist::OwnedIter;
+
 use super::InternalIter;
 use crate::error::Result;
 use crate::key;
@@ -100,9 +102,19 @@ impl InternalIter for MergingIter {
     }
 
     fn seek(&mut self, ikey: &[u8]) {
+        // Memory runs' skiplists are searched in lockstep (their cache
+        // misses overlap); run files one by one.
         for c in &mut self.children {
-            c.seek(ikey);
+            if c.as_skiplist_cursor().is_none() {
+                c.seek(ikey);
+            }
         }
+        let mut lists: Vec<&mut OwnedIter<_>> = self
+            .children
+            .iter_mut()
+            .filter_map(|c| c.as_skiplist_cursor())
+            .collect();
+        OwnedIter::seek_all(&mut lists, ikey);
         self.rebuild(Direction::Forward);
     }
 

@@ -32,9 +32,19 @@ pub(crate) trait InternalIter: Send {
     fn next(&mut self);
     fn prev(&mut self);
     fn status(&self) -> Result<()>;
+    /// The skiplist cursor behind this one, if it is a memory run's: a
+    /// merging iterator seeks all of those together
+    /// ([`OwnedIter::seek_all`]).
+    fn as_skiplist_cursor(&mut self) -> Option<&mut OwnedIter<InternalOrder>> {
+        None
+    }
 }
 
 impl InternalIter for OwnedIter<InternalOrder> {
+    fn as_skiplist_cursor(&mut self) -> Option<&mut OwnedIter<InternalOrder>> {
+        Some(self)
+    }
+
     fn valid(&self) -> bool {
         OwnedIter::valid(self)
     }
