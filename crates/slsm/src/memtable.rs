@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use std::cell::RefCell;
 
-use slsm_skiplist::{InsertHint, OwnedIter, SkipList};
+use slsm_skiplist::{key_prefix, InsertHint, OwnedIter, SkipList};
 
 use crate::bloom::AtomicBloom;
 use crate::key::{self, InternalOrder, Kind};
@@ -45,7 +45,39 @@ pub(crate) struct MemRun {
     pub wal_number: u64,
     max_seq: AtomicU64,
     range_dels: MemRangeDels,
-    bounds: OnceLock<Option<(Vec<u8>, Vec<u8>)>>,
+    bounds: OnceLock<Option<KeyBounds>>,
+}
+
+/// A sealed run's smallest and largest user keys, with their 8-byte
+/// prefixes so that most lookups are ruled in or out without comparing key
+/// bytes (a lookup tests every memory run's bounds).
+struct KeyBounds {
+    min: Vec<u8>,
+    max: Vec<u8>,
+    min_prefix: u64,
+    max_prefix: u64,
+}
+
+impl KeyBounds {
+    fn new(min: Vec<u8>, max: Vec<u8>) -> KeyBounds {
+        KeyBounds {
+            min_prefix: key_prefix(&min),
+            max_prefix: key_prefix(&max),
+            min,
+            max,
+        }
+    }
+
+    /// True if `min <= user_key <= max`. The prefixes order keys as their
+    /// bytes do (zero-padded big-endian), so only an equal prefix needs the
+    /// bytes.
+    #[inline]
+    fn contain(&self, user_key: &[u8]) -> bool {
+        let p = key_prefix(user_key);
+        let above_min = p > self.min_prefix || (p == self.min_prefix && user_key >= &self.min[..]);
+        let below_max = p < self.max_prefix || (p == self.max_prefix && user_key <= &self.max[..]);
+        above_min && below_max
+    }
 }
 
 /// Who may insert into a run during an insert call.
@@ -172,7 +204,7 @@ impl MemRun {
                 .next_back()
                 .map(|(k, _)| key::user_key(k).to_vec())
                 .unwrap_or_else(|| first.clone());
-            Some((first, last))
+            Some(KeyBounds::new(first, last))
         });
     }
 
@@ -190,9 +222,7 @@ impl MemRun {
         if let Some(bounds) = self.bounds.get() {
             match bounds {
                 None => return false,
-                Some((min, max)) if user_key < min.as_slice() || user_key > max.as_slice() => {
-                    return false
-                }
+                Some(b) if !b.contain(user_key) => return false,
                 _ => {}
             }
         }
@@ -252,4 +282,26 @@ pub(crate) fn decode_hit<'a>(user_key: &[u8], ikey: &[u8], value: &'a [u8]) -> O
         seq: parsed.seq,
         found,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyBounds;
+    use proptest::prelude::*;
+
+    /// Keys around the 8-byte prefix boundary: shorter, equal and longer
+    /// than 8 bytes, sharing prefixes, with zero bytes (a zero-padded prefix
+    /// ties `a` with `a\0`).
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', 0xff]), 0..12)
+    }
+
+    proptest! {
+        #[test]
+        fn bounds_by_prefix_agree_with_byte_order(a in key(), b in key(), k in key()) {
+            let (min, max) = if a <= b { (a, b) } else { (b, a) };
+            let want = min.as_slice() <= k.as_slice() && k.as_slice() <= max.as_slice();
+            prop_assert_eq!(KeyBounds::new(min, max).contain(&k), want);
+        }
+    }
 }
