@@ -103,7 +103,11 @@ impl InternalIter for MergingIter {
 
     fn seek(&mut self, ikey: &[u8]) {
         // Memory runs' skiplists are searched in lockstep (their cache
-        // misses overlap); run files one by one.
+        // misses overlap); run files one by one, once the blocks they will
+        // read are all on their way.
+        for c in &self.children {
+            c.prefetch_seek(ikey);
+        }
         for c in &mut self.children {
             if c.as_skiplist_cursor().is_none() {
                 c.seek(ikey);

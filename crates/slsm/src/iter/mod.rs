@@ -38,6 +38,9 @@ pub(crate) trait InternalIter: Send {
     fn as_skiplist_cursor(&mut self) -> Option<&mut OwnedIter<InternalOrder>> {
         None
     }
+    /// Starts loading (software prefetch) what `seek(ikey)` will read; a
+    /// hint, called just before the seek itself.
+    fn prefetch_seek(&self, _ikey: &[u8]) {}
 }
 
 impl InternalIter for OwnedIter<InternalOrder> {
@@ -89,6 +92,9 @@ impl InternalIter for RunIter {
     }
     fn seek(&mut self, ikey: &[u8]) {
         RunIter::seek(self, ikey)
+    }
+    fn prefetch_seek(&self, ikey: &[u8]) {
+        RunIter::prefetch_seek(self, ikey)
     }
     fn seek_for_prev(&mut self, ikey: &[u8]) {
         RunIter::seek_for_prev(self, ikey)

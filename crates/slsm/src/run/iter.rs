@@ -73,6 +73,11 @@ impl RunIter {
         }
     }
 
+    /// Starts loading what [`seek`](Self::seek) to `ikey` will read.
+    pub fn prefetch_seek(&self, ikey: &[u8]) {
+        self.file.prefetch_seek(ikey);
+    }
+
     /// Positions at the first entry `>= ikey`.
     pub fn seek(&mut self, ikey: &[u8]) {
         self.status = None;
