@@ -161,7 +161,15 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                serde_json::json!({"level": i, "runs": l.runs, "entries": l.entries, "bytes": l.bytes})
+                serde_json::json!({
+                    "level": i,
+                    "runs": l.runs,
+                    "entries": l.entries,
+                    "bytes": l.bytes,
+                    "filter_bytes": l.filter_bytes,
+                    "filter_bits_per_entry": l.filter_bits_per_entry(),
+                    "filter_false_positive_rate": l.filter_false_positive_rate(),
+                })
             })
             .collect();
         let v = serde_json::json!({

@@ -58,6 +58,35 @@ pub struct LevelStats {
     pub entries: u64,
     /// Bytes of the level's run files.
     pub bytes: u64,
+    /// Bytes of the level's Bloom filters.
+    pub filter_bytes: u64,
+    /// Pseudo-random hashes (none of a stored key, but for chance) tested
+    /// against each run filter of the level...
+    pub filter_probes: u64,
+    /// ...and how many of those tests passed: the filters' false-positive
+    /// rate, measured on the files as they are (see
+    /// [`filter_false_positive_rate`](Self::filter_false_positive_rate)),
+    /// whatever the process has looked up so far.
+    pub filter_passes: u64,
+}
+
+impl LevelStats {
+    /// Measured false-positive rate of the level's Bloom filters (0 for an
+    /// empty level).
+    pub fn filter_false_positive_rate(&self) -> f64 {
+        if self.filter_probes == 0 {
+            return 0.0;
+        }
+        self.filter_passes as f64 / self.filter_probes as f64
+    }
+
+    /// Bloom filter bits per entry.
+    pub fn filter_bits_per_entry(&self) -> f64 {
+        if self.entries == 0 {
+            return 0.0;
+        }
+        self.filter_bytes as f64 * 8.0 / self.entries as f64
+    }
 }
 
 /// A point-in-time report of the database's shape and activity since open.
@@ -127,15 +156,17 @@ impl fmt::Display for Stats {
         for (i, l) in self.levels.iter().enumerate() {
             writeln!(
                 f,
-                "level {i}: {} runs, {} entries, {:.1} MiB",
+                "level {i}: {} runs, {} entries, {:.1} MiB; filters {:.1} bits/entry, {:.2}% false positives (measured)",
                 l.runs,
                 l.entries,
-                l.bytes as f64 / 1048576.0
+                l.bytes as f64 / 1048576.0,
+                l.filter_bits_per_entry(),
+                100.0 * l.filter_false_positive_rate()
             )?;
         }
         writeln!(
             f,
-            "bloom: {} checks, {} negatives, {} false positives ({:.4}%)",
+            "bloom lookups since open: {} checks, {} negatives, {} false positives ({:.4}%)",
             self.bloom_checks,
             self.bloom_negatives,
             self.bloom_false_positives,

@@ -95,3 +95,35 @@ fn disjoint_runs_are_not_rewritten_but_overlapping_ones_are() {
         .collect();
     assert_eq!(keys, want);
 }
+
+/// `stats` measures each level's filter false-positive rate on the files as
+/// they are, and it follows `bloom_fp_rate`, whatever was looked up.
+#[test]
+fn stats_measure_each_levels_filter_false_positive_rate() {
+    let measured = |fp: f64| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(
+            dir.path(),
+            Options {
+                bloom_fp_rate: fp,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        for i in 0..60_000u32 {
+            db.put(&i.to_be_bytes(), b"v").unwrap();
+        }
+        db.flush().unwrap();
+        let stats = db.stats();
+        assert_eq!(stats.bloom_checks, 0, "nothing was looked up");
+        let level = stats.levels.iter().find(|l| l.runs > 0).expect("a run");
+        assert!(level.filter_probes >= 4096, "{level:?}");
+        assert!(level.filter_bits_per_entry() > 1.0, "{level:?}");
+        assert!(stats.to_string().contains("false positives (measured)"));
+        level.filter_false_positive_rate()
+    };
+    let one_percent = measured(0.01);
+    assert!((0.003..0.03).contains(&one_percent), "{one_percent}");
+    let tenth = measured(0.001);
+    assert!(tenth < one_percent / 3.0, "{tenth} vs {one_percent}");
+}

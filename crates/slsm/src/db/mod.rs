@@ -169,9 +169,25 @@ impl Db {
     }
 }
 
+/// Hashes `stats` tests every run filter with to measure its false-positive
+/// rate: pseudo-random (splitmix64 of a counter), so a stored key's hash is
+/// among them only by chance (~1 in 2^64 / entries per probe).
+fn filter_probe_hashes() -> Vec<u64> {
+    const PROBES: u64 = 4096;
+    (0..PROBES)
+        .map(|i| {
+            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
 impl Shared {
     fn stats(&self) -> Stats {
         let version = self.current.load_full();
+        let probes = filter_probe_hashes();
         let c = &self.counters;
         Stats {
             levels: version
@@ -181,6 +197,9 @@ impl Shared {
                     runs: l.len(),
                     entries: l.iter().map(|r| r.file.properties().entries).sum(),
                     bytes: l.iter().map(|r| r.file.properties().file_size).sum(),
+                    filter_bytes: l.iter().map(|r| r.file.filter_bytes() as u64).sum(),
+                    filter_probes: (l.len() * probes.len()) as u64,
+                    filter_passes: l.iter().map(|r| r.file.filter_passes(&probes) as u64).sum(),
                 })
                 .collect(),
             memory_runs: version.mems.len(),

@@ -115,6 +115,16 @@ impl RunFile {
         BloomView::parse(&self.map[self.filter.clone()]).is_none_or(|v| v.may_contain_hash(h))
     }
 
+    /// Bytes of the run's Bloom filter.
+    pub fn filter_bytes(&self) -> usize {
+        self.filter.len()
+    }
+
+    /// How many of `hashes` pass the run's Bloom filter.
+    pub fn filter_passes(&self, hashes: &[u64]) -> usize {
+        hashes.iter().filter(|&&h| self.may_contain_hash(h)).count()
+    }
+
     /// Starts loading the filter block [`may_contain_hash`](Self::may_contain_hash)
     /// will read for `h`, so that a lookup probing many runs waits for
     /// their filters' cache misses once, not once per run.
