@@ -81,13 +81,14 @@ impl Engine for FjallEngine {
         Ok((exact, bytes))
     }
 
-    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
+    fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
+        let entries: Box<dyn Iterator<Item = _>> = if reverse {
+            Box::new(self.ks.iter().rev())
+        } else {
+            Box::new(self.ks.iter())
+        };
         let mut n = 0;
-        for g in self
-            .ks
-            .iter()
-            .take(usize::try_from(limit).unwrap_or(usize::MAX))
-        {
+        for g in entries.take(usize::try_from(limit).unwrap_or(usize::MAX)) {
             let (k, v) = g.into_inner()?;
             each(k.len() + v.len());
             n += 1;

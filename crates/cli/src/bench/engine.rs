@@ -52,9 +52,10 @@ pub trait Engine: Send + Sync {
     /// there (db_bench's seekrandom: the bytes of those entries are counted).
     /// Returns (whether the first key equals `key`, bytes of the entries read).
     fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)>;
-    /// Reads up to `limit` entries from the first key in order, calling
-    /// `each(key_len + value_len)` for every entry; returns the count.
-    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64>;
+    /// Reads up to `limit` entries in key order from the first key (from the
+    /// last, descending, if `reverse`), calling `each(key_len + value_len)`
+    /// for every entry; returns the count.
+    fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64>;
     /// Makes everything written durable (end of a write workload).
     fn flush(&self) -> Result<()> {
         Ok(())
@@ -149,10 +150,15 @@ impl Engine for MemEngine {
         }
         Ok((exact, bytes))
     }
-    fn scan(&self, limit: u64, each: &mut dyn FnMut(usize)) -> Result<u64> {
+    fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
         let m = self.map.read().unwrap();
+        let entries: Box<dyn Iterator<Item = _>> = if reverse {
+            Box::new(m.iter().rev())
+        } else {
+            Box::new(m.iter())
+        };
         let mut n = 0;
-        for (k, v) in m.iter().take(limit as usize) {
+        for (k, v) in entries.take(limit as usize) {
             each(k.len() + v.len());
             n += 1;
         }

@@ -405,6 +405,7 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   overwrite         write --num random keys into the existing database
   readrandom        --reads random point reads; reports (found of reads found)
   readseq           scan up to --reads entries from the first key
+  readreverse       scan up to --reads entries from the last key, descending
   multireadrandom   --reads random keys, --batch_size keys per multi-get
   seekrandom        --reads random seeks, each followed by --seek_nexts nexts
   readwhilewriting  --threads readers doing readrandom plus one writer doing
@@ -414,7 +415,7 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   flush, compact, stats   sync / full compaction / print engine statistics
                     (other db_bench benchmarks print 'skipped')
   <name>_mem        memtable mode of fillseq/fillrandom/overwrite/readrandom/
-                    readseq/multireadrandom/seekrandom: the pure in-memory
+                    readseq/readreverse/multireadrandom/seekrandom: the pure in-memory
                     path, WAL off and nothing on disk (slsm: the engine on an
                     in-memory file system; same as --memtable for all)
 

@@ -250,7 +250,8 @@ impl<'a> Runner<'a> {
             Kind::SeekRandom => {
                 run_threads(threads, &|tid, go| ctx.seek_random(tid, per_thread, go))?
             }
-            Kind::ReadSeq => run_threads(threads, &|_, go| ctx.read_seq(per_thread, go))?,
+            Kind::ReadSeq => run_threads(threads, &|_, go| ctx.read_seq(per_thread, false, go))?,
+            Kind::ReadReverse => run_threads(threads, &|_, go| ctx.read_seq(per_thread, true, go))?,
             Kind::ReadWhileWriting => {
                 let stop = AtomicBool::new(false);
                 let readers_left = AtomicU64::new(threads as u64);
@@ -357,8 +358,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = format!("--db={}", dir.path().join("db").display());
         let f = flags(&[
-            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,multireadrandom,\
-             seekrandom,readwhilewriting,deleterandom,fillrandom_mem,readrandom_mem,stats",
+            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,\
+             multireadrandom,seekrandom,readwhilewriting,deleterandom,fillrandom_mem,\
+             readrandom_mem,stats",
             "--num=2000",
             "--reads=500",
             "--batch_size=7",
@@ -371,7 +373,7 @@ mod tests {
         let mut out = Vec::new();
         r.run_all(&mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
-        assert_eq!(r.results.len(), 11, "{out}");
+        assert_eq!(r.results.len(), 12, "{out}");
         let rr = &r.results[3];
         assert_eq!(rr.workload, "readrandom");
         assert_eq!(rr.ops, 1000);
@@ -379,6 +381,9 @@ mod tests {
         assert!(rr.found.unwrap() > 700, "{out}");
         let readseq = &r.results[4];
         assert_eq!(readseq.ops, 1000);
+        let readreverse = &r.results[5];
+        assert_eq!(readreverse.workload, "readreverse");
+        assert_eq!(readreverse.ops, 1000);
         let fillseq = &r.results[0];
         assert_eq!(fillseq.ops, 4000);
         assert!(out.contains("Percentiles: P50:"));

@@ -22,7 +22,6 @@ const DB_BENCH_OTHERS: &[&str] = &[
     "newiteratorwhilewriting",
     "seekrandomwhilewriting",
     "seekrandomwhilemerging",
-    "readreverse",
     "readtorowcache",
     "readtocache",
     "readwhilemerging",
@@ -80,6 +79,8 @@ pub enum Kind {
     ReadRandom,
     /// In-order scan from the first key.
     ReadSeq,
+    /// Descending scan from the last key.
+    ReadReverse,
     /// Random multi-gets of `batch_size` keys.
     MultiReadRandom,
     /// Random seeks plus `seek_nexts` nexts.
@@ -124,6 +125,7 @@ impl Workload {
             "overwrite" => Kind::Overwrite,
             "readrandom" => Kind::ReadRandom,
             "readseq" => Kind::ReadSeq,
+            "readreverse" => Kind::ReadReverse,
             "multireadrandom" => Kind::MultiReadRandom,
             "seekrandom" => Kind::SeekRandom,
             "readwhilewriting" => Kind::ReadWhileWriting,
@@ -138,7 +140,8 @@ impl Workload {
             "stats" if !mem => Kind::Stats,
             _ => bail!(
                 "unknown benchmark '{name}' (known: fillseq, fillrandom, overwrite, readrandom, \
-                 readseq, multireadrandom, seekrandom, readwhilewriting, deleterandom, each \
+                 readseq, readreverse, multireadrandom, seekrandom, readwhilewriting, \
+                 deleterandom, deleteseq, each \
                  optionally with _mem; flush, compact, stats)"
             ),
         };
@@ -365,14 +368,14 @@ impl Ctx<'_> {
         Ok(st)
     }
 
-    pub(crate) fn read_seq(&self, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+    pub(crate) fn read_seq(&self, ops: u64, reverse: bool, go: &Barrier) -> Result<ThreadStats> {
         let mut ticker = self.ticker();
         go.wait();
         let mut st = ThreadStats::start();
         let mut t = st.start;
         let (mut done, mut bytes) = (0u64, 0u64);
         let hist = &mut st.hist;
-        self.engine.scan(ops, &mut |len| {
+        self.engine.scan(ops, reverse, &mut |len| {
             done += 1;
             bytes += len as u64;
             let now = Instant::now();
