@@ -45,6 +45,8 @@ pub struct BenchFlags {
     pub write_buffer_size: u64,
     /// Entries read after each seek in seekrandom.
     pub seek_nexts: usize,
+    /// Percentage of reads in readrandomwriterandom (the rest are puts).
+    pub readwritepercent: u32,
     /// Keep and reuse the database in `--db` (skips fill workloads).
     pub use_existing_db: bool,
     /// Accepted for compatibility; no engine here compresses.
@@ -83,6 +85,7 @@ impl Default for BenchFlags {
             histogram: false,
             write_buffer_size: 64 << 20,
             seek_nexts: 0,
+            readwritepercent: 90,
             use_existing_db: false,
             compression_type: "none".into(),
             memtable: false,
@@ -178,6 +181,7 @@ const KNOWN: &[(&str, Kind)] = &[
     ("histogram", Kind::Bool),
     ("write_buffer_size", Kind::Value),
     ("seek_nexts", Kind::Value),
+    ("readwritepercent", Kind::Value),
     ("use_existing_db", Kind::Bool),
     ("compression_type", Kind::Value),
     ("memtable", Kind::Bool),
@@ -336,6 +340,12 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
             "histogram" => f.histogram = parse_bool(n, v)?,
             "write_buffer_size" => f.write_buffer_size = parse_num(n, v)?,
             "seek_nexts" => f.seek_nexts = parse_num(n, v)?,
+            "readwritepercent" => {
+                f.readwritepercent = parse_num(n, v)?;
+                if f.readwritepercent > 100 {
+                    bail!("--readwritepercent must be between 0 and 100, got {v}");
+                }
+            }
             "use_existing_db" => f.use_existing_db = parse_bool(n, v)?,
             "compression_type" => {
                 f.compression_type = v.to_string();
@@ -410,6 +420,12 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   seekrandom        --reads random seeks, each followed by --seek_nexts nexts
   readwhilewriting  --threads readers doing readrandom plus one writer doing
                     random puts until the readers finish; readers' throughput
+  seekrandomwhilewriting, multireadwhilewriting
+                    the same with seekrandom / multireadrandom readers
+  updaterandom      --reads random read-modify-writes (a get, then a put)
+  readrandomwriterandom
+                    --reads random ops, --readwritepercent of them gets, the
+                    rest puts
   deleterandom      delete --num random keys (batched by --batch_size)
   deleteseq         delete keys 0..num in order (batched by --batch_size)
   flush, compact, stats   sync / full compaction / print engine statistics
@@ -437,6 +453,7 @@ Flags (db_bench names and defaults unless noted):
   --histogram            print latency histograms (false)
   --write_buffer_size=N  bytes per memory buffer (67108864)
   --seek_nexts=N         nexts after each seek (0)
+  --readwritepercent=P   reads in readrandomwriterandom, percent (90)
   --compression_type=T   accepted; nothing is compressed
   --statistics           print the engine's statistics at the end
   --memtable             every workload in memtable mode (false)
@@ -510,6 +527,8 @@ mod tests {
         assert!(v(&["--benchmarks=nonsense"]).is_err());
         assert!(v(&["--num"]).is_err());
         assert!(v(&["stray"]).is_err());
+        assert!(v(&["--readwritepercent=101"]).is_err());
+        assert!(v(&["--readwritepercent=100"]).is_ok());
         assert!(matches!(v(&["--help"]).unwrap(), Parsed::Help));
     }
 }

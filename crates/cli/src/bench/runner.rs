@@ -228,6 +228,7 @@ impl<'a> Runner<'a> {
             bar: bar.as_ref(),
         };
         let mut message = String::new();
+        let writes = AtomicU64::new(0);
         let stats: Vec<ThreadStats> = match w.kind {
             Kind::FillSeq => run_threads(threads, &|tid, go| {
                 ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
@@ -252,7 +253,28 @@ impl<'a> Runner<'a> {
             }
             Kind::ReadSeq => run_threads(threads, &|_, go| ctx.read_seq(per_thread, false, go))?,
             Kind::ReadReverse => run_threads(threads, &|_, go| ctx.read_seq(per_thread, true, go))?,
-            Kind::ReadWhileWriting => {
+            Kind::UpdateRandom | Kind::ReadRandomWriteRandom => {
+                let update = w.kind == Kind::UpdateRandom;
+                let all = run_threads(threads, &|tid, go| {
+                    ctx.read_write_random(tid, per_thread, update, &writes, go)
+                })?;
+                let (done, found): (u64, u64) = (
+                    all.iter().map(|t| t.done).sum(),
+                    all.iter().map(|t| t.found).sum(),
+                );
+                let writes = writes.load(Ordering::Relaxed);
+                // db_bench's own wording for these two.
+                message = if update {
+                    format!("( updates:{done} found:{found})")
+                } else {
+                    format!(
+                        "( reads:{} writes:{writes} total:{done} found:{found})",
+                        done - writes
+                    )
+                };
+                all
+            }
+            Kind::ReadWhileWriting | Kind::SeekRandomWhileWriting | Kind::MultiReadWhileWriting => {
                 let stop = AtomicBool::new(false);
                 let readers_left = AtomicU64::new(threads as u64);
                 let writes = AtomicU64::new(0);
@@ -265,7 +287,13 @@ impl<'a> Runner<'a> {
                         writes.store(*n.as_ref().unwrap_or(&0), Ordering::Relaxed);
                         n.map(|_| None)
                     } else {
-                        let r = ctx.read_random(tid, per_thread, go);
+                        let r = match w.kind {
+                            Kind::SeekRandomWhileWriting => ctx.seek_random(tid, per_thread, go),
+                            Kind::MultiReadWhileWriting => {
+                                ctx.multi_read_random(tid, per_thread, go)
+                            }
+                            _ => ctx.read_random(tid, per_thread, go),
+                        };
                         if readers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -290,7 +318,9 @@ impl<'a> Runner<'a> {
             Kind::ReadRandom
             | Kind::MultiReadRandom
             | Kind::SeekRandom
-            | Kind::ReadWhileWriting => {
+            | Kind::ReadWhileWriting
+            | Kind::SeekRandomWhileWriting
+            | Kind::MultiReadWhileWriting => {
                 let found_msg = format!("({} of {} found)", merged.found, merged.done);
                 message = if message.is_empty() {
                     found_msg
@@ -299,6 +329,7 @@ impl<'a> Runner<'a> {
                 };
                 Some(merged.found)
             }
+            Kind::UpdateRandom | Kind::ReadRandomWriteRandom => Some(merged.found),
             _ => None,
         };
         let line = db_bench_line(&w.name, &merged, &message);
@@ -359,6 +390,7 @@ mod tests {
         let db = format!("--db={}", dir.path().join("db").display());
         let f = flags(&[
             "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,\
+             updaterandom,readrandomwriterandom,seekrandomwhilewriting,multireadwhilewriting,\
              multireadrandom,seekrandom,readwhilewriting,deleterandom,fillrandom_mem,\
              readrandom_mem,stats",
             "--num=2000",
@@ -373,7 +405,7 @@ mod tests {
         let mut out = Vec::new();
         r.run_all(&mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
-        assert_eq!(r.results.len(), 12, "{out}");
+        assert_eq!(r.results.len(), 16, "{out}");
         let rr = &r.results[3];
         assert_eq!(rr.workload, "readrandom");
         assert_eq!(rr.ops, 1000);
@@ -384,6 +416,36 @@ mod tests {
         let readreverse = &r.results[5];
         assert_eq!(readreverse.workload, "readreverse");
         assert_eq!(readreverse.ops, 1000);
+        // Two threads x 500 reads each; db_bench's wording for the mixes.
+        let updates = &r.results[6];
+        assert_eq!(
+            (updates.workload.as_str(), updates.ops),
+            ("updaterandom", 1000)
+        );
+        assert!(out.contains("( updates:1000 found:"), "{out}");
+        let mixed = out
+            .lines()
+            .find(|l| l.starts_with("readrandomwriterandom"))
+            .unwrap();
+        let count = |name: &str| -> u64 {
+            let at = mixed.find(name).unwrap() + name.len();
+            let digits: String = mixed[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().unwrap()
+        };
+        assert_eq!(count("reads:") + count("writes:"), 1000, "{mixed}");
+        assert!(
+            count("writes:") > 20 && count("writes:") < 250,
+            "~10% writes: {mixed}"
+        );
+        for (i, name) in [(8, "seekrandomwhilewriting"), (9, "multireadwhilewriting")] {
+            assert_eq!(
+                (r.results[i].workload.as_str(), r.results[i].ops),
+                (name, 1000)
+            );
+        }
         let fillseq = &r.results[0];
         assert_eq!(fillseq.ops, 4000);
         assert!(out.contains("Percentiles: P50:"));

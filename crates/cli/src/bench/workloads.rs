@@ -6,7 +6,7 @@ use super::keygen::{generate_key, KeyGen, KeyOrder, Rng, ValueGen};
 use super::report::ThreadStats;
 use anyhow::{bail, Result};
 use indicatif::ProgressBar;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -20,14 +20,11 @@ const DB_BENCH_OTHERS: &[&str] = &[
     "fillbatch",
     "newiterator",
     "newiteratorwhilewriting",
-    "seekrandomwhilewriting",
     "seekrandomwhilemerging",
     "readtorowcache",
     "readtocache",
     "readwhilemerging",
     "readwhilescanning",
-    "readrandomwriterandom",
-    "updaterandom",
     "xorupdaterandom",
     "approximatesizerandom",
     "randomwithverify",
@@ -60,7 +57,6 @@ const DB_BENCH_OTHERS: &[&str] = &[
     "block_cache_entry_stats",
     "cache_report_problems",
     "mixgraph",
-    "multireadwhilewriting",
 ];
 
 /// Added to the seeds of reading workloads.
@@ -87,6 +83,14 @@ pub enum Kind {
     SeekRandom,
     /// Random reads while one thread writes.
     ReadWhileWriting,
+    /// Random seeks while one thread writes.
+    SeekRandomWhileWriting,
+    /// Random multi-gets while one thread writes.
+    MultiReadWhileWriting,
+    /// Random read-modify-writes: a get, then a put of the same key.
+    UpdateRandom,
+    /// Random gets and puts mixed by `--readwritepercent`.
+    ReadRandomWriteRandom,
     /// Random deletes.
     DeleteRandom,
     /// Sequential deletes.
@@ -125,6 +129,10 @@ impl Workload {
             "overwrite" => Kind::Overwrite,
             "readrandom" => Kind::ReadRandom,
             "readseq" => Kind::ReadSeq,
+            "seekrandomwhilewriting" if !mem => Kind::SeekRandomWhileWriting,
+            "multireadwhilewriting" if !mem => Kind::MultiReadWhileWriting,
+            "updaterandom" => Kind::UpdateRandom,
+            "readrandomwriterandom" => Kind::ReadRandomWriteRandom,
             "readreverse" => Kind::ReadReverse,
             "multireadrandom" => Kind::MultiReadRandom,
             "seekrandom" => Kind::SeekRandom,
@@ -141,7 +149,8 @@ impl Workload {
             _ => bail!(
                 "unknown benchmark '{name}' (known: fillseq, fillrandom, overwrite, readrandom, \
                  readseq, readreverse, multireadrandom, seekrandom, readwhilewriting, \
-                 deleterandom, deleteseq, each \
+                 seekrandomwhilewriting, multireadwhilewriting, updaterandom, \
+                 readrandomwriterandom, deleterandom, deleteseq, each \
                  optionally with _mem; flush, compact, stats)"
             ),
         };
@@ -385,6 +394,52 @@ impl Ctx<'_> {
         })?;
         st.done = done;
         st.bytes = bytes;
+        st.finish = Instant::now();
+        Ok(st)
+    }
+
+    /// Random gets mixed with puts of random keys: each op is a get with
+    /// probability `read_percent`% (`updaterandom`: every op is a get and
+    /// then a put of the same key, `read_percent` is ignored). `found`
+    /// counts the gets that found their key, `bytes` every key and value
+    /// read or written; `writes` is increased by the puts done.
+    pub(crate) fn read_write_random(
+        &self,
+        tid: usize,
+        ops: u64,
+        update: bool,
+        writes: &AtomicU64,
+        go: &Barrier,
+    ) -> Result<ThreadStats> {
+        let f = self.flags;
+        let mut rng = self.rng(tid);
+        let mut values = ValueGen::new(self.seed(tid), f.value_size);
+        let mut key = vec![0u8; f.key_size];
+        let mut ticker = self.ticker();
+        go.wait();
+        let mut st = ThreadStats::start();
+        let mut t = st.start;
+        while st.done < ops {
+            generate_key(rng.uniform(f.num), &mut key);
+            let read = update || rng.uniform(100) < u64::from(f.readwritepercent);
+            if read {
+                if let Some(len) = self.engine.get(&key)? {
+                    st.found += 1;
+                    st.bytes += (key.len() + len) as u64;
+                }
+            }
+            if update || !read {
+                let v = values.next(f.value_size);
+                self.engine.put(&key, v, self.mode)?;
+                st.bytes += (key.len() + v.len()) as u64;
+                writes.fetch_add(1, Ordering::Relaxed);
+            }
+            let now = Instant::now();
+            st.hist.record(now.duration_since(t).as_nanos() as u64);
+            t = now;
+            st.done += 1;
+            ticker.tick(1);
+        }
         st.finish = Instant::now();
         Ok(st)
     }
