@@ -98,6 +98,22 @@ impl Default for BenchFlags {
 }
 
 impl BenchFlags {
+    /// The flags of db_bench's `fillsync` (`sync`) or `fill100K`: a
+    /// thousandth of the keys and writes, synced or with 100,000-byte values.
+    pub fn for_small_fill(&self, sync: bool) -> BenchFlags {
+        let mut f = self.clone();
+        f.num = (self.num / 1000).max(1);
+        if self.writes >= 0 {
+            f.writes = (self.writes / 1000).max(1);
+        }
+        if sync {
+            f.sync = true;
+        } else {
+            f.value_size = 100_000;
+        }
+        f
+    }
+
     /// Reads per thread.
     pub fn reads_per_thread(&self) -> u64 {
         if self.reads < 0 {
@@ -412,6 +428,9 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   fillseq           write --num keys in sequential order (fresh database)
   fillrandom        write --num random keys, uniform over [0,num) with
                     replacement (~63% distinct) (fresh database)
+  filluniquerandom  write each of the --num keys once, in random order (fresh)
+  fillsync, fill100K  fillrandom of --num/1000 keys, synced / with
+                    100,000-byte values (fresh database)
   overwrite         write --num random keys into the existing database
   readrandom        --reads random point reads; reports (found of reads found)
   readseq           scan up to --reads entries from the first key

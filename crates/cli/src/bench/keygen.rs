@@ -69,6 +69,9 @@ pub enum KeyOrder {
     Sequential,
     /// Uniform over `[0, num)`, with replacement.
     Random,
+    /// Every key of `[0, num)` once per `num` keys, in a random order
+    /// (db_bench's `filluniquerandom`).
+    UniqueRandom,
 }
 
 /// Produces key integers in db_bench order.
@@ -77,16 +80,35 @@ pub struct KeyGen {
     order: KeyOrder,
     num: u64,
     next: u64,
+    /// `UniqueRandom`: a bijection of `[0, 2^bits)` (see [`KeyGen::permute`]),
+    /// its odd multipliers drawn on first use.
+    bits: u32,
+    mul: [u64; 2],
 }
 
 impl KeyGen {
     /// Keys over `[0, num)` in `order` (`num` of 0 is treated as 1).
     pub fn new(order: KeyOrder, num: u64) -> Self {
+        let num = num.max(1);
         KeyGen {
             order,
-            num: num.max(1),
+            num,
             next: 0,
+            bits: (64 - (num - 1).leading_zeros()).max(2),
+            mul: [0, 0],
         }
+    }
+
+    /// A bijection of `[0, 2^bits)`: multiplying by an odd number and
+    /// xor-shifting right are both invertible modulo `2^bits`. Without a
+    /// table, so `num` may be as large as memory allows the database to be.
+    fn permute(&self, x: u64) -> u64 {
+        let mask = u64::MAX >> (64 - self.bits);
+        let half = self.bits / 2;
+        let mut x = x.wrapping_mul(self.mul[0]) & mask;
+        x ^= x >> half;
+        x = x.wrapping_mul(self.mul[1]) & mask;
+        x ^ (x >> half)
     }
 
     /// The next key integer.
@@ -102,6 +124,20 @@ impl KeyGen {
                 v
             }
             KeyOrder::Random => rng.uniform(self.num),
+            KeyOrder::UniqueRandom => {
+                if self.mul[0] == 0 {
+                    self.mul = [rng.next_u64() | 1, rng.next_u64() | 1];
+                }
+                // Walk the permutation of [0, 2^bits), skipping values past
+                // `num` (fewer than half of them): each key once per cycle.
+                loop {
+                    let v = self.permute(self.next);
+                    self.next = (self.next + 1) & (u64::MAX >> (64 - self.bits));
+                    if v < self.num {
+                        return v;
+                    }
+                }
+            }
         }
     }
 }
@@ -192,6 +228,24 @@ mod tests {
         }
         let distinct = seen.iter().filter(|&&b| b).count() as f64 / n as f64;
         assert!((distinct - 0.632).abs() < 0.01, "{distinct}");
+    }
+
+    #[test]
+    fn unique_random_visits_every_key_once_per_num() {
+        for n in [1u64, 2, 3, 1000, 4097] {
+            let mut rng = Rng::new(n);
+            let mut g = KeyGen::new(KeyOrder::UniqueRandom, n);
+            let first: Vec<u64> = (0..n).map(|_| g.next(&mut rng)).collect();
+            let mut sorted = first.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n = {n}");
+            if n >= 1000 {
+                let in_order = first.windows(2).filter(|w| w[1] == w[0] + 1).count();
+                assert!(in_order < n as usize / 10, "not shuffled: {in_order}");
+            }
+            let second: Vec<u64> = (0..n).map(|_| g.next(&mut rng)).collect();
+            assert_eq!(first, second, "the next pass repeats the permutation");
+        }
     }
 
     #[test]

@@ -198,13 +198,26 @@ impl<'a> Runner<'a> {
             }
             _ => {}
         }
+        let small_fill;
+        let f = match w.kind {
+            Kind::FillSync | Kind::Fill100K => {
+                small_fill = f.for_small_fill(w.kind == Kind::FillSync);
+                &small_fill
+            }
+            _ => f,
+        };
         let threads = f.threads;
         let mode = WriteMode {
             sync: f.sync && !mem,
             disable_wal: f.disable_wal || mem,
         };
         let per_thread = match w.kind {
-            Kind::FillSeq | Kind::FillRandom | Kind::Overwrite => f.writes_per_thread(),
+            Kind::FillSeq
+            | Kind::FillRandom
+            | Kind::FillUniqueRandom
+            | Kind::FillSync
+            | Kind::Fill100K
+            | Kind::Overwrite => f.writes_per_thread(),
             Kind::DeleteRandom | Kind::DeleteSeq => f.deletes_per_thread(),
             _ => f.reads_per_thread(),
         };
@@ -215,6 +228,9 @@ impl<'a> Runner<'a> {
             w.kind,
             Kind::FillSeq
                 | Kind::FillRandom
+                | Kind::FillUniqueRandom
+                | Kind::FillSync
+                | Kind::Fill100K
                 | Kind::Overwrite
                 | Kind::DeleteRandom
                 | Kind::DeleteSeq
@@ -233,8 +249,13 @@ impl<'a> Runner<'a> {
             Kind::FillSeq => run_threads(threads, &|tid, go| {
                 ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
             })?,
-            Kind::FillRandom | Kind::Overwrite => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Random, per_thread, false, go)
+            Kind::FillRandom | Kind::FillSync | Kind::Fill100K | Kind::Overwrite => {
+                run_threads(threads, &|tid, go| {
+                    ctx.write(tid, KeyOrder::Random, per_thread, false, go)
+                })?
+            }
+            Kind::FillUniqueRandom => run_threads(threads, &|tid, go| {
+                ctx.write(tid, KeyOrder::UniqueRandom, per_thread, false, go)
             })?,
             Kind::DeleteSeq => run_threads(threads, &|tid, go| {
                 ctx.write(tid, KeyOrder::Sequential, per_thread, true, go)
@@ -382,6 +403,38 @@ mod tests {
             Parsed::Run { flags, .. } => *flags,
             Parsed::Help => unreachable!(),
         }
+    }
+
+    /// db_bench's fill variants: filluniquerandom writes every key once;
+    /// fillsync and fill100K write a thousandth of `num` (synced, or with
+    /// 100,000-byte values) into a fresh database.
+    #[test]
+    fn fill_variants_follow_db_bench() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("--db={}", dir.path().join("db").display());
+        let f = flags(&[
+            "--benchmarks=filluniquerandom,readrandom,fillsync,fill100K",
+            "--num=5000",
+            "--reads=2000",
+            &db,
+        ]);
+        let mut r = Runner::new(&f, &MemFactory);
+        let mut out = Vec::new();
+        r.run_all(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(r.results[0].ops, 5000, "{out}");
+        assert_eq!(
+            r.results[1].found,
+            Some(2000),
+            "every key was written: {out}"
+        );
+        assert_eq!(
+            (r.results[2].workload.as_str(), r.results[2].ops),
+            ("fillsync", 5)
+        );
+        let fill100k = &r.results[3];
+        assert_eq!(fill100k.ops, 5);
+        assert_eq!(fill100k.bytes, 5 * (16 + 100_000), "{out}");
     }
 
     #[test]

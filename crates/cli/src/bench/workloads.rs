@@ -13,10 +13,7 @@ use std::time::Instant;
 /// db_bench benchmarks that are accepted but skipped with a note.
 const DB_BENCH_OTHERS: &[&str] = &[
     "fillseqdeterministic",
-    "fillsync",
     "filluniquerandomdeterministic",
-    "filluniquerandom",
-    "fill100K",
     "fillbatch",
     "newiterator",
     "newiteratorwhilewriting",
@@ -69,6 +66,12 @@ pub enum Kind {
     FillSeq,
     /// Random keys into a fresh database.
     FillRandom,
+    /// Every key once, in random order, into a fresh database.
+    FillUniqueRandom,
+    /// `fillrandom` of `num / 1000` synced writes (db_bench's `fillsync`).
+    FillSync,
+    /// `fillrandom` of `num / 1000` values of 100,000 bytes.
+    Fill100K,
     /// Random keys into the existing database.
     Overwrite,
     /// Random point reads.
@@ -126,6 +129,9 @@ impl Workload {
         let kind = match base {
             "fillseq" => Kind::FillSeq,
             "fillrandom" => Kind::FillRandom,
+            "filluniquerandom" => Kind::FillUniqueRandom,
+            "fillsync" if !mem => Kind::FillSync,
+            "fill100K" => Kind::Fill100K,
             "overwrite" => Kind::Overwrite,
             "readrandom" => Kind::ReadRandom,
             "readseq" => Kind::ReadSeq,
@@ -148,7 +154,7 @@ impl Workload {
             "stats" if !mem => Kind::Stats,
             _ => bail!(
                 "unknown benchmark '{name}' (known: fillseq, fillrandom, overwrite, readrandom, \
-                 readseq, readreverse, multireadrandom, seekrandom, readwhilewriting, \
+                 filluniquerandom, fillsync, fill100K, readseq, readreverse, multireadrandom, seekrandom, readwhilewriting, \
                  seekrandomwhilewriting, multireadwhilewriting, updaterandom, \
                  readrandomwriterandom, deleterandom, deleteseq, each \
                  optionally with _mem; flush, compact, stats)"
@@ -162,12 +168,29 @@ impl Workload {
     }
 
     pub(crate) fn is_fresh_fill(&self) -> bool {
-        matches!(self.kind, Kind::FillSeq | Kind::FillRandom)
+        self.is_fill()
+    }
+
+    /// A fill of a fresh database (any key order or size).
+    pub(crate) fn is_fill(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::FillSeq
+                | Kind::FillRandom
+                | Kind::FillUniqueRandom
+                | Kind::FillSync
+                | Kind::Fill100K
+        )
     }
 
     pub(crate) fn op_word(&self) -> &'static str {
         match self.kind {
-            Kind::FillSeq | Kind::FillRandom | Kind::Overwrite => "write",
+            Kind::FillSeq
+            | Kind::FillRandom
+            | Kind::FillUniqueRandom
+            | Kind::FillSync
+            | Kind::Fill100K
+            | Kind::Overwrite => "write",
             Kind::DeleteRandom | Kind::DeleteSeq => "delete",
             Kind::SeekRandom => "seek",
             Kind::MultiReadRandom => "multiread",
