@@ -319,8 +319,16 @@ impl Ctx<'_> {
         Ok(st)
     }
 
-    /// Random point reads until `ops` are done or `stop` is set.
-    pub(crate) fn read_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+    /// `ops` operations, each on a random key of `[0, num)`: `op(key, rng,
+    /// stats)` does one and records its `found` and `bytes`; its latency,
+    /// the count and the progress are recorded here.
+    fn random_key_ops(
+        &self,
+        tid: usize,
+        ops: u64,
+        go: &Barrier,
+        mut op: impl FnMut(&[u8], &mut Rng, &mut ThreadStats) -> Result<()>,
+    ) -> Result<ThreadStats> {
         let f = self.flags;
         let mut rng = self.rng(tid);
         let mut key = vec![0u8; f.key_size];
@@ -330,10 +338,7 @@ impl Ctx<'_> {
         let mut t = st.start;
         while st.done < ops {
             generate_key(rng.uniform(f.num), &mut key);
-            if let Some(len) = self.engine.get(&key)? {
-                st.found += 1;
-                st.bytes += (key.len() + len) as u64;
-            }
+            op(&key, &mut rng, &mut st)?;
             let now = Instant::now();
             st.hist.record(now.duration_since(t).as_nanos() as u64);
             t = now;
@@ -342,6 +347,17 @@ impl Ctx<'_> {
         }
         st.finish = Instant::now();
         Ok(st)
+    }
+
+    /// Random point reads.
+    pub(crate) fn read_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
+        self.random_key_ops(tid, ops, go, |key, _, st| {
+            if let Some(len) = self.engine.get(key)? {
+                st.found += 1;
+                st.bytes += (key.len() + len) as u64;
+            }
+            Ok(())
+        })
     }
 
     pub(crate) fn multi_read_random(
@@ -377,27 +393,15 @@ impl Ctx<'_> {
         Ok(st)
     }
 
+    /// Random seeks, each followed by `--seek_nexts` nexts.
     pub(crate) fn seek_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
-        let f = self.flags;
-        let mut rng = self.rng(tid);
-        let mut key = vec![0u8; f.key_size];
-        let mut ticker = self.ticker();
-        go.wait();
-        let mut st = ThreadStats::start();
-        let mut t = st.start;
-        while st.done < ops {
-            generate_key(rng.uniform(f.num), &mut key);
-            let (exact, bytes) = self.engine.seek(&key, f.seek_nexts)?;
+        let nexts = self.flags.seek_nexts;
+        self.random_key_ops(tid, ops, go, |key, _, st| {
+            let (exact, bytes) = self.engine.seek(key, nexts)?;
             st.found += exact as u64;
             st.bytes += bytes;
-            let now = Instant::now();
-            st.hist.record(now.duration_since(t).as_nanos() as u64);
-            t = now;
-            st.done += 1;
-            ticker.tick(1);
-        }
-        st.finish = Instant::now();
-        Ok(st)
+            Ok(())
+        })
     }
 
     pub(crate) fn read_seq(&self, ops: u64, reverse: bool, go: &Barrier) -> Result<ThreadStats> {
@@ -422,8 +426,9 @@ impl Ctx<'_> {
     }
 
     /// Random gets mixed with puts of random keys: each op is a get with
-    /// probability `read_percent`% (`updaterandom`: every op is a get and
-    /// then a put of the same key, `read_percent` is ignored). `found`
+    /// probability `--readwritepercent` % (`update`, db_bench's
+    /// `updaterandom`: every op is a get and then a put of the same key).
+    /// `found`
     /// counts the gets that found their key, `bytes` every key and value
     /// read or written; `writes` is increased by the puts done.
     pub(crate) fn read_write_random(
@@ -435,36 +440,23 @@ impl Ctx<'_> {
         go: &Barrier,
     ) -> Result<ThreadStats> {
         let f = self.flags;
-        let mut rng = self.rng(tid);
         let mut values = ValueGen::new(self.seed(tid), f.value_size);
-        let mut key = vec![0u8; f.key_size];
-        let mut ticker = self.ticker();
-        go.wait();
-        let mut st = ThreadStats::start();
-        let mut t = st.start;
-        while st.done < ops {
-            generate_key(rng.uniform(f.num), &mut key);
+        self.random_key_ops(tid, ops, go, |key, rng, st| {
             let read = update || rng.uniform(100) < u64::from(f.readwritepercent);
             if read {
-                if let Some(len) = self.engine.get(&key)? {
+                if let Some(len) = self.engine.get(key)? {
                     st.found += 1;
                     st.bytes += (key.len() + len) as u64;
                 }
             }
             if update || !read {
                 let v = values.next(f.value_size);
-                self.engine.put(&key, v, self.mode)?;
+                self.engine.put(key, v, self.mode)?;
                 st.bytes += (key.len() + v.len()) as u64;
                 writes.fetch_add(1, Ordering::Relaxed);
             }
-            let now = Instant::now();
-            st.hist.record(now.duration_since(t).as_nanos() as u64);
-            t = now;
-            st.done += 1;
-            ticker.tick(1);
-        }
-        st.finish = Instant::now();
-        Ok(st)
+            Ok(())
+        })
     }
 
     /// readwhilewriting's writer: random puts until `stop`.
