@@ -2,7 +2,7 @@
 //! options `slsm bench` and the admin commands open it with.
 
 use crate::bench::report::EngineStats;
-use crate::bench::{BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
+use crate::bench::{scan_order, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
 use anyhow::Result;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -170,14 +170,8 @@ impl Engine for SlsmEngine {
     }
 
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
-        let all = self.db.range::<&[u8], _>(..);
-        let entries: Box<dyn Iterator<Item = _>> = if reverse {
-            Box::new(all.rev())
-        } else {
-            Box::new(all)
-        };
         let mut n = 0;
-        for item in entries.take(limit as usize) {
+        for item in scan_order(self.db.range::<&[u8], _>(..), reverse).take(limit as usize) {
             let (k, v) = item?;
             each(k.len() + v.len());
             n += 1;
@@ -320,13 +314,9 @@ impl Engine for SkiplistEngine {
     }
 
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
-        let entries: Box<dyn Iterator<Item = _>> = if reverse {
-            Box::new(self.list.iter().rev())
-        } else {
-            Box::new(self.list.iter())
-        };
         let mut n = 0;
-        for (k, v) in entries.take(usize::try_from(limit).unwrap_or(usize::MAX)) {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        for (k, v) in scan_order(self.list.iter(), reverse).take(limit) {
             each(k.len() + v.len());
             n += 1;
         }

@@ -5,7 +5,7 @@ use std::iter::FusedIterator;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use crate::list::{entry, SkipList};
+use crate::list::{entry, SkipList, INTERLEAVE};
 use crate::node::Node;
 use crate::order::KeyOrder;
 
@@ -379,12 +379,13 @@ impl<O: KeyOrder> OwnedIter<O> {
     /// for a merging iterator over many lists, one search's latency instead
     /// of one per list.
     pub fn seek_all(cursors: &mut [&mut OwnedIter<O>], key: &[u8]) {
-        let lists: Vec<&SkipList<O>> = cursors.iter().map(|c| &*c.list).collect();
-        let mut found = vec![std::ptr::null_mut(); cursors.len()];
-        SkipList::find_ge_lockstep(&lists, key, &mut found);
-        drop(lists);
-        for (c, n) in cursors.iter_mut().zip(found) {
-            c.c.seek_found(&*c.list, n);
+        for group in cursors.chunks_mut(INTERLEAVE) {
+            let mut found = [std::ptr::null_mut(); INTERLEAVE];
+            let found = &mut found[..group.len()];
+            SkipList::find_ge_lockstep(group, |c| &*c.list, key, found);
+            for (c, &n) in group.iter_mut().zip(found.iter()) {
+                c.c.seek_found(&*c.list, n);
+            }
         }
     }
 }

@@ -670,33 +670,39 @@ impl<O: KeyOrder> SkipList<O> {
         }
     }
 
-    /// The first node >= `key` in each of `lists` (null where none), written to
-    /// `out[i]` for `lists[i]`. The searches advance in lockstep, [`INTERLEAVE`] at a
-    /// time, each prefetching the node it reads next: their cache misses overlap, so
-    /// positioning cursors over R lists costs about one search's latency, not R.
-    pub(crate) fn find_ge_lockstep(lists: &[&SkipList<O>], key: &[u8], out: &mut [*mut Node]) {
-        assert_eq!(lists.len(), out.len());
-        for (lists, out) in lists.chunks(INTERLEAVE).zip(out.chunks_mut(INTERLEAVE)) {
-            let mut lanes: [Option<Lane<'_>>; INTERLEAVE] = [None; INTERLEAVE];
-            for (i, list) in lists.iter().enumerate() {
-                lanes[i] = Some(Lane {
-                    k: list.search_key(key),
-                    idx: i,
-                    x: list.head,
-                    level: list.top_level(),
-                    bound: std::ptr::null_mut(),
-                    pending: std::ptr::null_mut(),
-                });
-            }
-            let mut active = lists.len();
-            while active > 0 {
-                for slot in lanes[..lists.len()].iter_mut() {
-                    let Some(lane) = slot else { continue };
-                    if let Some(n) = lists[lane.idx].lane_step(lane) {
-                        out[lane.idx] = n;
-                        *slot = None;
-                        active -= 1;
-                    }
+    /// The first node >= `key` in the list of each of `items` (null where none),
+    /// written to `out[i]` for `items[i]` (at most [`INTERLEAVE`] items; `list_of`
+    /// gives an item's list). The searches advance in lockstep, each prefetching the
+    /// node it reads next: their cache misses overlap, so positioning cursors over R
+    /// lists costs about one search's latency, not R.
+    pub(crate) fn find_ge_lockstep<T>(
+        items: &[T],
+        list_of: impl Fn(&T) -> &SkipList<O>,
+        key: &[u8],
+        out: &mut [*mut Node],
+    ) {
+        let n = items.len();
+        assert!(n <= INTERLEAVE && out.len() == n);
+        let mut lanes: [Option<Lane<'_>>; INTERLEAVE] = [None; INTERLEAVE];
+        for (i, item) in items.iter().enumerate() {
+            let list = list_of(item);
+            lanes[i] = Some(Lane {
+                k: list.search_key(key),
+                idx: i,
+                x: list.head,
+                level: list.top_level(),
+                bound: std::ptr::null_mut(),
+                pending: std::ptr::null_mut(),
+            });
+        }
+        let mut active = n;
+        while active > 0 {
+            for slot in lanes[..n].iter_mut() {
+                let Some(lane) = slot else { continue };
+                if let Some(found) = list_of(&items[lane.idx]).lane_step(lane) {
+                    out[lane.idx] = found;
+                    *slot = None;
+                    active -= 1;
                 }
             }
         }

@@ -13,7 +13,7 @@
 use anyhow::Result;
 use fjall::config::CompressionPolicy;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use slsm_cli::bench::{BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
+use slsm_cli::bench::{scan_order, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -82,13 +82,9 @@ impl Engine for FjallEngine {
     }
 
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
-        let entries: Box<dyn Iterator<Item = _>> = if reverse {
-            Box::new(self.ks.iter().rev())
-        } else {
-            Box::new(self.ks.iter())
-        };
         let mut n = 0;
-        for g in entries.take(usize::try_from(limit).unwrap_or(usize::MAX)) {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        for g in scan_order(self.ks.iter(), reverse).take(limit) {
             let (k, v) = g.into_inner()?;
             each(k.len() + v.len());
             n += 1;

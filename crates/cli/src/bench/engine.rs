@@ -25,6 +25,19 @@ pub enum BatchOp<'a> {
     Delete(&'a [u8]),
 }
 
+/// `entries` front to back, or back to front if `reverse`: the order of an
+/// [`Engine::scan`].
+pub fn scan_order<'a, I>(entries: I, reverse: bool) -> Box<dyn Iterator<Item = I::Item> + 'a>
+where
+    I: DoubleEndedIterator + 'a,
+{
+    if reverse {
+        Box::new(entries.rev())
+    } else {
+        Box::new(entries)
+    }
+}
+
 /// An open database, as the benchmark sees it. All methods take `&self` and
 /// are called from several threads at once.
 pub trait Engine: Send + Sync {
@@ -152,13 +165,8 @@ impl Engine for MemEngine {
     }
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
         let m = self.map.read().unwrap();
-        let entries: Box<dyn Iterator<Item = _>> = if reverse {
-            Box::new(m.iter().rev())
-        } else {
-            Box::new(m.iter())
-        };
         let mut n = 0;
-        for (k, v) in entries.take(limit as usize) {
+        for (k, v) in scan_order(m.iter(), reverse).take(limit as usize) {
             each(k.len() + v.len());
             n += 1;
         }

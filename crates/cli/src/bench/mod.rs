@@ -11,7 +11,7 @@ pub mod workloads;
 use anyhow::{Context, Result};
 use std::io::Write;
 
-pub use engine::{BatchOp, Engine, EngineFactory, WriteMode};
+pub use engine::{scan_order, BatchOp, Engine, EngineFactory, WriteMode};
 pub use flags::BenchFlags;
 pub use report::{EngineStats, RunReport, WorkloadResult};
 

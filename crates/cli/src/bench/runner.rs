@@ -211,30 +211,17 @@ impl<'a> Runner<'a> {
             sync: f.sync && !mem,
             disable_wal: f.disable_wal || mem,
         };
-        let per_thread = match w.kind {
-            Kind::FillSeq
-            | Kind::FillRandom
-            | Kind::FillUniqueRandom
-            | Kind::FillSync
-            | Kind::Fill100K
-            | Kind::Overwrite => f.writes_per_thread(),
-            Kind::DeleteRandom | Kind::DeleteSeq => f.deletes_per_thread(),
-            _ => f.reads_per_thread(),
+        let per_thread = if w.is_write() {
+            f.writes_per_thread()
+        } else if w.is_delete() {
+            f.deletes_per_thread()
+        } else {
+            f.reads_per_thread()
         };
         let bar = self.progress_bar(&w.name, per_thread * threads as u64);
         let seed_base = self.threads_started;
         self.threads_started += threads as u64 + 1;
-        let reads = !matches!(
-            w.kind,
-            Kind::FillSeq
-                | Kind::FillRandom
-                | Kind::FillUniqueRandom
-                | Kind::FillSync
-                | Kind::Fill100K
-                | Kind::Overwrite
-                | Kind::DeleteRandom
-                | Kind::DeleteSeq
-        );
+        let reads = !w.is_write() && !w.is_delete();
         let ctx = Ctx {
             flags: f,
             seed_base,
@@ -244,7 +231,7 @@ impl<'a> Runner<'a> {
             bar: bar.as_ref(),
         };
         let mut message = String::new();
-        let writes = AtomicU64::new(0);
+        let mixed_writes = AtomicU64::new(0);
         let stats: Vec<ThreadStats> = match w.kind {
             Kind::FillSeq => run_threads(threads, &|tid, go| {
                 ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
@@ -276,24 +263,9 @@ impl<'a> Runner<'a> {
             Kind::ReadReverse => run_threads(threads, &|_, go| ctx.read_seq(per_thread, true, go))?,
             Kind::UpdateRandom | Kind::ReadRandomWriteRandom => {
                 let update = w.kind == Kind::UpdateRandom;
-                let all = run_threads(threads, &|tid, go| {
-                    ctx.read_write_random(tid, per_thread, update, &writes, go)
-                })?;
-                let (done, found): (u64, u64) = (
-                    all.iter().map(|t| t.done).sum(),
-                    all.iter().map(|t| t.found).sum(),
-                );
-                let writes = writes.load(Ordering::Relaxed);
-                // db_bench's own wording for these two.
-                message = if update {
-                    format!("( updates:{done} found:{found})")
-                } else {
-                    format!(
-                        "( reads:{} writes:{writes} total:{done} found:{found})",
-                        done - writes
-                    )
-                };
-                all
+                run_threads(threads, &|tid, go| {
+                    ctx.read_write_random(tid, per_thread, update, &mixed_writes, go)
+                })?
             }
             Kind::ReadWhileWriting | Kind::SeekRandomWhileWriting | Kind::MultiReadWhileWriting => {
                 let stop = AtomicBool::new(false);
@@ -350,7 +322,21 @@ impl<'a> Runner<'a> {
                 };
                 Some(merged.found)
             }
-            Kind::UpdateRandom | Kind::ReadRandomWriteRandom => Some(merged.found),
+            // db_bench's own wording for these two.
+            Kind::UpdateRandom => {
+                message = format!("( updates:{} found:{})", merged.done, merged.found);
+                Some(merged.found)
+            }
+            Kind::ReadRandomWriteRandom => {
+                let writes = mixed_writes.load(Ordering::Relaxed);
+                message = format!(
+                    "( reads:{} writes:{writes} total:{} found:{})",
+                    merged.done - writes,
+                    merged.done,
+                    merged.found
+                );
+                Some(merged.found)
+            }
             _ => None,
         };
         let line = db_bench_line(&w.name, &merged, &message);

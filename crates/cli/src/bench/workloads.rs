@@ -135,8 +135,8 @@ impl Workload {
             "overwrite" => Kind::Overwrite,
             "readrandom" => Kind::ReadRandom,
             "readseq" => Kind::ReadSeq,
-            "seekrandomwhilewriting" if !mem => Kind::SeekRandomWhileWriting,
-            "multireadwhilewriting" if !mem => Kind::MultiReadWhileWriting,
+            "seekrandomwhilewriting" => Kind::SeekRandomWhileWriting,
+            "multireadwhilewriting" => Kind::MultiReadWhileWriting,
             "updaterandom" => Kind::UpdateRandom,
             "readrandomwriterandom" => Kind::ReadRandomWriteRandom,
             "readreverse" => Kind::ReadReverse,
@@ -154,8 +154,8 @@ impl Workload {
             "stats" if !mem => Kind::Stats,
             _ => bail!(
                 "unknown benchmark '{name}' (known: fillseq, fillrandom, overwrite, readrandom, \
-                 filluniquerandom, fillsync, fill100K, readseq, readreverse, multireadrandom, seekrandom, readwhilewriting, \
-                 seekrandomwhilewriting, multireadwhilewriting, updaterandom, \
+                 filluniquerandom, fillsync, fill100K, readseq, readreverse, multireadrandom, \
+                 seekrandom, readwhilewriting, seekrandomwhilewriting, multireadwhilewriting, updaterandom, \
                  readrandomwriterandom, deleterandom, deleteseq, each \
                  optionally with _mem; flush, compact, stats)"
             ),
@@ -167,12 +167,8 @@ impl Workload {
         })
     }
 
-    pub(crate) fn is_fresh_fill(&self) -> bool {
-        self.is_fill()
-    }
-
     /// A fill of a fresh database (any key order or size).
-    pub(crate) fn is_fill(&self) -> bool {
+    pub(crate) fn is_fresh_fill(&self) -> bool {
         matches!(
             self.kind,
             Kind::FillSeq
@@ -183,15 +179,20 @@ impl Workload {
         )
     }
 
+    /// A workload of puts only: a fill or `overwrite`.
+    pub(crate) fn is_write(&self) -> bool {
+        self.is_fresh_fill() || self.kind == Kind::Overwrite
+    }
+
+    /// A workload of deletes only.
+    pub(crate) fn is_delete(&self) -> bool {
+        matches!(self.kind, Kind::DeleteRandom | Kind::DeleteSeq)
+    }
+
     pub(crate) fn op_word(&self) -> &'static str {
         match self.kind {
-            Kind::FillSeq
-            | Kind::FillRandom
-            | Kind::FillUniqueRandom
-            | Kind::FillSync
-            | Kind::Fill100K
-            | Kind::Overwrite => "write",
-            Kind::DeleteRandom | Kind::DeleteSeq => "delete",
+            _ if self.is_write() => "write",
+            _ if self.is_delete() => "delete",
             Kind::SeekRandom => "seek",
             Kind::MultiReadRandom => "multiread",
             _ => "read",
@@ -428,9 +429,8 @@ impl Ctx<'_> {
     /// Random gets mixed with puts of random keys: each op is a get with
     /// probability `--readwritepercent` % (`update`, db_bench's
     /// `updaterandom`: every op is a get and then a put of the same key).
-    /// `found`
-    /// counts the gets that found their key, `bytes` every key and value
-    /// read or written; `writes` is increased by the puts done.
+    /// `found` counts the gets that found their key, `bytes` every key and
+    /// value read or written; `writes` is increased by the puts done.
     pub(crate) fn read_write_random(
         &self,
         tid: usize,
