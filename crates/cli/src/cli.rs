@@ -123,13 +123,18 @@ pub enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
-    /// Draw ops/s and p99 latency bars per workload from `bench --json` files
-    /// (one color per file) into an SVG.
+    /// Draw ops/s and latency bars per workload from `bench --json` files
+    /// (one color per file), or one set of a `bench/compare.sh` summary.json
+    /// (`--set NAME`: every engine, p50/p99 and memory peaks), into an SVG.
     #[command(after_help = EXIT_CODES)]
     Plot {
-        /// Result files written by `slsm bench --json` or the peers.
+        /// Result files written by `slsm bench --json` or the peers, or one
+        /// summary.json with --set.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// The set of a summary.json to draw, as SET-VARIANT (e.g. larger-lz4).
+        #[arg(long)]
+        set: Option<String>,
         /// Output SVG file.
         #[arg(short, long, default_value = "chart.svg")]
         output: PathBuf,
@@ -189,9 +194,17 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Cmd::Plot {
             files,
+            set,
             output,
             title,
             linear,
-        } => plot::plot(&files, &output, title.as_deref(), linear).map(|_| exit::OK),
+        } => plot::plot(&plot::PlotArgs {
+            files: &files,
+            set: set.as_deref(),
+            output: &output,
+            title: title.as_deref(),
+            linear,
+        })
+        .map(|_| exit::OK),
     }
 }

@@ -1,6 +1,7 @@
 //! The slsm engine behind the benchmark's [`Engine`] interface, and the
 //! options `slsm bench` and the admin commands open it with.
 
+use crate::bench::flags::Compression;
 use crate::bench::report::EngineStats;
 use crate::bench::{scan_order, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
 use anyhow::Result;
@@ -187,6 +188,10 @@ impl Engine for SlsmEngine {
         Ok(self.db.compact()?)
     }
 
+    fn wait_for_compaction(&self) -> Result<()> {
+        Ok(self.db.wait_for_compaction()?)
+    }
+
     fn stats(&self) -> Option<EngineStats> {
         let s = self.db.stats();
         Some(EngineStats {
@@ -220,6 +225,47 @@ impl EngineFactory for SlsmFactory {
 
     fn engine_flags(&self) -> &[&str] {
         SLSM_FLAGS
+    }
+
+    fn recognizes(&self, dir: &Path) -> bool {
+        slsm::Db::is_database(dir)
+    }
+
+    fn describe(&self, flags: &BenchFlags) -> Vec<(String, String)> {
+        let compression = match flags.compression_type {
+            Compression::None => "none".to_string(),
+            asked => format!(
+                "none (asked for {}: slsm does not compress yet)",
+                asked.name()
+            ),
+        };
+        let mut lines = vec![
+            (
+                "slsm".to_string(),
+                format!("version {}", env!("CARGO_PKG_VERSION")),
+            ),
+            ("Compression".to_string(), compression),
+            (
+                "Block cache".to_string(),
+                "none of its own: run files are memory-mapped (the page cache)".to_string(),
+            ),
+        ];
+        if let Ok(o) = bench_options(flags, flags.memtable) {
+            lines.push((
+                "Options".to_string(),
+                format!(
+                    "R={} runs of {} entries / {} bytes, m={}, D={}, bloom fp {}, mu={}",
+                    o.memory_runs,
+                    o.run_entries,
+                    o.run_size,
+                    o.merge_fraction,
+                    o.level_runs,
+                    o.bloom_fp_rate,
+                    o.fence_entries
+                ),
+            ));
+        }
+        lines
     }
 
     fn engine_help(&self) -> String {
@@ -340,6 +386,10 @@ impl EngineFactory for SkiplistFactory {
         "slsm-skiplist"
     }
 
+    fn recognizes(&self, _: &Path) -> bool {
+        false // it never creates a directory
+    }
+
     fn open(&self, _: &Path, _: &BenchFlags, _: bool, _: bool) -> Result<Arc<dyn Engine>> {
         Ok(Arc::new(SkiplistEngine {
             list: slsm_skiplist::SkipList::new(),
@@ -442,7 +492,13 @@ mod tests {
         };
         let o = bench_options(&f, true).unwrap();
         assert!(o.disable_wal);
-        assert!(!o.fs.is_native(), "memtable mode must not use the disk");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let db = slsm::Db::open(&path, o).unwrap();
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+        drop(db);
+        assert!(!path.exists(), "memtable mode must not use the disk");
         // db_bench's default write buffer does not override slsm's run size.
         assert_eq!(
             bench_options(&f, false).unwrap().run_size,

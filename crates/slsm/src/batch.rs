@@ -5,6 +5,7 @@
 //! `tag: u8 | varint len | key [| varint len | value-or-end]`. Operation `i`
 //! of a batch gets sequence number `sequence + i`.
 
+use crate::codec::{put_bytes, Reader};
 use crate::error::{Error, Result};
 use crate::key::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 
@@ -53,35 +54,6 @@ impl std::fmt::Debug for WriteBatch {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *buf.get(*pos)?;
-        *pos += 1;
-        v |= ((b & 0x7F) as u64) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn get_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
-    let len = usize::try_from(get_varint(buf, pos)?).ok()?;
-    let end = pos.checked_add(len)?;
-    let bytes = buf.get(*pos..end)?;
-    *pos = end;
-    Some(bytes)
-}
-
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
@@ -114,11 +86,9 @@ impl WriteBatch {
 
     fn push_op(&mut self, tag: u8, a: &[u8], b: Option<&[u8]>) {
         self.rep.push(tag);
-        put_varint(&mut self.rep, a.len() as u64);
-        self.rep.extend_from_slice(a);
+        put_bytes(&mut self.rep, a);
         if let Some(b) = b {
-            put_varint(&mut self.rep, b.len() as u64);
-            self.rep.extend_from_slice(b);
+            put_bytes(&mut self.rep, b);
         }
         self.count += 1;
     }
@@ -206,8 +176,7 @@ impl WriteBatch {
     /// The operations in order.
     pub(crate) fn ops(&self) -> OpIter<'_> {
         OpIter {
-            buf: &self.rep,
-            pos: HEADER_LEN,
+            r: Reader::at(&self.rep, HEADER_LEN),
             left: self.count,
         }
     }
@@ -222,30 +191,28 @@ pub(crate) struct DecodedBatch<'a> {
 /// Decodes a WAL payload; `None` if it is malformed (the caller reports
 /// corruption with the record's file and offset).
 pub(crate) fn decode(payload: &[u8]) -> Option<DecodedBatch<'_>> {
-    let header = payload.get(..HEADER_LEN)?;
-    let first_seq = u64::from_le_bytes(header[..8].try_into().ok()?);
-    let count = u32::from_le_bytes(header[8..12].try_into().ok()?);
+    let mut header = Reader::new(payload);
+    let first_seq = header.u64()?;
+    let count = header.u32()?;
     let ops = OpIter {
-        buf: payload,
-        pos: HEADER_LEN,
+        r: header,
         left: count,
     };
     // Validate the whole body up front so that a batch is applied all or nothing.
-    let mut check = OpIter { ..ops };
+    let mut check = ops.clone();
     for _ in 0..count {
         check.next()?.ok()?;
     }
-    if check.pos != payload.len() {
+    if !check.r.is_empty() {
         return None;
     }
     Some(DecodedBatch { first_seq, ops })
 }
 
 /// Iterator over the operations of an encoded batch.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct OpIter<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    r: Reader<'a>,
     left: u32,
 }
 
@@ -263,13 +230,12 @@ impl<'a> Iterator for OpIter<'a> {
 
 impl<'a> OpIter<'a> {
     fn decode_one(&mut self) -> Option<Op<'a>> {
-        let tag = *self.buf.get(self.pos)?;
-        self.pos += 1;
-        let a = get_bytes(self.buf, &mut self.pos)?;
+        let tag = self.r.u8()?;
+        let a = self.r.length_prefixed()?;
         match tag {
-            TAG_PUT => Some(Op::Put(a, get_bytes(self.buf, &mut self.pos)?)),
+            TAG_PUT => Some(Op::Put(a, self.r.length_prefixed()?)),
             TAG_DELETE => Some(Op::Delete(a)),
-            TAG_DELETE_RANGE => Some(Op::DeleteRange(a, get_bytes(self.buf, &mut self.pos)?)),
+            TAG_DELETE_RANGE => Some(Op::DeleteRange(a, self.r.length_prefixed()?)),
             _ => None,
         }
     }

@@ -14,50 +14,49 @@
 //! }
 //! # Ok::<(), slsm::Error>(())
 //! ```
+//!
+//! `ARCHITECTURE.md` (beside this crate's `Cargo.toml`) follows one put
+//! and one get through the modules below.
 #![warn(missing_docs)]
 
+// Formats and building blocks, public for tools and tests.
 pub mod bloom;
 pub mod error;
+pub mod files;
 pub mod fs;
 pub mod fsutil;
 pub mod key;
 pub mod manifest;
-mod reaper;
 pub mod run;
 pub mod wal;
 
-#[cfg(not(formats_only))]
+// The engine's components, in the order data flows through them.
+mod background;
 mod batch;
-#[cfg(not(formats_only))]
+mod buffer;
+mod codec;
+mod commit;
 mod db;
-#[cfg(not(formats_only))]
 mod iter;
-#[cfg(not(formats_only))]
+mod jobs;
 mod memtable;
-#[cfg(not(formats_only))]
 mod merge;
-#[cfg(not(formats_only))]
-mod options;
-#[cfg(not(formats_only))]
-mod rangedel;
-#[cfg(not(formats_only))]
-mod slice;
-#[cfg(not(formats_only))]
-mod stats;
-#[cfg(not(formats_only))]
+mod read;
+mod recovery;
+mod snapshot;
 mod version;
 
-#[cfg(not(formats_only))]
+mod options;
+mod rangedel;
+mod reaper;
+mod slice;
+mod stats;
+
 pub use batch::WriteBatch;
-#[cfg(not(formats_only))]
 pub use db::{CheckReport, Db, Snapshot};
 pub use error::{Error, Result};
-#[cfg(not(formats_only))]
 pub use iter::Iter;
-#[cfg(not(formats_only))]
 pub use options::{Options, WriteOptions};
-#[cfg(not(formats_only))]
 pub use slice::Slice;
-#[cfg(not(formats_only))]
 pub use stats::{LevelStats, Stats};
 pub use wal::RecoveryMode;

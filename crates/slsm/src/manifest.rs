@@ -1,28 +1,28 @@
-//! The manifest: which run files make up each disk level, plus the engine's
-//! counters. It is small and rewritten whole on every change, atomically
-//! (write `MANIFEST.tmp`, sync, rename over `MANIFEST`, sync the directory;
-//! see [`fsutil::write_file_atomic`]), so after a crash the database is in
-//! exactly the old or exactly the new state.
+//! The manifest: which run files make up each disk level, the database's
+//! identity and counters. It is small and rewritten whole on every change,
+//! atomically (write `MANIFEST.tmp`, sync, rename over `MANIFEST`, sync the
+//! directory; see [`fsutil::write_file_atomic`]), so after a crash the
+//! database is in exactly the old or exactly the new state. The version set
+//! (`version::VersionSet::apply`) is the only writer.
 //!
-//! # File format
+//! # File format (version 2)
 //!
-//! All integers are little-endian; `bytes` is a u32 length followed by that
-//! many bytes.
+//! All integers are little-endian; `bytes` is a varint length followed by
+//! that many bytes.
 //!
 //! ```text
 //! +------------+---------+---------------------------------+-----------+
 //! | "SLSMMANI" | version | body                            | CRC       |
-//! | 8 B        | u32 = 1 | (below)                         | u32 masked|
+//! | 8 B        | u32 = 2 | (below)                         | u32 masked|
 //! +------------+---------+---------------------------------+-----------+
 //!
 //! body:
-//!   next_file_number u64 | last_sequence u64 | min_wal_number u64
-//!   level_count u32
-//!   level_count x ( run_count u32,
-//!                   run_count x run )
+//!   db_id [16 bytes] | next_file_number u64 | last_sequence u64
+//!   min_wal_number u64 | level_count u32
+//!   level_count x ( run_count u32, run_count x run )
 //! run:
 //!   file_number u64 | file_size u64 | entries u64 | tombstones u64
-//!   range_tombstones u64 | min_seq u64 | max_seq u64
+//!   range_tombstones u64 | min_seq u64 | max_seq u64 | data_bytes u64
 //!   min_user_key bytes | max_user_key bytes
 //! ```
 //!
@@ -38,45 +38,28 @@ use std::collections::HashSet;
 use std::io;
 use std::path::Path;
 
+use crate::codec::{masked_crc, put_u32, put_u64, Reader};
 use crate::error::{Error, Result};
 use crate::fsutil;
+use crate::key::MAX_KEY_SIZE;
+use crate::run::RunProperties;
 
-/// Name of the manifest file in the database directory.
-pub const MANIFEST_FILE: &str = "MANIFEST";
+pub use crate::files::{
+    parse_file_name, run_file_name, wal_file_name, FileKind, LOCK_FILE, MANIFEST_FILE,
+};
+
 /// Magic bytes at the start of the manifest.
 pub const MANIFEST_MAGIC: [u8; 8] = *b"SLSMMANI";
 /// Current manifest format version.
-pub const MANIFEST_FORMAT_VERSION: u32 = 1;
+pub const MANIFEST_FORMAT_VERSION: u32 = 2;
 
 /// Bytes before the body: magic and version.
 const PREFIX_LEN: usize = 12;
 /// Bytes of the trailing CRC.
 const CRC_LEN: usize = 4;
-/// Longest key the format can hold (its length is stored as a u32).
-const MAX_KEY_LEN: usize = u32::MAX as usize;
 
-/// One run file of a disk level.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct RunRecord {
-    /// The file's number; its name is [`run_file_name`]`(file_number)`.
-    pub file_number: u64,
-    /// Size of the file in bytes.
-    pub file_size: u64,
-    /// Number of entries in the run.
-    pub entries: u64,
-    /// Number of point tombstones in the run.
-    pub tombstones: u64,
-    /// Number of range tombstones in the run.
-    pub range_tombstones: u64,
-    /// Smallest user key in the run.
-    pub min_user_key: Vec<u8>,
-    /// Largest user key in the run.
-    pub max_user_key: Vec<u8>,
-    /// Smallest sequence number in the run.
-    pub min_seq: u64,
-    /// Largest sequence number in the run.
-    pub max_seq: u64,
-}
+/// A database's unique identity, chosen when it is created.
+pub type DbId = [u8; 16];
 
 /// The persistent state of the disk levels and the engine's counters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -84,6 +67,9 @@ pub struct Manifest {
     /// Format version; [`MANIFEST_FORMAT_VERSION`] for manifests this build
     /// writes.
     pub format_version: u32,
+    /// The database's identity: run files carry it, so a file of another
+    /// database copied in is recognised.
+    pub db_id: DbId,
     /// Next file number to hand out; numbers are shared by WAL and run files.
     pub next_file_number: u64,
     /// Every write with a sequence number `<=` this is in the run files; WAL
@@ -92,7 +78,7 @@ pub struct Manifest {
     /// WAL files with a smaller number are obsolete.
     pub min_wal_number: u64,
     /// Level 0 first; within a level, oldest run first.
-    pub levels: Vec<Vec<RunRecord>>,
+    pub levels: Vec<Vec<RunProperties>>,
 }
 
 impl Default for Manifest {
@@ -101,47 +87,32 @@ impl Default for Manifest {
     }
 }
 
-/// The kind of a database file, from its name (see [`parse_file_name`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FileKind {
-    /// A run file, `NNNNNN.run`.
-    Run,
-    /// A write-ahead log, `NNNNNN.wal`.
-    Wal,
-}
-
-/// Name of run file `number`: at least six digits, then `.run`.
-pub fn run_file_name(number: u64) -> String {
-    format!("{number:06}.run")
-}
-
-/// Name of WAL file `number`: at least six digits, then `.wal`.
-pub fn wal_file_name(number: u64) -> String {
-    format!("{number:06}.wal")
-}
-
-/// Parses a run or WAL file name produced by [`run_file_name`] or
-/// [`wal_file_name`]. Only the canonical spelling is accepted (so
-/// `"1.run"` and `"0000001.run"` are not database files).
-pub fn parse_file_name(name: &str) -> Option<(u64, FileKind)> {
-    let (stem, ext) = name.split_once('.')?;
-    let kind = match ext {
-        "run" => FileKind::Run,
-        "wal" => FileKind::Wal,
-        _ => return None,
-    };
-    if stem.len() < 6 || !stem.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// A fresh database identity: random bytes from the operating system,
+/// mixed with the time and the process id where those are not available.
+pub fn new_db_id() -> DbId {
+    let mut id = [0u8; 16];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| io::Read::read_exact(&mut f, &mut id))
+        .is_err()
+    {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        id[..8].copy_from_slice(&(nanos as u64).to_le_bytes());
+        id[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+        let addr = &id as *const _ as u64;
+        id[12..].copy_from_slice(&(addr as u32).to_le_bytes());
     }
-    let number: u64 = stem.parse().ok()?;
-    (format!("{number:06}") == stem).then_some((number, kind))
+    id
 }
 
 impl Manifest {
-    /// The manifest of an empty database: no runs, file numbers start at 1.
+    /// The manifest of an empty database: no runs, file numbers start at 1,
+    /// identity all zeros (a new database sets [`new_db_id`]).
     pub fn new() -> Self {
         Manifest {
             format_version: MANIFEST_FORMAT_VERSION,
+            db_id: [0; 16],
             next_file_number: 1,
             last_sequence: 0,
             min_wal_number: 0,
@@ -150,7 +121,7 @@ impl Manifest {
     }
 
     /// All run records, level 0 first.
-    pub fn runs(&self) -> impl Iterator<Item = &RunRecord> {
+    pub fn runs(&self) -> impl Iterator<Item = &RunProperties> {
         self.levels.iter().flatten()
     }
 
@@ -160,12 +131,11 @@ impl Manifest {
     /// * every run's `file_number` is non-zero, below `next_file_number` and
     ///   unique across all levels;
     /// * every run has `min_seq <= max_seq <= last_sequence` and
-    ///   `min_user_key <= max_user_key` (keys shorter than 4 GiB).
+    ///   `min_user_key <= max_user_key`, keys no longer than the engine's
+    ///   key limit.
     ///
-    /// Counts (`entries`, `tombstones`, ...) and `file_size` are not
-    /// interpreted.
-    ///
-    /// Returns a description of the first violation.
+    /// Counts (`entries`, `tombstones`, ...), sizes and checksums are not
+    /// interpreted. Returns a description of the first violation.
     pub fn validate(&self) -> Result<(), String> {
         if self.format_version != MANIFEST_FORMAT_VERSION {
             return Err(format!(
@@ -186,6 +156,7 @@ impl Manifest {
         let mut out = Vec::with_capacity(self.encoded_len_hint());
         out.extend_from_slice(&MANIFEST_MAGIC);
         put_u32(&mut out, self.format_version);
+        out.extend_from_slice(&self.db_id);
         put_u64(&mut out, self.next_file_number);
         put_u64(&mut out, self.last_sequence);
         put_u64(&mut out, self.min_wal_number);
@@ -193,10 +164,10 @@ impl Manifest {
         for level in &self.levels {
             put_len(&mut out, level.len());
             for run in level {
-                encode_run(&mut out, run);
+                run.encode_into(&mut out);
             }
         }
-        let crc = crate::wal::mask_crc(crc32c::crc32c(&out));
+        let crc = masked_crc(&out);
         put_u32(&mut out, crc);
         out
     }
@@ -204,9 +175,9 @@ impl Manifest {
     fn encoded_len_hint(&self) -> usize {
         let runs: usize = self
             .runs()
-            .map(|r| 64 + r.min_user_key.len() + r.max_user_key.len())
+            .map(|r| 90 + r.min_user_key.len() + r.max_user_key.len())
             .sum();
-        PREFIX_LEN + 28 + 4 * self.levels.len() + runs + CRC_LEN
+        PREFIX_LEN + 44 + 4 * self.levels.len() + runs + CRC_LEN
     }
 
     /// Decodes and validates a manifest read from `file` (the path is only
@@ -228,9 +199,7 @@ impl Manifest {
             ));
         }
         let crc_at = bytes.len() - CRC_LEN;
-        let mut crc_bytes = [0u8; 4];
-        crc_bytes.copy_from_slice(&bytes[crc_at..]);
-        if u32::from_le_bytes(crc_bytes) != crate::wal::mask_crc(crc32c::crc32c(&bytes[..crc_at])) {
+        if crate::codec::u32_at(bytes, crc_at) != masked_crc(&bytes[..crc_at]) {
             return Err(Error::corruption(
                 file,
                 crc_at as u64,
@@ -238,18 +207,18 @@ impl Manifest {
             ));
         }
         let mut cur = Cursor {
-            data: &bytes[..crc_at],
-            pos: 8,
+            r: Reader::at(&bytes[..crc_at], 8),
             file,
         };
-        let version = cur.u32("format version")?;
+        let version = cur.field("format version", Reader::u32)?;
         if version != MANIFEST_FORMAT_VERSION {
             return Err(unsupported_version(file, version));
         }
         let manifest = decode_body(&mut cur)?;
-        if cur.pos != crc_at {
-            let reason = format!("{} unexpected bytes after the last level", crc_at - cur.pos);
-            return Err(cur.error_at(cur.pos, reason));
+        if !cur.r.is_empty() {
+            let at = cur.r.pos();
+            let reason = format!("{} unexpected bytes after the last level", crc_at - at);
+            return Err(cur.error_at(at, reason));
         }
         Ok(manifest)
     }
@@ -314,7 +283,7 @@ fn check_counters(next_file_number: u64, min_wal_number: u64) -> Result<(), Stri
 }
 
 fn check_run(
-    run: &RunRecord,
+    run: &RunProperties,
     next_file_number: u64,
     last_sequence: u64,
     seen: &mut HashSet<u64>,
@@ -334,8 +303,10 @@ fn check_run(
             run.min_seq, run.max_seq
         ));
     }
-    if run.min_user_key.len() > MAX_KEY_LEN || run.max_user_key.len() > MAX_KEY_LEN {
-        return Err(format!("run {n} has a key longer than {MAX_KEY_LEN} bytes"));
+    if run.min_user_key.len() > MAX_KEY_SIZE || run.max_user_key.len() > MAX_KEY_SIZE {
+        return Err(format!(
+            "run {n} has a key longer than {MAX_KEY_SIZE} bytes"
+        ));
     }
     if run.min_user_key > run.max_user_key {
         return Err(format!("run {n} has min_user_key > max_user_key"));
@@ -344,20 +315,24 @@ fn check_run(
 }
 
 fn decode_body(cur: &mut Cursor<'_>) -> Result<Manifest> {
-    let next_file_number = cur.u64("next_file_number")?;
-    let last_sequence = cur.u64("last_sequence")?;
-    let counters_at = cur.pos;
-    let min_wal_number = cur.u64("min_wal_number")?;
+    let db_id: DbId = cur
+        .field("database id", |r| r.bytes(16))?
+        .try_into()
+        .expect("16 bytes");
+    let next_file_number = cur.field("next_file_number", Reader::u64)?;
+    let last_sequence = cur.field("last_sequence", Reader::u64)?;
+    let counters_at = cur.r.pos();
+    let min_wal_number = cur.field("min_wal_number", Reader::u64)?;
     check_counters(next_file_number, min_wal_number).map_err(|r| cur.error_at(counters_at, r))?;
-    let level_count = cur.u32("level count")?;
+    let level_count = cur.field("level count", Reader::u32)?;
     let mut levels = Vec::new();
     let mut seen = HashSet::new();
     for _ in 0..level_count {
-        let run_count = cur.u32("run count")?;
+        let run_count = cur.field("run count", Reader::u32)?;
         let mut level = Vec::new();
         for _ in 0..run_count {
-            let at = cur.pos;
-            let run = decode_run(cur)?;
+            let at = cur.r.pos();
+            let run = cur.field("run record", RunProperties::decode_from)?;
             check_run(&run, next_file_number, last_sequence, &mut seen)
                 .map_err(|r| cur.error_at(at, r))?;
             level.push(run);
@@ -366,6 +341,7 @@ fn decode_body(cur: &mut Cursor<'_>) -> Result<Manifest> {
     }
     Ok(Manifest {
         format_version: MANIFEST_FORMAT_VERSION,
+        db_id,
         next_file_number,
         last_sequence,
         min_wal_number,
@@ -373,92 +349,33 @@ fn decode_body(cur: &mut Cursor<'_>) -> Result<Manifest> {
     })
 }
 
-fn encode_run(out: &mut Vec<u8>, run: &RunRecord) {
-    for v in [
-        run.file_number,
-        run.file_size,
-        run.entries,
-        run.tombstones,
-        run.range_tombstones,
-        run.min_seq,
-        run.max_seq,
-    ] {
-        put_u64(out, v);
-    }
-    put_len(out, run.min_user_key.len());
-    out.extend_from_slice(&run.min_user_key);
-    put_len(out, run.max_user_key.len());
-    out.extend_from_slice(&run.max_user_key);
-}
-
-fn decode_run(cur: &mut Cursor<'_>) -> Result<RunRecord> {
-    Ok(RunRecord {
-        file_number: cur.u64("run file_number")?,
-        file_size: cur.u64("run file_size")?,
-        entries: cur.u64("run entries")?,
-        tombstones: cur.u64("run tombstones")?,
-        range_tombstones: cur.u64("run range_tombstones")?,
-        min_seq: cur.u64("run min_seq")?,
-        max_seq: cur.u64("run max_seq")?,
-        min_user_key: cur.bytes("run min_user_key")?,
-        max_user_key: cur.bytes("run max_user_key")?,
-    })
-}
-
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-/// Writes a count or byte length as u32. Lengths come from keys (at most
-/// 64 KiB) and level/run counts, all far below `u32::MAX`; saturating keeps
-/// a hypothetical overflow detectable (decode would fail) rather than
-/// silently wrapping.
+/// Writes a count as u32. Counts are far below `u32::MAX`; saturating keeps a
+/// hypothetical overflow detectable (decode would fail) instead of wrapping.
 fn put_len(out: &mut Vec<u8>, len: usize) {
     put_u32(out, u32::try_from(len).unwrap_or(u32::MAX));
 }
 
-/// A bounds-checked reader over the manifest body.
+/// A [`Reader`] over the manifest body whose failures name what was being
+/// read and where.
 struct Cursor<'a> {
-    data: &'a [u8],
-    pos: usize,
+    r: Reader<'a>,
     file: &'a Path,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn error_at(&self, offset: usize, reason: impl Into<String>) -> Error {
         Error::corruption(self.file, offset as u64, reason)
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&[u8]> {
-        let remaining = self.data.len() - self.pos;
-        if n > remaining {
-            let reason = format!("manifest truncated: {what} needs {n} bytes, {remaining} left");
-            return Err(self.error_at(self.pos, reason));
-        }
-        let start = self.pos;
-        self.pos += n;
-        Ok(&self.data[start..self.pos])
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32> {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(self.take(4, what)?);
-        Ok(u32::from_le_bytes(b))
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64> {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(self.take(8, what)?);
-        Ok(u64::from_le_bytes(b))
-    }
-
-    fn bytes(&mut self, what: &str) -> Result<Vec<u8>> {
-        let len = self.u32(what)? as usize;
-        Ok(self.take(len, what)?.to_vec())
+    /// Reads one field with `read`; a failure is "truncated" at its start.
+    fn field<T>(
+        &mut self,
+        what: &str,
+        read: impl FnOnce(&mut Reader<'a>) -> Option<T>,
+    ) -> Result<T> {
+        let at = self.r.pos();
+        read(&mut self.r)
+            .ok_or_else(|| self.error_at(at, format!("manifest truncated or malformed: {what}")))
     }
 }
 
@@ -468,8 +385,8 @@ mod tests {
     use proptest::prelude::*;
     use std::fs;
 
-    fn run(n: u64, min: &[u8], max: &[u8], seqs: (u64, u64)) -> RunRecord {
-        RunRecord {
+    fn run(n: u64, min: &[u8], max: &[u8], seqs: (u64, u64)) -> RunProperties {
+        RunProperties {
             file_number: n,
             file_size: 1000 + n,
             entries: 10 * n,
@@ -479,12 +396,14 @@ mod tests {
             max_user_key: max.to_vec(),
             min_seq: seqs.0,
             max_seq: seqs.1,
+            data_bytes: 900 + n,
         }
     }
 
     fn sample() -> Manifest {
         Manifest {
             format_version: MANIFEST_FORMAT_VERSION,
+            db_id: *b"0123456789abcdef",
             next_file_number: 20,
             last_sequence: 500,
             min_wal_number: 17,
@@ -544,7 +463,7 @@ mod tests {
 
     /// Re-seals `bytes` (everything but the CRC) with a correct CRC.
     fn seal(mut body: Vec<u8>) -> Vec<u8> {
-        let crc = crate::wal::mask_crc(crc32c::crc32c(&body));
+        let crc = masked_crc(&body);
         body.extend_from_slice(&crc.to_le_bytes());
         body
     }
@@ -612,7 +531,7 @@ mod tests {
             "nothing was written"
         );
         let mut m = sample();
-        m.format_version = 2;
+        m.format_version = MANIFEST_FORMAT_VERSION + 1;
         assert!(matches!(
             m.store(dir.path()),
             Err(Error::InvalidArgument(_))
@@ -625,11 +544,12 @@ mod tests {
         m.levels[2][0].max_seq = 9999;
         let b = m.encode();
         let err = Manifest::decode(&b, p()).expect_err("bad run");
-        // prefix 12 + counters 24 + level count 4 + level 0 (4 + two runs)
-        // + level 1 (4) + level 2's run count (4); a run is 7 u64s + 2 keys.
-        let run0 = 56 + 4 + 1 + 4 + 1;
-        let run1 = 56 + 4 + 4 + 2;
-        let expected = 12 + 24 + 4 + 4 + run0 + run1 + 4 + 4;
+        // prefix 12 + id 16 + counters 24 + level count 4 + level 0 (4 + two
+        // runs) + level 1 (4) + level 2's run count (4); a run is 8 u64s and
+        // 2 varint-prefixed keys.
+        let run0 = 64 + (1 + 1) + (1 + 1);
+        let run1 = 64 + 1 + (1 + 2);
+        let expected = 12 + 16 + 24 + 4 + 4 + run0 + run1 + 4 + 4;
         assert!(
             matches!(err, Error::Corruption { offset, .. } if offset == expected as u64),
             "{err}"
@@ -687,36 +607,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn file_names() {
-        assert_eq!(run_file_name(7), "000007.run");
-        assert_eq!(wal_file_name(1234567), "1234567.wal");
-        assert_eq!(parse_file_name("000007.run"), Some((7, FileKind::Run)));
-        assert_eq!(
-            parse_file_name("1234567.wal"),
-            Some((1234567, FileKind::Wal))
-        );
-        assert_eq!(
-            parse_file_name(&run_file_name(u64::MAX)),
-            Some((u64::MAX, FileKind::Run))
-        );
-        for bad in [
-            "7.run",
-            "0000007.run",
-            "000007.sst",
-            "000007",
-            "MANIFEST",
-            "MANIFEST.tmp",
-            "00000a.run",
-            "+00007.run",
-            "000007.run.tmp",
-            "99999999999999999999.wal",
-            "",
-        ] {
-            assert_eq!(parse_file_name(bad), None, "{bad}");
-        }
-    }
-
     fn arb_manifest() -> impl Strategy<Value = Manifest> {
         let key = || prop::collection::vec(any::<u8>(), 0..20);
         let run = (
@@ -732,7 +622,7 @@ mod tests {
         let levels = prop::collection::vec(prop::collection::vec(run, 0..5), 0..6);
         (levels, any::<u64>(), 0u64..1000).prop_map(|(levels, last_sequence, extra)| {
             let mut next = 1u64;
-            let levels: Vec<Vec<RunRecord>> = levels
+            let levels: Vec<Vec<RunProperties>> = levels
                 .into_iter()
                 .map(|level| {
                     level
@@ -741,8 +631,9 @@ mod tests {
                             let (min_seq, max_seq) = if s1 <= s2 { (s1, s2) } else { (s2, s1) };
                             let (lo, hi) = if k1 <= k2 { (k1, k2) } else { (k2, k1) };
                             next += 1;
-                            RunRecord {
+                            RunProperties {
                                 file_number: next - 1,
+                                data_bytes: size / 2,
                                 file_size: size,
                                 entries,
                                 tombstones: tomb,
@@ -762,6 +653,7 @@ mod tests {
                 .collect();
             Manifest {
                 format_version: MANIFEST_FORMAT_VERSION,
+                db_id: [last_sequence as u8; 16],
                 next_file_number: next + extra,
                 last_sequence,
                 min_wal_number: next,

@@ -1,6 +1,8 @@
-//! A memory run: one skiplist of the sLSM memory buffer (seed 002, 2.1),
-//! with its Bloom filter over user keys and, once sealed, its min/max user
-//! keys.
+//! A memory run: one skiplist of the sLSM memory buffer ("The Skiplist-Based
+//! LSM Tree", section 2.1), with its Bloom filter over user keys and, once
+//! sealed, its min/max user keys; and [`MemRun::apply`], the one way a write
+//! batch reaches a memory run, shared by the write path and recovery
+//! (LevelDB's `WriteBatchInternal::InsertInto`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -9,7 +11,8 @@ use std::cell::RefCell;
 
 use slsm_skiplist::{key_prefix, InsertHint, OwnedIter, SkipList};
 
-use crate::bloom::AtomicBloom;
+use crate::batch::Op;
+use crate::bloom::{hash_key, AtomicBloom};
 use crate::key::{self, InternalOrder, Kind};
 use crate::options::Options;
 use crate::rangedel::{MemRangeDels, RangeTombstone};
@@ -20,7 +23,16 @@ thread_local! {
     /// a search from the head. A hint is checked against the list it was
     /// made for, so one per thread serves every run.
     static INSERT_HINT: RefCell<InsertHint> = RefCell::new(InsertHint::new());
+    /// Scratch space for encoding internal keys while applying a batch.
+    static IKEY_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
+
+/// One decoded operation of a batch (`Err` for a malformed one, which ends
+/// the batch: batches are validated before they are applied).
+type OpResult<'a> = std::result::Result<Op<'a>, ()>;
+
+/// A key buffer that grew past this (one huge key) is released after use.
+const MAX_RETAINED_KEY_BUF: usize = 4096;
 
 /// Bytes of skiplist memory assumed per entry when sizing a run's Bloom
 /// filter: small entries overfill the filter gracefully (a higher false
@@ -41,7 +53,7 @@ pub(crate) struct MemRun {
     run_size: usize,
     run_entries: usize,
     /// Number of the WAL file holding this run's writes (0: none). A log
-    /// may hold several consecutive runs (see `Shared::seal_active`).
+    /// may hold several consecutive runs (see `buffer::MemoryBuffer`).
     pub wal_number: u64,
     max_seq: AtomicU64,
     range_dels: MemRangeDels,
@@ -147,6 +159,51 @@ impl MemRun {
             Inserters::Concurrent => {
                 self.max_seq.fetch_max(seq, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Inserts the operations of one write batch, operation `i` at sequence
+    /// number `first_seq + i`. The write path (each member of a commit
+    /// group, concurrently) and recovery (replaying a log) both go through
+    /// here. `who` says whether other threads insert into the run meanwhile.
+    pub fn apply<'a>(
+        &self,
+        ops: impl Iterator<Item = OpResult<'a>> + Clone,
+        first_seq: u64,
+        who: Inserters,
+    ) {
+        let used_tls = IKEY_BUF
+            .try_with(|buf| self.apply_with(ops.clone(), first_seq, who, &mut buf.borrow_mut()));
+        if used_tls.is_err() {
+            // During thread-local destruction.
+            self.apply_with(ops, first_seq, who, &mut Vec::new());
+        }
+    }
+
+    fn apply_with<'a>(
+        &self,
+        ops: impl Iterator<Item = OpResult<'a>>,
+        first_seq: u64,
+        who: Inserters,
+        buf: &mut Vec<u8>,
+    ) {
+        for (seq, op) in (first_seq..).zip(ops) {
+            let Ok(op) = op else { break };
+            buf.clear();
+            match op {
+                Op::Put(k, v) => {
+                    key::encode_into(buf, k, seq, Kind::Value);
+                    self.insert(buf, v, hash_key(k), seq, who);
+                }
+                Op::Delete(k) => {
+                    key::encode_into(buf, k, seq, Kind::Delete);
+                    self.insert(buf, &[], hash_key(k), seq, who);
+                }
+                Op::DeleteRange(start, end) => self.insert_range_del(start, end, seq),
+            }
+        }
+        if buf.capacity() > MAX_RETAINED_KEY_BUF {
+            *buf = Vec::new();
         }
     }
 

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::version::Version;
+
 const STRIPES: usize = 16;
 
 #[repr(align(128))]
@@ -124,7 +126,55 @@ pub struct Stats {
     pub last_sequence: u64,
 }
 
+/// Hashes `stats` tests every run filter with to measure its false-positive
+/// rate: pseudo-random (splitmix64 of a counter), so a stored key's hash is
+/// among them only by chance (~1 in 2^64 / entries per probe).
+fn filter_probe_hashes() -> Vec<u64> {
+    const PROBES: u64 = 4096;
+    (0..PROBES)
+        .map(|i| {
+            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
 impl Stats {
+    /// The report of `version` and the counters, at `last_sequence`.
+    pub(crate) fn collect(version: &Version, c: &Counters, last_sequence: u64) -> Stats {
+        let probes = filter_probe_hashes();
+        Stats {
+            levels: version
+                .levels
+                .iter()
+                .map(|l| LevelStats {
+                    runs: l.len(),
+                    entries: l.iter().map(|r| r.file.properties().entries).sum(),
+                    bytes: l.iter().map(|r| r.file.properties().file_size).sum(),
+                    filter_bytes: l.iter().map(|r| r.file.filter_bytes() as u64).sum(),
+                    filter_probes: (l.len() * probes.len()) as u64,
+                    filter_passes: l.iter().map(|r| r.file.filter_passes(&probes) as u64).sum(),
+                })
+                .collect(),
+            memory_runs: version.mems.len(),
+            memory_entries: version.mems.iter().map(|m| m.len() as u64).sum(),
+            memory_bytes: version.mems.iter().map(|m| m.memory_usage() as u64).sum(),
+            bloom_checks: c.bloom_checks.get(),
+            bloom_negatives: c.bloom_negatives.get(),
+            bloom_false_positives: c.bloom_false_positives.get(),
+            flushes: c.flushes.load(Ordering::Relaxed),
+            merges: c.merges.load(Ordering::Relaxed),
+            merge_bytes_written: c.merge_bytes_written.load(Ordering::Relaxed),
+            user_bytes_written: c.user_bytes_written.get(),
+            wal_bytes_written: c.wal_bytes_written.load(Ordering::Relaxed),
+            stall_count: c.stall_count.load(Ordering::Relaxed),
+            stall_micros: c.stall_micros.load(Ordering::Relaxed),
+            last_sequence,
+        }
+    }
+
     /// Bytes written to disk (WAL and run files) per byte written by users.
     pub fn write_amplification(&self) -> f64 {
         if self.user_bytes_written == 0 {

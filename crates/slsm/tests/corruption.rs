@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use slsm::fs::{FaultFs, FileSystem};
 use slsm::key::{self, Kind};
-use slsm::manifest::{self, Manifest, RunRecord};
-use slsm::run::{RunBuilder, RunFile, RunIter, RunOptions};
+use slsm::manifest::{self, Manifest};
+use slsm::run::{RunBuilder, RunFile, RunIter, RunOptions, RunProperties};
 use slsm::wal::{TailDropKind, WalReader, WalWriter};
 use slsm::{Db, Error, Options, RecoveryMode};
 
@@ -356,8 +356,9 @@ fn wal_every_byte_flipped_zeroed_or_truncated() {
 // ---------------------------------------------------------------------------
 
 fn sample_manifest() -> Manifest {
-    let rec = |n: u64, lo: &str, hi: &str| RunRecord {
+    let rec = |n: u64, lo: &str, hi: &str| RunProperties {
         file_number: n,
+        data_bytes: 4000 + n,
         file_size: 4096 + n,
         entries: 10 * n,
         tombstones: n,

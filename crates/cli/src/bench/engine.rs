@@ -77,6 +77,11 @@ pub trait Engine: Send + Sync {
     fn compact(&self) -> Result<()> {
         Ok(())
     }
+    /// Returns once the background flushes and compactions the writes so
+    /// far made due have finished (the `waitforcompaction` pseudo-workload).
+    fn wait_for_compaction(&self) -> Result<()> {
+        Ok(())
+    }
     /// Counters for the JSON report.
     fn stats(&self) -> Option<EngineStats> {
         None
@@ -99,6 +104,15 @@ pub trait EngineFactory: Sync {
     fn engine_help(&self) -> String {
         String::new()
     }
+    /// How the engine is configured for `flags` (version, compression,
+    /// cache, filters, ...): `(name, value)` lines for the header, as
+    /// db_bench prints its options, and for the JSON report.
+    fn describe(&self, _flags: &BenchFlags) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// True if `dir` holds a database of this engine (so the benchmark may
+    /// delete it before a fresh fill). Anything not recognised is left alone.
+    fn recognizes(&self, dir: &Path) -> bool;
     /// Opens (creating if missing) the database in `path`. In `memtable`
     /// mode nothing may touch the disk: the WAL is off and the data stays in
     /// memory. `fresh` says the runner just deleted the database (a fill
@@ -174,14 +188,32 @@ impl Engine for MemEngine {
     }
 }
 
-/// Factory for [`MemEngine`] (nothing is stored on disk).
+/// The file [`MemFactory`] marks its (otherwise empty) directories with.
+const MEM_ENGINE_MARKER: &str = "BTREEMAP-BENCH";
+
+/// Factory for [`MemEngine`] (the data lives in memory only).
 pub struct MemFactory;
 
 impl EngineFactory for MemFactory {
     fn name(&self) -> &str {
         "btreemap"
     }
-    fn open(&self, _: &Path, _: &BenchFlags, _: bool, _: bool) -> Result<Arc<dyn Engine>> {
+    fn recognizes(&self, dir: &Path) -> bool {
+        dir.join(MEM_ENGINE_MARKER).exists()
+    }
+    fn open(
+        &self,
+        path: &Path,
+        _: &BenchFlags,
+        memtable: bool,
+        _: bool,
+    ) -> Result<Arc<dyn Engine>> {
+        // Like a real engine, it leaves a database directory behind (empty
+        // but for its marker) that the next run may delete.
+        if !memtable {
+            std::fs::create_dir_all(path)?;
+            std::fs::write(path.join(MEM_ENGINE_MARKER), b"")?;
+        }
         Ok(Arc::new(MemEngine::default()))
     }
 }

@@ -49,8 +49,15 @@ pub struct BenchFlags {
     pub readwritepercent: u32,
     /// Keep and reuse the database in `--db` (skips fill workloads).
     pub use_existing_db: bool,
-    /// Accepted for compatibility; no engine here compresses.
-    pub compression_type: String,
+    /// Block compression every engine is asked to use: `none`, `lz4` or
+    /// `zstd` (an engine that cannot says so in its header).
+    pub compression_type: Compression,
+    /// How compressible generated values are (db_bench's
+    /// `--compression_ratio`): each 100-byte piece of the value pool is
+    /// `ratio * 100` random bytes repeated.
+    pub compression_ratio: f64,
+    /// Bytes of block cache every engine is given (db_bench's `--cache_size`).
+    pub cache_size: u64,
     /// Run every workload in memtable mode (see `fillrandom_mem`).
     pub memtable: bool,
     /// Print the engine's statistics after the run.
@@ -87,7 +94,9 @@ impl Default for BenchFlags {
             seek_nexts: 0,
             readwritepercent: 90,
             use_existing_db: false,
-            compression_type: "none".into(),
+            compression_type: Compression::None,
+            compression_ratio: 0.5,
+            cache_size: DEFAULT_CACHE_SIZE,
             memtable: false,
             statistics: false,
             json: None,
@@ -147,6 +156,44 @@ impl BenchFlags {
     }
 }
 
+/// db_bench's default `--cache_size` (32 MiB).
+pub const DEFAULT_CACHE_SIZE: u64 = 32 << 20;
+
+/// Block compression asked of the engines (`--compression_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Blocks stored as they are.
+    None,
+    /// LZ4 (fast; fjall's default).
+    Lz4,
+    /// Zstandard.
+    Zstd,
+}
+
+impl Compression {
+    /// Parses db_bench's spelling (`none`, `lz4`, `zstd`; any case).
+    pub fn parse(v: &str) -> Result<Compression> {
+        match v.to_ascii_lowercase().as_str() {
+            "none" | "no" => Ok(Compression::None),
+            "lz4" => Ok(Compression::Lz4),
+            "zstd" => Ok(Compression::Zstd),
+            _ => bail!(
+                "--compression_type={v} is not supported by this benchmark (use none, lz4 or zstd)"
+            ),
+        }
+    }
+
+    /// db_bench's name of the compression.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
 /// A bad bench command line (the binary exits with the usage status).
 #[derive(Debug)]
 pub struct FlagError(pub String);
@@ -200,6 +247,8 @@ const KNOWN: &[(&str, Kind)] = &[
     ("readwritepercent", Kind::Value),
     ("use_existing_db", Kind::Bool),
     ("compression_type", Kind::Value),
+    ("compression_ratio", Kind::Value),
+    ("cache_size", Kind::Value),
     ("memtable", Kind::Bool),
     ("statistics", Kind::Bool),
     ("json", Kind::Value),
@@ -363,14 +412,14 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
                 }
             }
             "use_existing_db" => f.use_existing_db = parse_bool(n, v)?,
-            "compression_type" => {
-                f.compression_type = v.to_string();
-                if !v.eq_ignore_ascii_case("none") {
-                    warnings.push(format!(
-                        "warning: --compression_type={v} ignored: nothing is compressed (fjall runs with compression off)"
-                    ));
+            "compression_type" => f.compression_type = Compression::parse(v)?,
+            "compression_ratio" => {
+                f.compression_ratio = parse_num(n, v)?;
+                if !(f.compression_ratio > 0.0 && f.compression_ratio <= 1.0) {
+                    bail!("--compression_ratio must be in (0, 1], got {v}");
                 }
             }
+            "cache_size" => f.cache_size = parse_num(n, v)?,
             "memtable" => f.memtable = parse_bool(n, v)?,
             "statistics" => f.statistics = parse_bool(n, v)?,
             "json" => f.json = Some(v.to_string()),
@@ -406,89 +455,13 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
         bail!("--benchmarks is empty");
     }
     for b in &f.benchmarks {
-        crate::bench::workloads::Workload::parse(b)
+        super::catalog::Workload::parse(b)
             .with_context(|| format!("in --benchmarks={}", f.benchmarks.join(",")))?;
     }
     Ok(Parsed::Run {
         flags: Box::new(f),
         warnings,
     })
-}
-
-/// Help text for `slsm bench --help` (and the fjall peer's).
-pub fn help(program: &str, engine_help: &str) -> String {
-    format!(
-        "\
-Usage: {program} [--flag=value ...]
-
-A db_bench-compatible benchmark: RocksDB db_bench's flags, workloads, key
-generation and output lines, so one command line runs against both tools.
-
-Workloads (--benchmarks=a,b,c, run in order on one database):
-  fillseq           write --num keys in sequential order (fresh database)
-  fillrandom        write --num random keys, uniform over [0,num) with
-                    replacement (~63% distinct) (fresh database)
-  filluniquerandom  write each of the --num keys once, in random order (fresh)
-  fillsync, fill100K  fillrandom of --num/1000 keys, synced / with
-                    100,000-byte values (fresh database)
-  overwrite         write --num random keys into the existing database
-  readrandom        --reads random point reads; reports (found of reads found)
-  readseq           scan up to --reads entries from the first key
-  readreverse       scan up to --reads entries from the last key, descending
-  multireadrandom   --reads random keys, --batch_size keys per multi-get
-  seekrandom        --reads random seeks, each followed by --seek_nexts nexts
-  readwhilewriting  --threads readers doing readrandom plus one writer doing
-                    random puts until the readers finish; readers' throughput
-  seekrandomwhilewriting, multireadwhilewriting
-                    the same with seekrandom / multireadrandom readers
-  updaterandom      --reads random read-modify-writes (a get, then a put)
-  readrandomwriterandom
-                    --reads random ops, --readwritepercent of them gets, the
-                    rest puts
-  deleterandom      delete --num random keys (batched by --batch_size)
-  deleteseq         delete keys 0..num in order (batched by --batch_size)
-  flush, compact, stats   sync / full compaction / print engine statistics
-                    (other db_bench benchmarks print 'skipped')
-  <name>_mem        memtable mode of fillseq/fillrandom/overwrite/readrandom/
-                    readseq/readreverse/multireadrandom/seekrandom: the pure in-memory
-                    path, WAL off and nothing on disk (slsm: the engine on an
-                    in-memory file system; same as --memtable for all)
-
-Flags (db_bench names and defaults unless noted):
-  --num=N                keys, key space [0,N) (1000000)
-  --reads=N              reads per thread, -1 = num (-1)
-  --writes=N             writes per thread for fill/overwrite, -1 = num (-1)
-  --deletes=N            deletes per thread, -1 = num (-1)
-  --key_size=N           key bytes: the low min(N,8) bytes of the key integer
-                         big-endian, padded with '0' (16)
-  --value_size=N         value bytes (100)
-  --batch_size=N         entries per write batch and per multi-get (1)
-  --threads=N            threads, each doing the full op count (1)
-  --db=DIR               database directory ($TMPDIR/slsm-bench)
-  --use_existing_db      keep DIR and skip fill workloads (false)
-  --disable_wal          no write-ahead log (false)
-  --sync                 sync every write (false)
-  --seed=N               seed base; thread i uses seed+i (0)
-  --histogram            print latency histograms (false)
-  --write_buffer_size=N  bytes per memory buffer (67108864)
-  --seek_nexts=N         nexts after each seek (0)
-  --readwritepercent=P   reads in readrandomwriterandom, percent (90)
-  --compression_type=T   accepted; nothing is compressed
-  --statistics           print the engine's statistics at the end
-  --memtable             every workload in memtable mode (false)
-  --json=FILE            write all results as JSON (not a db_bench flag)
-  --progress=BOOL        progress bars on stderr (default: if stderr is a tty)
-{engine_help}
-Booleans take --flag, --flag=1/0/true/false or --noflag; values take
---flag=value or --flag value. Other db_bench flags are accepted with a
-warning on stderr and ignored.
-
-Output: one line per workload on stdout in db_bench's format
-  fillrandom   :       5.707 micros/op 175234 ops/sec 0.571 seconds 100000 operations;   19.4 MB/s
-then, with --histogram, db_bench's percentile block, and at the end the peak
-resident memory (VmHWM).
-"
-    )
 }
 
 #[cfg(test)]

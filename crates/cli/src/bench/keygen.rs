@@ -142,11 +142,11 @@ impl KeyGen {
     }
 }
 
-/// Values like db_bench's `RandomGenerator`: a 1 MiB pool of bytes that
-/// compresses to about half (each 100-byte piece is 50 random printable
-/// bytes followed by a repetition of them), handed out as consecutive
-/// slices. Neither slsm nor the peers (compression off) compress, so only
-/// the size matters for the measurements.
+/// Values like db_bench's `RandomGenerator`: a 1 MiB pool of bytes built
+/// from 100-byte pieces, each `compression_ratio * 100` random printable
+/// bytes repeated to fill the piece (db_bench's `CompressibleString`), so
+/// that a block compressor shrinks them to about that ratio; handed out as
+/// consecutive slices.
 #[derive(Clone, Debug)]
 pub struct ValueGen {
     data: Vec<u8>,
@@ -154,18 +154,21 @@ pub struct ValueGen {
 }
 
 impl ValueGen {
-    /// A pool large enough for values of `max_len` bytes.
-    pub fn new(seed: u64, max_len: usize) -> Self {
+    /// A pool large enough for values of `max_len` bytes, compressible to
+    /// about `compression_ratio` (in `(0, 1]`).
+    pub fn new(seed: u64, max_len: usize, compression_ratio: f64) -> Self {
+        const PIECE: usize = 100;
         let mut rng = Rng::new(seed ^ 301);
         let size = (1 << 20).max(max_len * 2);
-        let mut data = Vec::with_capacity(size + 100);
+        let raw = ((PIECE as f64 * compression_ratio) as usize).clamp(1, PIECE);
+        let mut data = Vec::with_capacity(size + PIECE);
         while data.len() < size {
             let start = data.len();
-            for _ in 0..50 {
+            for _ in 0..raw {
                 data.push(b' ' + rng.uniform(95) as u8);
             }
-            for i in 0..50 {
-                let b = data[start + i];
+            for i in raw..PIECE {
+                let b = data[start + i % raw];
                 data.push(b);
             }
         }
@@ -258,9 +261,26 @@ mod tests {
 
     #[test]
     fn values_have_the_size_asked() {
-        let mut g = ValueGen::new(0, 100);
+        let mut g = ValueGen::new(0, 100, 0.5);
         for len in [0, 1, 100, 4096] {
             assert_eq!(g.next(len).len(), len);
+        }
+    }
+
+    /// Each 100-byte piece holds `ratio * 100` distinct random bytes, then
+    /// repeats them: what db_bench's values look like to a compressor.
+    #[test]
+    fn values_repeat_as_compressible_as_asked() {
+        for (ratio, raw) in [(0.5, 50), (0.25, 25), (1.0, 100)] {
+            let g = ValueGen::new(3, 100, ratio);
+            for piece in g.pool().chunks(100).take(50) {
+                for (i, &b) in piece.iter().enumerate() {
+                    assert_eq!(b, piece[i % raw], "ratio {ratio}");
+                }
+            }
+            let first = &g.pool()[..raw];
+            let distinct: std::collections::BTreeSet<u8> = first.iter().copied().collect();
+            assert!(distinct.len() > raw / 3, "random bytes, ratio {ratio}");
         }
     }
 }

@@ -1,8 +1,11 @@
 //! A db_bench-compatible benchmark harness, generic over the engine.
 
+pub mod catalog;
 pub mod engine;
 pub mod flags;
+pub mod help;
 pub mod histogram;
+pub mod io;
 pub mod keygen;
 pub mod report;
 pub mod runner;
@@ -22,7 +25,7 @@ pub fn run_cli(program: &str, factory: &dyn EngineFactory, args: &[String]) -> R
     let (flags, warnings) = match flags::parse(args, factory.engine_flags())? {
         flags::Parsed::Help => {
             let mut out = std::io::stdout().lock();
-            out.write_all(flags::help(program, &factory.engine_help()).as_bytes())?;
+            out.write_all(help::help(program, &factory.engine_help()).as_bytes())?;
             out.flush()?;
             return Ok(());
         }
@@ -51,6 +54,7 @@ pub fn run_cli(program: &str, factory: &dyn EngineFactory, args: &[String]) -> R
             engine: factory.name().to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             flags: serde_json::to_value(&*flags)?,
+            config: factory.describe(&flags),
             results: runner.results.clone(),
             peak_rss_bytes: peak,
         };

@@ -178,6 +178,16 @@ pub struct WorkloadResult {
     pub threads: usize,
     /// Engine counters after the workload, if the engine has them.
     pub engine_stats: Option<EngineStats>,
+    /// Bytes this process read from storage during the workload
+    /// (`/proc/self/io`; page-cache hits are not counted).
+    #[serde(default)]
+    pub io_read_bytes: Option<u64>,
+    /// Bytes this process wrote to storage during the workload.
+    #[serde(default)]
+    pub io_write_bytes: Option<u64>,
+    /// Bytes the database takes on disk after the workload.
+    #[serde(default)]
+    pub disk_bytes: Option<u64>,
     /// db_bench's line, verbatim.
     pub line: String,
 }
@@ -209,6 +219,9 @@ impl WorkloadResult {
             max_us: m.hist.max_us(),
             threads,
             engine_stats,
+            io_read_bytes: None,
+            io_write_bytes: None,
+            disk_bytes: None,
             line,
         }
     }
@@ -223,6 +236,9 @@ pub struct RunReport {
     pub version: String,
     /// The flags used (resolved values and everything given).
     pub flags: serde_json::Value,
+    /// The engine's configuration, as printed in the header.
+    #[serde(default)]
+    pub config: Vec<(String, String)>,
     /// One entry per workload, in order.
     pub results: Vec<WorkloadResult>,
     /// Peak resident set size of the process in bytes (VmHWM), if known.

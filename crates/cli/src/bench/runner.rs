@@ -1,12 +1,14 @@
 //! The runner: opens the engine, runs the workloads of `--benchmarks` in
 //! order on their threads and prints db_bench's lines.
 
+use super::catalog::{Kind, Workload};
 use super::engine::{Engine, EngineFactory, WriteMode};
 use super::flags::BenchFlags;
+use super::io::{disk_usage, IoCounters};
 use super::keygen::KeyOrder;
 use super::report::{db_bench_line, Merged, ThreadStats, WorkloadResult};
-use super::workloads::{Ctx, Kind, Workload, READ_SEED_SALT};
-use anyhow::{anyhow, Context, Result};
+use super::workloads::{Ctx, READ_SEED_SALT};
+use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::Path;
@@ -82,9 +84,8 @@ impl<'a> Runner<'a> {
             // Make what was written reach storage before the next open.
             db.flush().context("flushing before reopening")?;
         }
-        if fresh && path.exists() {
-            std::fs::remove_dir_all(path)
-                .with_context(|| format!("removing old database {}", path.display()))?;
+        if fresh {
+            self.remove_database()?;
         }
         let db = self
             .factory
@@ -99,6 +100,32 @@ impl<'a> Runner<'a> {
         self.db = Some(db);
         self.db_mem = mem;
         Ok(())
+    }
+
+    /// Deletes the database in `--db` before a fresh fill, as db_bench does,
+    /// but only if it is this engine's database or an empty directory:
+    /// anything else may be a user's files, and is refused untouched.
+    fn remove_database(&self) -> Result<()> {
+        let path = Path::new(&self.flags.db);
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(()); // nothing there
+        };
+        let empty_dir = meta.is_dir()
+            && std::fs::read_dir(path)
+                .with_context(|| format!("reading {}", path.display()))?
+                .next()
+                .is_none();
+        let ours = meta.is_dir() && self.factory.recognizes(path);
+        if !(empty_dir || ours) {
+            bail!(
+                "refusing to delete {}: it is not empty and not a {} database (give --db a new or \
+                 empty directory, or one an earlier run of this benchmark created)",
+                path.display(),
+                self.factory.name()
+            );
+        }
+        std::fs::remove_dir_all(path)
+            .with_context(|| format!("removing old database {}", path.display()))
     }
 
     /// Prints db_bench's header.
@@ -122,6 +149,14 @@ impl<'a> Runner<'a> {
                 (false, false) => "on, no sync",
             }
         )?;
+        writeln!(
+            out,
+            "Values compress to: {:.0}% (--compression_ratio)",
+            f.compression_ratio * 100.0
+        )?;
+        for (name, value) in self.factory.describe(f) {
+            writeln!(out, "{:<11} {value}", format!("{name}:"))?;
+        }
         writeln!(out, "------------------------------------------------")?;
         Ok(())
     }
@@ -129,9 +164,15 @@ impl<'a> Runner<'a> {
     /// Runs every workload in order.
     pub fn run_all(&mut self, out: &mut dyn Write) -> Result<()> {
         let path = Path::new(&self.flags.db);
-        if !self.flags.use_existing_db && path.exists() {
-            std::fs::remove_dir_all(path)
-                .with_context(|| format!("removing old database {}", path.display()))?;
+        if self.flags.use_existing_db {
+            if !path.exists() {
+                bail!(
+                    "--use_existing_db is set but there is no database at {}",
+                    path.display()
+                );
+            }
+        } else {
+            self.remove_database()?;
         }
         let workloads: Vec<Workload> = self
             .flags
@@ -175,29 +216,10 @@ impl<'a> Runner<'a> {
             self.open(mem, false)?;
         }
         let engine = Arc::clone(self.db.as_ref().expect("opened above"));
-        match w.kind {
-            Kind::Flush | Kind::Compact | Kind::Stats => {
-                let t = Instant::now();
-                match w.kind {
-                    Kind::Flush => engine.flush()?,
-                    Kind::Compact => engine.compact()?,
-                    _ => {
-                        if let Some(r) = engine.report() {
-                            writeln!(out, "{r}")?;
-                        }
-                        return Ok(());
-                    }
-                }
-                writeln!(
-                    out,
-                    "{:<12} : {:.3} seconds",
-                    w.name,
-                    t.elapsed().as_secs_f64()
-                )?;
-                return Ok(());
-            }
-            _ => {}
+        if w.is_maintenance() {
+            return self.run_maintenance(w, &*engine, out);
         }
+        let io_before = IoCounters::now();
         let small_fill;
         let f = match w.kind {
             Kind::FillSync | Kind::Fill100K => {
@@ -299,7 +321,11 @@ impl<'a> Runner<'a> {
                 message = format!("(writer: {} puts)", writes.load(Ordering::Relaxed));
                 all.into_iter().flatten().collect()
             }
-            Kind::Flush | Kind::Compact | Kind::Stats | Kind::Unsupported => {
+            Kind::Flush
+            | Kind::Compact
+            | Kind::Stats
+            | Kind::WaitForCompaction
+            | Kind::Unsupported => {
                 unreachable!("handled above")
             }
         };
@@ -345,16 +371,54 @@ impl<'a> Runner<'a> {
             writeln!(out, "Microseconds per {}:", w.op_word())?;
             writeln!(out, "{}", merged.hist.to_db_bench_string())?;
         }
-        let engine_stats = engine.stats();
-        self.results.push(WorkloadResult::new(
-            &w.name,
-            &merged,
-            found,
-            threads,
-            engine_stats,
-            line,
-        ));
+        let mut result =
+            WorkloadResult::new(&w.name, &merged, found, threads, engine.stats(), line);
+        self.record_io(&mut result, io_before);
+        self.results.push(result);
         Ok(())
+    }
+
+    /// `flush`, `compact`, `waitforcompaction` and `stats`: timed, with the
+    /// I/O they caused and the space the database takes afterwards.
+    fn run_maintenance(
+        &mut self,
+        w: &Workload,
+        engine: &dyn Engine,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        if w.kind == Kind::Stats {
+            if let Some(r) = engine.report() {
+                writeln!(out, "{r}")?;
+            }
+            return Ok(());
+        }
+        let io_before = IoCounters::now();
+        let mut stats = ThreadStats::start();
+        match w.kind {
+            Kind::Flush => engine.flush()?,
+            Kind::Compact => engine.compact()?,
+            _ => engine.wait_for_compaction()?,
+        }
+        stats.finish = Instant::now();
+        let merged = Merged::from_threads(&[stats]);
+        let line = format!("{:<12} : {:.3} seconds", w.name, merged.elapsed);
+        writeln!(out, "{line}")?;
+        let mut result = WorkloadResult::new(&w.name, &merged, None, 1, engine.stats(), line);
+        self.record_io(&mut result, io_before);
+        self.results.push(result);
+        Ok(())
+    }
+
+    /// Adds the storage I/O since `before` and the database's size on disk.
+    fn record_io(&self, result: &mut WorkloadResult, before: Option<IoCounters>) {
+        if let (Some(before), Some(now)) = (before, IoCounters::now()) {
+            let d = now.since(&before);
+            result.io_read_bytes = Some(d.read_bytes);
+            result.io_write_bytes = Some(d.write_bytes);
+        }
+        if !self.db_mem {
+            result.disk_bytes = disk_usage(Path::new(&self.flags.db));
+        }
     }
 
     fn progress_bar(&self, name: &str, total: u64) -> Option<ProgressBar> {

@@ -1,76 +1,75 @@
-//! [`Db`]: the engine. Data flows one way: write -> WAL -> memory run ->
-//! flush -> run file on level 0 -> merges into deeper levels.
+//! [`Db`]: the facade over the engine's components. It wires them at open
+//! and hands each call to the one component that serves it; it holds no
+//! logic of its own.
 //!
-//! The pieces live in submodules: `open` (locking, recovery), `write`
-//! (group commit), `read` (get, multi_get, range, snapshots) and
-//! `background` (flushes, level merges, compaction).
+//! | call | component |
+//! | --- | --- |
+//! | `put`, `delete`, `delete_range`, `write` | the commit pipeline (`commit`) |
+//! | `get`, `multi_get`, `range`, `prefix`, `iter`, `snapshot` | the read path (`read`) over the current version (`version`) |
+//! | `flush`, `compact`, `wait_for_compaction` | the commit pipeline (sealing), the jobs (`jobs`), the background threads (`background`) |
+//! | `check`, `stats` | the current version's run files, the counters (`stats`) |
+//!
+//! Data flows one way: write -> commit -> WAL -> memory run -> flush -> run
+//! file -> merge; reads go newest to oldest.
 
-mod background;
-mod log;
 mod open;
-mod read;
-mod write;
+mod snapshot;
 
-use std::collections::BTreeMap;
+pub use snapshot::Snapshot;
+
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use arc_swap::ArcSwap;
-use parking_lot::{Condvar, Mutex};
+use crate::background::Background;
+use crate::batch::WriteBatch;
+use crate::commit::{take_batch, CommitPipeline};
+use crate::error::Result;
+use crate::fs::FsLock;
+use crate::iter::Iter;
+use crate::jobs::Jobs;
+use crate::options::{Options, WriteOptions};
+use crate::read::{self, ReadView};
+use crate::slice::Slice;
+use crate::snapshot::SnapshotList;
+use crate::stats::{Counters, Stats};
+use crate::version::VersionSet;
 
-use crate::error::{Error, Result};
-use crate::options::Options;
-use crate::stats::{Counters, LevelStats, Stats};
-use crate::version::Version;
-
-pub use read::Snapshot;
-use write::WriteQueue;
-
-/// State of the background threads, guarded by `Shared::bg`.
-#[derive(Default)]
-struct BgState {
-    shutdown: bool,
-    /// The first background failure; writes are refused after it.
-    error: Option<Error>,
-    /// Bumped on every completed flush or merge, so waiters see progress.
-    progress: u64,
-}
-
-/// Persistent counters that go into the manifest, guarded by
-/// `Shared::version_lock` together with installing new versions.
-struct VersionState {
-    /// Every write with a sequence number `<=` this is in run files.
-    flushed_sequence: u64,
-}
-
-/// Everything the `Db` handle, snapshots and background threads share.
-pub(crate) struct Shared {
+/// The components of one open database, wired by `open`. A plain record:
+/// the behaviour lives in the components, each behind its own entry points.
+pub(crate) struct Components {
     dir: PathBuf,
-    opts: Options,
-    _lock: crate::fs::FsLock,
-    current: ArcSwap<Version>,
-    version_lock: Mutex<VersionState>,
-    next_file: AtomicU64,
-    /// Highest sequence number whose batch is fully applied: what reads see.
-    visible_seq: AtomicU64,
-    writes: Mutex<WriteQueue>,
-    snapshots: Mutex<BTreeMap<u64, usize>>,
-    bg: Mutex<BgState>,
-    /// Signalled when background work may be due.
-    bg_work: Condvar,
-    /// Signalled when background work completed (or failed).
-    bg_done: Condvar,
-    /// Serialises flushes (memory runs -> level 0).
-    flush_lock: Mutex<()>,
-    /// Serialises level merges and compactions.
-    merge_lock: Mutex<()>,
-    counters: Counters,
-    /// Some write skipped the WAL since the last flush.
-    unlogged: AtomicBool,
-    /// Set with `BgState::error`, so writers can check it without a lock.
-    bg_failed: AtomicBool,
+    opts: Arc<Options>,
+    _lock: FsLock,
+    versions: Arc<VersionSet>,
+    snapshots: Arc<SnapshotList>,
+    counters: Arc<Counters>,
+    jobs: Arc<Jobs>,
+    background: Arc<Background>,
+    commit: CommitPipeline,
+}
+
+impl Components {
+    /// A view of the current version at `snapshot` (or what is visible now),
+    /// for one read: the sequence number is read after the version.
+    fn read<T>(&self, snapshot: Option<u64>, f: impl FnOnce(&ReadView<'_>) -> T) -> T {
+        let version = self.versions.current();
+        let view = ReadView {
+            version: &version,
+            snapshot: snapshot.unwrap_or_else(|| self.commit.visible()),
+            counters: &self.counters,
+        };
+        f(&view)
+    }
+
+    /// Seals the active run and flushes every memory run.
+    fn flush(&self) -> Result<()> {
+        self.background.check()?;
+        self.commit.take_unlogged();
+        self.commit.seal_active()?;
+        self.jobs.flush_all()?;
+        self.background.work_may_be_due()
+    }
 }
 
 /// An open slsm database.
@@ -84,7 +83,7 @@ pub(crate) struct Shared {
 /// Durability is described on [`Options`]: by default an acknowledged write
 /// survives a process crash; with `sync` it also survives a power loss.
 pub struct Db {
-    shared: Arc<Shared>,
+    inner: Arc<Components>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -110,30 +109,112 @@ impl std::fmt::Display for CheckReport {
 impl Db {
     /// Opens (or creates) the database in directory `path`.
     ///
-    /// Errors: [`Error::Locked`] if another `Db` has it open,
-    /// [`Error::NotADatabase`] for a non-empty directory that is not an slsm
-    /// database, [`Error::Corruption`] if recovery finds damaged data,
-    /// [`Error::InvalidArgument`] for invalid options.
+    /// Errors: [`Error::Locked`](crate::Error::Locked) if another `Db` has it
+    /// open, [`Error::NotADatabase`](crate::Error::NotADatabase) for a
+    /// non-empty directory that is not an slsm database,
+    /// [`Error::Corruption`](crate::Error::Corruption) if recovery finds
+    /// damaged data, [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// for invalid options.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let shared = Arc::new(open::open(path.as_ref(), opts)?);
-        let threads = background::start(&shared)?;
-        Ok(Db { shared, threads })
+        let (inner, threads) = open::open(path.as_ref(), opts)?;
+        Ok(Db { inner, threads })
+    }
+
+    /// True if `dir` holds an slsm database (a MANIFEST carrying slsm's
+    /// magic number). Reads one file; changes nothing.
+    pub fn is_database(dir: impl AsRef<Path>) -> bool {
+        let path = dir.as_ref().join(crate::files::MANIFEST_FILE);
+        let mut magic = [0u8; 8];
+        std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+            .is_ok_and(|()| magic == crate::manifest::MANIFEST_MAGIC)
     }
 
     /// The database directory.
     pub fn path(&self) -> &Path {
-        &self.shared.dir
+        &self.inner.dir
     }
 
     /// The options the database was opened with.
     pub fn options(&self) -> &Options {
-        &self.shared.opts
+        &self.inner.opts
+    }
+
+    /// Sets `key` to `value`. Durable as described on [`Options`].
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+
+    /// [`put`](Self::put) with per-write options.
+    pub fn put_opt(&self, key: &[u8], value: &[u8], opts: &WriteOptions) -> Result<()> {
+        let mut batch = take_batch();
+        batch.put(key, value);
+        self.inner.commit.commit(batch, opts)
+    }
+
+    /// Deletes `key` (writes a tombstone).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+
+    /// [`delete`](Self::delete) with per-write options.
+    pub fn delete_opt(&self, key: &[u8], opts: &WriteOptions) -> Result<()> {
+        let mut batch = take_batch();
+        batch.delete(key);
+        self.inner.commit.commit(batch, opts)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` in O(1): one range
+    /// tombstone, logged and applied atomically like any write. Requires
+    /// `start < end`.
+    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_range(start, end);
+        self.inner.commit.commit(batch, &WriteOptions::default())
+    }
+
+    /// Applies `batch` atomically: after a crash, all of it or none of it.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.inner.commit.commit(batch, &WriteOptions::default())
+    }
+
+    /// [`write`](Self::write) with per-write options.
+    pub fn write_opt(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.inner.commit.commit(batch, opts)
+    }
+
+    /// The value of `key`, or `None` if it is absent or deleted.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
+        self.inner.read(None, |view| read::get(view, key))
+    }
+
+    /// Looks up many keys at once (any order, duplicates allowed); results
+    /// come in the caller's order. The batch is sorted once and searched with
+    /// finger search in every memory run and one sorted sweep per run file.
+    pub fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Slice>>> {
+        self.inner.read(None, |view| read::multi_get(view, keys))
+    }
+
+    /// An iterator over the keys in `range` (any kind of bounds), as of now.
+    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Iter {
+        let version = self.inner.versions.current_arc();
+        read::iter(version, self.inner.commit.visible(), range)
+    }
+
+    /// An iterator over every key that starts with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter {
+        self.range(read::prefix_range(prefix))
+    }
+
+    /// An iterator over the whole database.
+    pub fn iter(&self) -> Iter {
+        self.range::<&[u8], _>(..)
     }
 
     /// Seals the active memory run and writes every memory run to level 0;
     /// returns when they are durable in run files.
     pub fn flush(&self) -> Result<()> {
-        self.shared.flush_all()
+        self.inner.flush()
     }
 
     /// Flushes, then merges every disk run into a single run on the deepest
@@ -141,20 +222,28 @@ impl Db {
     /// needs. When it returns, the replaced run files are deleted (unless a
     /// snapshot or iterator still reads them).
     pub fn compact(&self) -> Result<()> {
-        self.shared.compact_all()?;
+        self.inner.flush()?;
+        self.inner.jobs.compact_all()?;
         crate::reaper::drain();
         Ok(())
     }
 
+    /// Returns once no flush or level merge is due: the background work the
+    /// writes so far made necessary has finished (RocksDB's
+    /// `WaitForCompact`). Fails with the background error if one occurred.
+    pub fn wait_for_compaction(&self) -> Result<()> {
+        self.inner.background.wait_until_idle()
+    }
+
     /// Makes every acknowledged write durable against a machine crash
-    /// (`fdatasync` of the WAL).
+    /// (a sync of the WAL).
     pub fn sync(&self) -> Result<()> {
-        self.shared.sync_wal()
+        self.inner.commit.sync_log()
     }
 
     /// Reads every block of every run file and verifies every checksum.
     pub fn check(&self) -> Result<CheckReport> {
-        let version = self.shared.current.load_full();
+        let version = self.inner.versions.current_arc();
         let mut report = CheckReport::default();
         for run in version.disk_runs_newest_first() {
             report.entries += run.file.verify()?;
@@ -165,97 +254,23 @@ impl Db {
 
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
-        self.shared.stats()
-    }
-}
-
-/// Hashes `stats` tests every run filter with to measure its false-positive
-/// rate: pseudo-random (splitmix64 of a counter), so a stored key's hash is
-/// among them only by chance (~1 in 2^64 / entries per probe).
-fn filter_probe_hashes() -> Vec<u64> {
-    const PROBES: u64 = 4096;
-    (0..PROBES)
-        .map(|i| {
-            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
-
-impl Shared {
-    fn stats(&self) -> Stats {
-        let version = self.current.load_full();
-        let probes = filter_probe_hashes();
-        let c = &self.counters;
-        Stats {
-            levels: version
-                .levels
-                .iter()
-                .map(|l| LevelStats {
-                    runs: l.len(),
-                    entries: l.iter().map(|r| r.file.properties().entries).sum(),
-                    bytes: l.iter().map(|r| r.file.properties().file_size).sum(),
-                    filter_bytes: l.iter().map(|r| r.file.filter_bytes() as u64).sum(),
-                    filter_probes: (l.len() * probes.len()) as u64,
-                    filter_passes: l.iter().map(|r| r.file.filter_passes(&probes) as u64).sum(),
-                })
-                .collect(),
-            memory_runs: version.mems.len(),
-            memory_entries: version.mems.iter().map(|m| m.len() as u64).sum(),
-            memory_bytes: version.mems.iter().map(|m| m.memory_usage() as u64).sum(),
-            bloom_checks: c.bloom_checks.get(),
-            bloom_negatives: c.bloom_negatives.get(),
-            bloom_false_positives: c.bloom_false_positives.get(),
-            flushes: c.flushes.load(Ordering::Relaxed),
-            merges: c.merges.load(Ordering::Relaxed),
-            merge_bytes_written: c.merge_bytes_written.load(Ordering::Relaxed),
-            user_bytes_written: c.user_bytes_written.get(),
-            wal_bytes_written: c.wal_bytes_written.load(Ordering::Relaxed),
-            stall_count: c.stall_count.load(Ordering::Relaxed),
-            stall_micros: c.stall_micros.load(Ordering::Relaxed),
-            last_sequence: self.visible_seq.load(Ordering::Acquire),
-        }
-    }
-
-    fn path_of(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn new_file_number(&self) -> u64 {
-        self.next_file.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Fails if a background error stopped the engine.
-    fn check_bg_error(&self) -> Result<()> {
-        if !self.bg_failed.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        match &self.bg.lock().error {
-            Some(e) => Err(Error::BackgroundFailed(e.to_string())),
-            None => Ok(()),
-        }
+        let version = self.inner.versions.current();
+        Stats::collect(&version, &self.inner.counters, self.inner.commit.visible())
     }
 }
 
 impl Drop for Db {
     fn drop(&mut self) {
-        {
-            let mut bg = self.shared.bg.lock();
-            bg.shutdown = true;
-            self.shared.bg_work.notify_all();
-            self.shared.bg_done.notify_all();
-        }
+        self.inner.background.shutdown();
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
         // Writes that skipped the WAL exist only in memory: persist them.
         // Errors cannot be returned from drop; call `flush` first to see them.
-        if self.shared.unlogged.load(Ordering::Acquire) {
-            let _ = self.shared.flush_all();
+        if self.inner.commit.take_unlogged() {
+            let _ = self.inner.flush();
         }
-        let _ = self.shared.close_wal();
+        let _ = self.inner.commit.close_log();
         // Obsolete run files released so far are deleted before `drop`
         // returns (files a live snapshot or iterator holds go when it does).
         crate::reaper::drain();
@@ -264,8 +279,6 @@ impl Drop for Db {
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db")
-            .field("path", &self.shared.dir)
-            .finish()
+        f.debug_struct("Db").field("path", &self.inner.dir).finish()
     }
 }

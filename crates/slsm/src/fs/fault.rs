@@ -1,7 +1,6 @@
-//! [`FaultFs`]: an in-memory file system for tests that simulates power loss
-//! and injects I/O errors.
+//! [`FaultFs`]: a wrapper over any [`FileSystem`] that injects I/O errors
+//! and cuts the power, for tests (Pebble's `errorfs` plays this part there).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -9,22 +8,23 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileBytes, FileSystem, FsFile, FsLock};
+use super::{FileBytes, FileSystem, FsFile, FsLock, LogFile, MemFs};
 
 /// The kinds of operation [`FaultFs`] can fail.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FaultOp {
-    /// A `write` on an open file (a failed write may still have written a
-    /// prefix of its bytes, like a short write followed by an error).
+    /// A write to an open file or log (a failed write may still have written
+    /// a prefix of its bytes, like a short write followed by an error), or a
+    /// log's space reservation.
     Write,
-    /// `sync_data` / `sync_all` on a file, or a directory sync.
+    /// A sync of a file, a log or a directory.
     Sync,
     /// Reading or mapping a file, or listing a directory.
     Read,
     /// A rename.
     Rename,
-    /// Creating a file.
+    /// Creating a file, a log or a directory.
     Create,
     /// Removing a file.
     Remove,
@@ -41,38 +41,21 @@ impl FaultOp {
     }
 }
 
-#[derive(Debug)]
-struct Inode {
-    data: Vec<u8>,
-    /// Bytes known to be durable.
-    synced: usize,
-}
-
-type Node = Arc<Mutex<Inode>>;
-
 #[derive(Debug, Default)]
-struct FaultState {
-    /// The namespace as the running program sees it.
-    live: BTreeMap<PathBuf, Node>,
-    /// The namespace as it would be after a power loss: each directory's
-    /// entries as of its last sync.
-    durable: BTreeMap<PathBuf, Node>,
-    dirs: BTreeSet<PathBuf>,
-    locks: BTreeSet<PathBuf>,
+struct Faults {
     calls: [u64; FAULT_OPS],
-    /// Fail the call of this kind whose number (counted from 1 since the
-    /// rule was set) is the given one.
+    /// Fail the call of this kind whose number is the given one.
     nth: Vec<(FaultOp, u64)>,
     /// Fail calls of this kind with this probability (parts per million).
     probability: [u32; FAULT_OPS],
-    /// After this many more mutating calls, every call fails: the power is
-    /// off. `Some(0)` means dead.
+    /// After this many more mutating calls every call fails: the power is
+    /// off. `Some(0)` means off.
     power_left: Option<u64>,
     rng: u64,
     injected: u64,
 }
 
-impl FaultState {
+impl Faults {
     fn rand(&mut self) -> u64 {
         self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.rng;
@@ -81,9 +64,13 @@ impl FaultState {
         z ^ (z >> 31)
     }
 
+    fn powered_off(&self) -> bool {
+        self.power_left == Some(0)
+    }
+
     /// Counts a call of kind `op` and decides whether it fails.
     fn check(&mut self, op: FaultOp, path: &Path) -> io::Result<()> {
-        if self.power_left == Some(0) {
+        if self.powered_off() {
             return Err(io::Error::other(format!(
                 "faultfs: power is off ({op:?} on {})",
                 path.display()
@@ -117,44 +104,62 @@ impl FaultState {
         Ok(())
     }
 
-    fn node(&self, path: &Path) -> io::Result<Node> {
-        self.live.get(path).cloned().ok_or_else(|| not_found(path))
+    /// How many bytes of a failed `len`-byte write still reach the file.
+    fn partial(&mut self, len: usize) -> usize {
+        if self.powered_off() || len == 0 {
+            0
+        } else {
+            (self.rand() % len as u64) as usize
+        }
     }
 }
 
-fn not_found(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::NotFound,
-        format!("faultfs: {} does not exist", path.display()),
-    )
-}
-
-/// An in-memory file system for tests that simulates power loss and injects
-/// I/O errors. Not part of the stable API.
+/// A file system for tests: every operation is passed to the wrapped one
+/// (by default a fresh [`MemFs`]) unless a fault rule fails it first.
 ///
-/// * Durability is tracked like a POSIX file system that keeps nothing it
-///   was not told to: a file's bytes are durable up to its last
-///   `sync_data`/`sync_all`; a directory entry (created, renamed, removed)
-///   is durable once its directory was synced. [`crash`](Self::crash)
-///   rewinds everything else, tearing each file's unsynced tail at a random
-///   point.
-/// * [`power_off_after`](Self::power_off_after) makes every operation fail
-///   after a given number of mutating calls: the moment of the power cut.
 /// * [`fail_nth`](Self::fail_nth) and [`fail_with_probability`](Self::fail_with_probability)
 ///   inject I/O errors into writes, syncs, reads, renames, creates and
-///   removes.
+///   removes; a failed write may first write a random prefix of its bytes.
+/// * [`power_off_after`](Self::power_off_after) makes every operation fail
+///   after a number of mutating calls: the moment of a power cut.
+/// * [`crash`](Self::crash), over a [`MemFs`], then rewinds it to what was
+///   durable, tearing unsynced writes half of the time, and turns the power
+///   back on.
+///
+/// Not part of the stable API.
 #[doc(hidden)]
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct FaultFs {
-    state: Arc<Mutex<FaultState>>,
+    inner: Arc<dyn FileSystem>,
+    mem: Option<MemFs>,
+    faults: Arc<Mutex<Faults>>,
+}
+
+impl Default for FaultFs {
+    fn default() -> Self {
+        FaultFs::new(0)
+    }
 }
 
 impl FaultFs {
-    /// A new, empty file system whose random choices derive from `seed`.
+    /// Faults over a new, empty [`MemFs`]; random choices derive from `seed`.
     pub fn new(seed: u64) -> FaultFs {
-        let fs = FaultFs::default();
-        fs.state.lock().rng = seed;
+        let mem = MemFs::new();
+        let mut fs = FaultFs::wrap(Arc::new(mem.clone()), seed);
+        fs.mem = Some(mem);
         fs
+    }
+
+    /// Faults over `inner` (the operating system's file system, say).
+    pub fn wrap(inner: Arc<dyn FileSystem>, seed: u64) -> FaultFs {
+        FaultFs {
+            inner,
+            mem: None,
+            faults: Arc::new(Mutex::new(Faults {
+                rng: seed,
+                ..Faults::default()
+            })),
+        }
     }
 
     /// The same file system as an `Arc<dyn FileSystem>` for [`Options`](crate::Options).
@@ -162,39 +167,44 @@ impl FaultFs {
         Arc::new(self.clone())
     }
 
+    /// The wrapped [`MemFs`], if this wraps one.
+    pub fn mem(&self) -> Option<&MemFs> {
+        self.mem.as_ref()
+    }
+
     /// Fails the `n`-th call (counted from 1, from now on) of kind `op`.
     pub fn fail_nth(&self, op: FaultOp, n: u64) {
-        let mut s = self.state.lock();
-        let base = s.calls[op.index()];
-        s.nth.push((op, base + n.max(1)));
+        let mut f = self.faults.lock();
+        let base = f.calls[op.index()];
+        f.nth.push((op, base + n.max(1)));
     }
 
     /// Fails each call of kind `op` with probability `ppm` / 1,000,000.
     pub fn fail_with_probability(&self, op: FaultOp, ppm: u32) {
-        self.state.lock().probability[op.index()] = ppm;
+        self.faults.lock().probability[op.index()] = ppm;
     }
 
     /// Removes every fault rule (not the power cut).
     pub fn clear_faults(&self) {
-        let mut s = self.state.lock();
-        s.nth.clear();
-        s.probability = [0; FAULT_OPS];
+        let mut f = self.faults.lock();
+        f.nth.clear();
+        f.probability = [0; FAULT_OPS];
     }
 
     /// Errors injected so far.
     pub fn injected(&self) -> u64 {
-        self.state.lock().injected
+        self.faults.lock().injected
     }
 
     /// Calls of each kind so far.
     pub fn calls(&self, op: FaultOp) -> u64 {
-        self.state.lock().calls[op.index()]
+        self.faults.lock().calls[op.index()]
     }
 
     /// After `ops` more mutating calls (writes, syncs, renames, creates,
     /// removes), every call fails as if the power were off.
     pub fn power_off_after(&self, ops: u64) {
-        self.state.lock().power_left = Some(ops);
+        self.faults.lock().power_left = Some(ops);
     }
 
     /// Cuts the power now.
@@ -204,254 +214,180 @@ impl FaultFs {
 
     /// True once the power is off.
     pub fn is_powered_off(&self) -> bool {
-        self.state.lock().power_left == Some(0)
+        self.faults.lock().powered_off()
     }
 
-    /// Simulates the machine coming back after a power loss: the namespace
-    /// becomes what was durable (entries created, renamed or removed since
-    /// their directory's last sync are undone), every file loses its
-    /// unsynced bytes except, half of the time, a random prefix of them (a
-    /// torn last write), locks are released and the power is back on. Call
-    /// it after dropping every `Db` that used this file system.
+    /// The machine comes back after a power loss (see [`MemFs::crash`]):
+    /// unsynced data is gone but, half of the time per file, a random
+    /// prefix of it (a torn write); the power is back on. Only a wrapped
+    /// [`MemFs`] can lose anything; over another file system this only turns
+    /// the power back on. Call it after dropping every `Db` that used it.
     pub fn crash(&self) {
-        let mut s = self.state.lock();
-        let durable: Vec<(PathBuf, Node)> = s
-            .durable
-            .iter()
-            .map(|(p, n)| (p.clone(), n.clone()))
-            .collect();
-        let mut seen: Vec<*const Mutex<Inode>> = Vec::new();
-        for (_, node) in &durable {
-            let ptr = Arc::as_ptr(node);
-            if seen.contains(&ptr) {
-                continue;
-            }
-            seen.push(ptr);
-            let mut inode = node.lock();
-            let unsynced = inode.data.len().saturating_sub(inode.synced);
-            let keep = if unsynced > 0 && s.rand().is_multiple_of(2) {
-                (s.rand() % (unsynced as u64 + 1)) as usize
-            } else {
-                0
-            };
-            let len = (inode.synced + keep).min(inode.data.len());
-            inode.data.truncate(len);
-            inode.synced = len;
+        let mut f = self.faults.lock();
+        if let Some(mem) = &self.mem {
+            mem.crash(|unsynced| {
+                f.rand()
+                    .is_multiple_of(2)
+                    .then(|| (f.rand() % (unsynced as u64 + 1)) as usize)
+            });
         }
-        s.live = durable.into_iter().collect();
-        s.locks.clear();
-        s.power_left = None;
+        f.power_left = None;
     }
 
-    /// Names and sizes of the live files (for debugging).
+    /// Names, sizes and durable sizes of the live files of the wrapped
+    /// [`MemFs`] (for debugging).
     pub fn list(&self) -> Vec<(PathBuf, usize, usize)> {
-        let s = self.state.lock();
-        s.live
-            .iter()
-            .map(|(p, n)| {
-                let i = n.lock();
-                (p.clone(), i.data.len(), i.synced)
-            })
-            .collect()
+        self.mem.as_ref().map(MemFs::list).unwrap_or_default()
     }
 
-    /// Direct access to a file's bytes, bypassing faults (for corruption
-    /// tests): applies `f` to the live contents of `path`.
+    /// Applies `f` to the contents of `path` in the wrapped [`MemFs`],
+    /// bypassing faults (for corruption tests).
     pub fn edit(&self, path: &Path, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        let node = self.state.lock().node(path)?;
-        let mut inode = node.lock();
-        f(&mut inode.data);
-        inode.synced = inode.synced.min(inode.data.len());
-        Ok(())
-    }
-
-    fn create(&self, path: &Path, must_be_new: bool) -> io::Result<Box<dyn FsFile>> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Create, path)?;
-        let parent = path.parent().unwrap_or(Path::new(""));
-        if !s.dirs.contains(parent) {
-            return Err(not_found(parent));
+        match &self.mem {
+            Some(mem) => mem.edit(path, f),
+            None => Err(io::Error::other("faultfs: edit needs a wrapped MemFs")),
         }
-        let node = match s.live.get(path) {
-            Some(_) if must_be_new => {
-                return Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    format!("faultfs: {} exists", path.display()),
-                ))
-            }
-            Some(node) => {
-                let mut inode = node.lock();
-                inode.data.clear();
-                inode.synced = 0; // a truncation is as good as durable
-                drop(inode);
-                node.clone()
-            }
-            None => {
-                let node = Arc::new(Mutex::new(Inode {
-                    data: Vec::new(),
-                    synced: 0,
-                }));
-                s.live.insert(path.to_path_buf(), node.clone());
-                node
-            }
-        };
-        Ok(Box::new(FaultFile {
-            fs: self.clone(),
-            node,
-            path: path.to_path_buf(),
-        }))
+    }
+
+    fn check(&self, op: FaultOp, path: &Path) -> io::Result<()> {
+        self.faults.lock().check(op, path)
     }
 }
 
-struct FaultFile {
-    fs: FaultFs,
-    node: Node,
+/// A file of a [`FaultFs`]: faults first, then the wrapped file.
+#[derive(Debug)]
+struct FaultFile<F: ?Sized> {
+    faults: Arc<Mutex<Faults>>,
     path: PathBuf,
+    inner: Box<F>,
 }
 
-impl Debug for FaultFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FaultFile({})", self.path.display())
+impl<F: ?Sized> FaultFile<F> {
+    fn check(&self, op: FaultOp) -> io::Result<()> {
+        self.faults.lock().check(op, &self.path)
+    }
+
+    /// Fails a write of `len` bytes, or says how many may go through.
+    fn check_write(&self, len: usize) -> Result<(), (io::Error, usize)> {
+        let mut f = self.faults.lock();
+        f.check(FaultOp::Write, &self.path)
+            .map_err(|e| (e, f.partial(len)))
     }
 }
 
-impl Write for FaultFile {
+impl Write for FaultFile<dyn FsFile> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut s = self.fs.state.lock();
-        if let Err(e) = s.check(FaultOp::Write, &self.path) {
-            // A failed write may have written part of its bytes.
-            if s.power_left != Some(0) && !buf.is_empty() {
-                let part = (s.rand() % buf.len() as u64) as usize;
-                self.node.lock().data.extend_from_slice(&buf[..part]);
-            }
+        if let Err((e, part)) = self.check_write(buf.len()) {
+            let _ = self.inner.write_all(&buf[..part]);
             return Err(e);
         }
-        self.node.lock().data.extend_from_slice(buf);
+        self.inner.write_all(buf)?;
         Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.inner.flush()
     }
 }
 
-impl FsFile for FaultFile {
+impl FsFile for FaultFile<dyn FsFile> {
     fn sync_data(&mut self) -> io::Result<()> {
-        self.fs.state.lock().check(FaultOp::Sync, &self.path)?;
-        let mut inode = self.node.lock();
-        inode.synced = inode.data.len();
-        Ok(())
+        self.check(FaultOp::Sync)?;
+        self.inner.sync_data()
     }
     fn sync_all(&mut self) -> io::Result<()> {
-        self.sync_data()
+        self.check(FaultOp::Sync)?;
+        self.inner.sync_all()
     }
 }
 
-struct FaultLock {
-    fs: FaultFs,
-    path: PathBuf,
-}
-
-impl Drop for FaultLock {
-    fn drop(&mut self) {
-        self.fs.state.lock().locks.remove(&self.path);
+impl LogFile for FaultFile<dyn LogFile> {
+    fn reserve(&mut self, len: u64) -> io::Result<()> {
+        self.check(FaultOp::Write)?;
+        self.inner.reserve(len)
+    }
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        if let Err((e, part)) = self.check_write(bytes.len()) {
+            let _ = self.inner.write_at(offset, &bytes[..part]);
+            return Err(e);
+        }
+        self.inner.write_at(offset, bytes)
+    }
+    fn start_writeback(&mut self, upto: u64) {
+        self.inner.start_writeback(upto);
+    }
+    fn sync(&mut self, upto: u64) -> io::Result<()> {
+        self.check(FaultOp::Sync)?;
+        self.inner.sync(upto)
+    }
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.check(FaultOp::Sync)?;
+        self.inner.truncate(len)
     }
 }
 
 impl FileSystem for FaultFs {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
-        self.create(path, true)
+        self.check(FaultOp::Create, path)?;
+        Ok(Box::new(FaultFile {
+            faults: Arc::clone(&self.faults),
+            path: path.to_path_buf(),
+            inner: self.inner.create_new(path)?,
+        }))
     }
     fn create_truncate(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
-        self.create(path, false)
+        self.check(FaultOp::Create, path)?;
+        Ok(Box::new(FaultFile {
+            faults: Arc::clone(&self.faults),
+            path: path.to_path_buf(),
+            inner: self.inner.create_truncate(path)?,
+        }))
+    }
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn LogFile>> {
+        self.check(FaultOp::Create, path)?;
+        Ok(Box::new(FaultFile {
+            faults: Arc::clone(&self.faults),
+            path: path.to_path_buf(),
+            inner: self.inner.create_log(path)?,
+        }))
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Read, path)?;
-        let node = s.node(path)?;
-        let data = node.lock().data.clone();
-        Ok(data)
+        self.check(FaultOp::Read, path)?;
+        self.inner.read(path)
     }
     fn map(&self, path: &Path) -> io::Result<FileBytes> {
-        self.read(path).map(FileBytes::Owned)
+        self.check(FaultOp::Read, path)?;
+        self.inner.map(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Rename, from)?;
-        let node = s.live.remove(from).ok_or_else(|| not_found(from))?;
-        s.live.insert(to.to_path_buf(), node);
-        Ok(())
+        self.check(FaultOp::Rename, from)?;
+        self.inner.rename(from, to)
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Remove, path)?;
-        s.live
-            .remove(path)
-            .map(|_| ())
-            .ok_or_else(|| not_found(path))
+        self.check(FaultOp::Remove, path)?;
+        self.inner.remove_file(path)
     }
     fn read_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Read, dir)?;
-        if !s.dirs.contains(dir) {
-            return Err(not_found(dir));
-        }
-        Ok(s.live
-            .keys()
-            .filter(|p| p.parent() == Some(dir))
-            .filter_map(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .collect())
+        self.check(FaultOp::Read, dir)?;
+        self.inner.read_dir(dir)
     }
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Create, dir)?;
-        // Directories themselves are kept durable (simplification).
-        for a in dir.ancestors() {
-            s.dirs.insert(a.to_path_buf());
-        }
-        Ok(())
+        self.check(FaultOp::Create, dir)?;
+        self.inner.create_dir_all(dir)
     }
     fn is_dir(&self, path: &Path) -> io::Result<bool> {
-        let s = self.state.lock();
-        if s.dirs.contains(path) {
-            Ok(true)
-        } else if s.live.contains_key(path) {
-            Ok(false)
-        } else {
-            Err(not_found(path))
-        }
+        self.inner.is_dir(path)
     }
     fn exists(&self, path: &Path) -> bool {
-        let s = self.state.lock();
-        s.dirs.contains(path) || s.live.contains_key(path)
+        self.inner.exists(path)
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        let mut s = self.state.lock();
-        s.check(FaultOp::Sync, dir)?;
-        if !s.dirs.contains(dir) {
-            return Err(not_found(dir));
-        }
-        s.durable.retain(|p, _| p.parent() != Some(dir));
-        let entries: Vec<(PathBuf, Node)> = s
-            .live
-            .iter()
-            .filter(|(p, _)| p.parent() == Some(dir))
-            .map(|(p, n)| (p.clone(), n.clone()))
-            .collect();
-        s.durable.extend(entries);
-        Ok(())
+        self.check(FaultOp::Sync, dir)?;
+        self.inner.sync_dir(dir)
     }
     fn lock(&self, path: &Path) -> io::Result<Option<FsLock>> {
-        let mut s = self.state.lock();
-        if s.power_left == Some(0) {
+        if self.faults.lock().powered_off() {
             return Err(io::Error::other("faultfs: power is off"));
         }
-        if !s.locks.insert(path.to_path_buf()) {
-            return Ok(None);
-        }
-        Ok(Some(FsLock(Box::new(FaultLock {
-            fs: self.clone(),
-            path: path.to_path_buf(),
-        }))))
+        self.inner.lock(path)
     }
 }

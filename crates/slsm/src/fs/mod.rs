@@ -1,19 +1,35 @@
 //! The file-system layer: every file operation of the engine goes through a
-//! [`FileSystem`]: the operating system's ([`StdFs`], the default), an
-//! in-memory one ([`MemFs`], behind [`Options::in_memory`](crate::Options::in_memory)),
-//! or, in tests, [`FaultFs`], an in-memory file system that simulates power
-//! loss (it drops every byte and directory entry that was not fsynced) and
-//! injects I/O errors.
+//! [`FileSystem`], so the same engine runs on
+//! * [`StdFs`], the operating system's (the default);
+//! * [`MemFs`], in memory (behind [`Options::in_memory`](crate::Options::in_memory)),
+//!   which also tracks what was made durable, so tests can cut the power
+//!   ([`MemFs::crash`]) and see what a machine crash would leave;
+//! * [`FaultFs`], a wrapper over any of them that injects I/O errors and
+//!   cuts the power after a number of operations.
 //!
-//! The trait covers exactly what the engine does: create a new file and
-//! append to it, sync it, read a whole file, map a run file (the real file
-//! system memory-maps it; others may read it into memory), rename, remove,
-//! list a directory, create a directory, sync a directory, and lock the
-//! database directory.
+//! The trait covers exactly what the engine does: create a file and append
+//! to it (run files, the manifest), create a write-ahead log
+//! ([`LogFile`]: reserved space, positional writes, syncs), read a whole
+//! file, map an immutable run file, rename, remove, list a directory,
+//! create and sync a directory, and lock the database directory.
+
+mod fault;
+mod mem;
+mod std_fs;
+
+pub use fault::{FaultFs, FaultOp};
+pub use mem::MemFs;
+pub use std_fs::{std_fs, StdFs};
+
+/// A log file writing to `file` as [`StdFs`] does (tests hand it a
+/// read-only or full file to provoke errors).
+#[cfg(test)]
+pub(crate) fn log_file_for_test(file: std::fs::File) -> Box<dyn LogFile> {
+    std_fs::log_file(file)
+}
 
 use std::any::Any;
 use std::fmt::Debug;
-use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::ops::Deref;
 use std::path::Path;
@@ -21,7 +37,8 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-/// A file open for appending.
+/// A file open for appending (run files and the manifest are written this
+/// way, start to end).
 pub trait FsFile: Write + Send + Sync + Debug {
     /// Makes the file's data durable (`fdatasync`).
     fn sync_data(&mut self) -> io::Result<()>;
@@ -29,13 +46,29 @@ pub trait FsFile: Write + Send + Sync + Debug {
     fn sync_all(&mut self) -> io::Result<()>;
 }
 
-impl FsFile for File {
-    fn sync_data(&mut self) -> io::Result<()> {
-        File::sync_data(self)
-    }
-    fn sync_all(&mut self) -> io::Result<()> {
-        File::sync_all(self)
-    }
+/// A write-ahead log file: space is reserved ahead of the writes (so a full
+/// disk is an error at reservation, not at a write), records are written at
+/// increasing offsets inside it, and [`sync`](LogFile::sync) makes a prefix
+/// durable. The reserved tail reads as zeros until written.
+///
+/// Durability contract, for every implementation: after `write_at` returns
+/// `Ok`, the bytes survive a crash of the process (they are in the
+/// operating system, or in a [`MemFs`] that outlives the database); after
+/// `sync(n)` returns `Ok`, bytes `[0, n)` survive a machine crash.
+pub trait LogFile: Send + Sync + Debug {
+    /// Grows the file to `len` bytes of allocated, zero-filled space. Never
+    /// shrinks it.
+    fn reserve(&mut self, len: u64) -> io::Result<()>;
+    /// Writes `bytes` at `offset` (inside the reserved space).
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()>;
+    /// A hint: the bytes before `upto` are complete; the file system may
+    /// start writing them back now, so a later `sync` finds little to do.
+    fn start_writeback(&mut self, upto: u64);
+    /// Makes bytes `[0, upto)` durable (`fdatasync`).
+    fn sync(&mut self, upto: u64) -> io::Result<()>;
+    /// Cuts the file to `len` bytes (dropping unused reserved space) and
+    /// makes its data and size durable (`fsync`): the log is retired.
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
 }
 
 /// The bytes of a whole (immutable) file: a memory map or a private copy.
@@ -90,6 +123,13 @@ impl Deref for FileBytes {
 /// A held directory lock; dropping it releases the lock.
 pub struct FsLock(#[allow(dead_code)] Box<dyn Any + Send + Sync>);
 
+impl FsLock {
+    /// Wraps whatever keeps the lock held until it is dropped.
+    pub fn new(guard: impl Any + Send + Sync) -> FsLock {
+        FsLock(Box::new(guard))
+    }
+}
+
 impl Debug for FsLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FsLock")
@@ -102,6 +142,8 @@ pub trait FileSystem: Send + Sync + Debug {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>>;
     /// Creates or truncates `path` for writing.
     fn create_truncate(&self, path: &Path) -> io::Result<Box<dyn FsFile>>;
+    /// Creates the log file `path`, which must not exist.
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn LogFile>>;
     /// Reads the whole file.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// The whole contents of an immutable file (memory-mapped where the
@@ -125,116 +167,4 @@ pub trait FileSystem: Send + Sync + Debug {
     /// Takes an exclusive lock on `path` (created if missing); `Ok(None)` if
     /// somebody else holds it.
     fn lock(&self, path: &Path) -> io::Result<Option<FsLock>>;
-    /// True for the operating system's file system, where the engine may
-    /// also use memory-mapped writers directly on the files.
-    fn is_native(&self) -> bool {
-        false
-    }
 }
-
-/// The operating system's file system (the default).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StdFs;
-
-/// The shared default [`StdFs`] instance.
-pub fn std_fs() -> Arc<dyn FileSystem> {
-    Arc::new(StdFs)
-}
-
-impl FileSystem for StdFs {
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
-        let f = OpenOptions::new().write(true).create_new(true).open(path)?;
-        Ok(Box::new(f))
-    }
-    fn create_truncate(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        Ok(Box::new(f))
-    }
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(path)
-    }
-    fn map(&self, path: &Path) -> io::Result<FileBytes> {
-        let file = File::open(path)?;
-        if file.metadata()?.len() == 0 {
-            return Ok(FileBytes::Owned(Vec::new()));
-        }
-        // SAFETY: run files are immutable once written: the engine never
-        // writes to or truncates them again, it only deletes them
-        // (unlinking keeps the mapping valid). The mapping is therefore
-        // sound unless an outside process truncates or rewrites a file
-        // inside the database directory, which is unsupported.
-        Ok(FileBytes::Mapped(unsafe { Mmap::map(&file)? }))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        std::fs::rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        std::fs::remove_file(path)
-    }
-    fn read_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let mut names = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            names.push(entry?.file_name().to_string_lossy().into_owned());
-        }
-        Ok(names)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dir)
-    }
-    fn is_dir(&self, path: &Path) -> io::Result<bool> {
-        std::fs::metadata(path).map(|m| m.is_dir())
-    }
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        #[cfg(unix)]
-        {
-            match File::open(dir)?.sync_all() {
-                Ok(()) => Ok(()),
-                // File systems that cannot sync directories say so with
-                // these; there metadata durability is their own business.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput
-                    ) =>
-                {
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = dir;
-            Ok(())
-        }
-    }
-    fn lock(&self, path: &Path) -> io::Result<Option<FsLock>> {
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(FsLock(Box::new(file)))),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(e),
-        }
-    }
-    fn is_native(&self) -> bool {
-        true
-    }
-}
-
-mod fault;
-mod mem;
-
-pub use fault::{FaultFs, FaultOp};
-pub use mem::MemFs;

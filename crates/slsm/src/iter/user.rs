@@ -2,28 +2,19 @@
 //! older versions of a key, and tombstones.
 
 use std::ops::Bound;
-use std::sync::Arc;
 
 use super::{run_cursor, InternalIter, MergingIter};
 use crate::error::{Error, Result};
 use crate::key::{self, Kind, MAX_SEQUENCE};
-use crate::memtable::MemRun;
 use crate::rangedel::Fragments;
-use crate::run::RunFile;
 use crate::slice::Slice;
+use crate::version::Source;
 
-/// One source the iterator reads.
-pub(crate) enum Source {
-    Mem(Arc<MemRun>),
-    Run(Arc<RunFile>),
-}
-
-impl Source {
-    fn cursor(&self) -> Box<dyn InternalIter> {
-        match self {
-            Source::Mem(m) => Box::new(m.cursor()),
-            Source::Run(f) => run_cursor(f),
-        }
+/// A cursor over one source of the read path.
+fn cursor(source: &Source) -> Box<dyn InternalIter> {
+    match source {
+        Source::Mem(m) => Box::new(m.cursor()),
+        Source::Disk(r) => run_cursor(&r.file),
     }
 }
 
@@ -62,7 +53,7 @@ impl Iter {
         for source in &sources {
             match source {
                 Source::Mem(m) => tombstones.extend(m.range_tombstones()),
-                Source::Run(f) => tombstones.extend(f.range_tombstones().iter().cloned()),
+                Source::Disk(r) => tombstones.extend(r.file.range_tombstones().iter().cloned()),
             }
         }
         tombstones.retain(|t| t.seq <= snapshot);
@@ -90,7 +81,7 @@ impl Iter {
     }
 
     fn merged(&self) -> MergingIter {
-        MergingIter::new(self.sources.iter().map(Source::cursor).collect())
+        MergingIter::new(self.sources.iter().map(cursor).collect())
     }
 
     fn below_upper(&self, user_key: &[u8]) -> bool {

@@ -1,7 +1,8 @@
-//! Low-level encoding helpers of the run file: varints, a bounds-checked
-//! reader, block checksums, the footer and the properties block.
+//! The run file's framing: block checksums, block handles, the footer, and
+//! the properties and range-tombstone blocks (byte codecs: [`crate::codec`]).
 
 use super::{RangeTombstone, RunProperties};
+pub(crate) use crate::codec::{masked_crc, put_bytes, put_varint, varint_len, Reader};
 
 /// Magic number at the end of every run file ("sLSMrun1").
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"sLSMrun1");
@@ -33,13 +34,6 @@ pub(crate) fn corrupt(offset: u64, reason: impl Into<String>) -> Corrupt {
     }
 }
 
-/// CRC32C of `data`, masked (as in LevelDB) so that checksums of data that
-/// itself embeds checksums stay well distributed.
-pub(crate) fn masked_crc(data: &[u8]) -> u32 {
-    let crc = crc32c::crc32c(data);
-    crc.rotate_right(15).wrapping_add(0xa282_ead8)
-}
-
 /// Appends the masked CRC of everything in `buf` (from `start`) to `buf`.
 pub(crate) fn seal_block(buf: &mut Vec<u8>, start: usize) {
     let crc = masked_crc(&buf[start..]);
@@ -61,103 +55,6 @@ pub(crate) fn check_block<'a>(block: &'a [u8], offset: u64, what: &str) -> Decod
         return Err(corrupt(offset, format!("{what} block checksum mismatch")));
     }
     Ok(payload)
-}
-
-/// Appends `v` as an LEB128 varint.
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Appends a varint length followed by the bytes.
-pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
-/// Bytes a varint encoding of `v` takes.
-pub(crate) fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
-}
-
-/// A bounds-checked cursor over a byte slice. Every read returns `None`
-/// instead of panicking when the data is too short or malformed.
-#[derive(Clone, Debug)]
-pub(crate) struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// A reader at the start of `buf`.
-    pub fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
-    }
-
-    /// Current position.
-    pub fn pos(&self) -> usize {
-        self.pos
-    }
-
-    /// True when everything was consumed.
-    pub fn is_empty(&self) -> bool {
-        self.pos == self.buf.len()
-    }
-
-    /// The next `n` bytes.
-    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
-        let end = self.pos.checked_add(n)?;
-        let out = self.buf.get(self.pos..end)?;
-        self.pos = end;
-        Some(out)
-    }
-
-    /// A little-endian u32.
-    pub fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
-    }
-
-    /// A little-endian u64.
-    pub fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
-    }
-
-    /// An LEB128 varint of at most 10 bytes without overflow.
-    pub fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = *self.buf.get(self.pos)?;
-            self.pos += 1;
-            let part = u64::from(b & 0x7f);
-            if i == 9 && part > 1 {
-                return None;
-            }
-            v |= part << (7 * i);
-            if b & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
-
-    /// A varint that must fit a `usize`.
-    pub fn varint_usize(&mut self) -> Option<usize> {
-        usize::try_from(self.varint()?).ok()
-    }
-
-    /// A varint length followed by that many bytes.
-    pub fn length_prefixed(&mut self) -> Option<&'a [u8]> {
-        let n = self.varint_usize()?;
-        self.bytes(n)
-    }
 }
 
 /// Position and length of a block in the file.
@@ -281,6 +178,7 @@ pub(crate) fn decode_properties(payload: &[u8], file_size: u64) -> Option<RunPro
         return None;
     }
     Some(RunProperties {
+        file_number: 0,
         entries,
         tombstones,
         range_tombstones,
@@ -321,34 +219,6 @@ pub(crate) fn decode_range_tombstones(payload: &[u8]) -> Option<Vec<RangeTombsto
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn varints_round_trip_and_reject_garbage() {
-        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
-            let mut buf = Vec::new();
-            put_varint(&mut buf, v);
-            assert_eq!(buf.len(), varint_len(v));
-            let mut r = Reader::new(&buf);
-            assert_eq!(r.varint(), Some(v));
-            assert!(r.is_empty());
-            assert_eq!(Reader::new(&buf[..buf.len() - 1]).varint(), None);
-        }
-        assert_eq!(Reader::new(&[0xff; 11]).varint(), None);
-        assert_eq!(
-            Reader::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).varint(),
-            None
-        );
-    }
-
-    #[test]
-    fn reader_bounds() {
-        let mut r = Reader::new(&[1, 2, 3]);
-        assert_eq!(r.u32(), None);
-        assert_eq!(r.bytes(usize::MAX), None);
-        assert_eq!(r.bytes(3), Some(&[1u8, 2, 3][..]));
-        assert_eq!(r.pos(), 3);
-        assert_eq!(Reader::new(&[5, 1]).length_prefixed(), None);
-    }
 
     #[test]
     fn footer_round_trip() {

@@ -125,9 +125,14 @@ impl RunOptions {
     }
 }
 
-/// Summary statistics of a run, stored in its properties block.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+/// What is known of a run file: its identity, size, checksum and contents.
+/// The same record lives in the manifest (one per run of every level) and,
+/// but for the fields only the finished file knows, in the run file's
+/// properties block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct RunProperties {
+    /// The file's number; its name is [`crate::files::run_file_name`] of it.
+    pub file_number: u64,
     /// Point entries (values and tombstones).
     pub entries: u64,
     /// Entries of kind `Kind::Delete`.
@@ -146,6 +151,51 @@ pub struct RunProperties {
     pub file_size: u64,
     /// Bytes of the data blocks.
     pub data_bytes: u64,
+}
+
+impl RunProperties {
+    /// Appends the record as the manifest stores it: the integers, then the
+    /// two keys, length-prefixed.
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+        use crate::codec::{put_bytes, put_u64};
+        for v in [
+            self.file_number,
+            self.file_size,
+            self.entries,
+            self.tombstones,
+            self.range_tombstones,
+            self.min_seq,
+            self.max_seq,
+            self.data_bytes,
+        ] {
+            put_u64(out, v);
+        }
+        put_bytes(out, &self.min_user_key);
+        put_bytes(out, &self.max_user_key);
+    }
+
+    /// Decodes what [`encode_into`](Self::encode_into) wrote; `None` if the
+    /// input is short or malformed.
+    pub(crate) fn decode_from(r: &mut crate::codec::Reader<'_>) -> Option<RunProperties> {
+        let mut ints = [0u64; 8];
+        for v in &mut ints {
+            *v = r.u64()?;
+        }
+        let [file_number, file_size, entries, tombstones, range_tombstones, min_seq, max_seq, data_bytes] =
+            ints;
+        Some(RunProperties {
+            file_number,
+            file_size,
+            entries,
+            tombstones,
+            range_tombstones,
+            min_seq,
+            max_seq,
+            data_bytes,
+            min_user_key: r.length_prefixed()?.to_vec(),
+            max_user_key: r.length_prefixed()?.to_vec(),
+        })
+    }
 }
 
 /// A range deletion stored in a run: user keys in `start..end` (end

@@ -55,15 +55,25 @@
 //!
 //! After a torn tail, the engine either truncates the file to
 //! [`WalReader::valid_end`] before appending again, or starts a new log.
+//!
+//! # Writing
+//!
+//! [`WalWriter`] reserves the file's space ahead of the records (a full disk
+//! is then an error at reservation) and writes through the file system's
+//! [`LogFile`](crate::fs::LogFile): on the operating system's file system,
+//! small records are copied into a shared mapping of the file (no system
+//! call per commit), larger ones written with `pwrite(2)`. A log that was
+//! not closed ends in zeros (reserved, never written), which the reader
+//! reports as a torn tail of zeros; recovery knows that is no damage.
 
-mod mapped;
 mod reader;
 mod writer;
+
+use crate::codec::mask_crc;
 
 #[cfg(test)]
 mod tests;
 
-pub use mapped::MappedWal;
 pub use reader::WalReader;
 pub use writer::WalWriter;
 
@@ -123,12 +133,6 @@ pub struct TailDrop {
     pub kind: TailDropKind,
 }
 
-/// Masks a CRC for storage (LevelDB's scheme): a rotation plus a constant,
-/// so that CRCs of data containing embedded CRCs do not collide.
-pub(crate) fn mask_crc(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(0xa282_ead8)
-}
-
 /// The CRC stored for a record with `payload`: CRC32C over the 4 length
 /// bytes and then the payload, masked.
 fn record_crc(len_bytes: [u8; 4], payload: &[u8]) -> u32 {
@@ -154,18 +158,4 @@ fn encode_record_into(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(&record_crc(len_bytes, payload).to_le_bytes());
     out.extend_from_slice(&len_bytes);
     out.extend_from_slice(payload);
-}
-
-/// Reads a little-endian u32 at `pos`; the caller guarantees 4 bytes exist.
-fn le_u32(data: &[u8], pos: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&data[pos..pos + 4]);
-    u32::from_le_bytes(b)
-}
-
-/// Reads a little-endian u64 at `pos`; the caller guarantees 8 bytes exist.
-fn le_u64(data: &[u8], pos: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&data[pos..pos + 8]);
-    u64::from_le_bytes(b)
 }

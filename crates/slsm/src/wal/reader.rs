@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    encode_file_header, le_u32, le_u64, mask_crc, record_crc, RecoveryMode, TailDrop, TailDropKind,
-    FILE_HEADER_LEN, MAX_RECORD_LEN, RECORD_HEADER_LEN, WAL_FORMAT_VERSION, WAL_MAGIC,
+    encode_file_header, record_crc, RecoveryMode, TailDrop, TailDropKind, FILE_HEADER_LEN,
+    MAX_RECORD_LEN, RECORD_HEADER_LEN, WAL_FORMAT_VERSION, WAL_MAGIC,
 };
+use crate::codec::{mask_crc, u32_at as le_u32, u64_at as le_u64};
 use crate::error::{Error, Result};
 
 /// How many payload bytes the forward scan after a bad record may checksum

@@ -21,8 +21,9 @@ fn write_log(dir: &Path, n: u64, records: &[Vec<u8>]) -> (PathBuf, Vec<u64>) {
         offsets.push(w.len());
         w.append(r).expect("append");
     }
-    w.sync().expect("sync");
-    assert_eq!(w.len(), fs::metadata(&path).expect("metadata").len());
+    let len = w.len();
+    w.close().expect("close");
+    assert_eq!(len, fs::metadata(&path).expect("metadata").len());
     (path, offsets)
 }
 
@@ -356,14 +357,12 @@ fn writer_accounting_and_append_many() {
     assert_eq!((w.path(), w.log_number()), (path.as_path(), 2));
     w.append(b"abc").expect("append");
     assert_eq!((w.len(), w.flushed_len()), (24 + 8 + 3, 24));
-    assert_eq!(
-        fs::metadata(&path).expect("meta").len(),
-        24,
-        "append only buffers"
-    );
+    let (recs, _) = read_all(&path, Some(2), RecoveryMode::Strict).expect("read");
+    assert!(recs.is_empty(), "append only buffers");
     w.append_many(&[b"", b"defg"]).expect("append_many");
     w.flush().expect("flush");
-    assert_eq!(fs::metadata(&path).expect("meta").len(), w.len());
+    let (recs, _) = read_all(&path, Some(2), RecoveryMode::Strict).expect("read");
+    assert_eq!(recs.len(), 3, "flush hands every record to the file system");
     assert_eq!((w.flushed_len(), w.synced_len()), (w.len(), 24));
     w.sync().expect("sync");
     assert_eq!(w.synced_len(), w.len());
@@ -386,7 +385,9 @@ fn unflushed_records_are_lost_on_drop() {
     drop(w);
     let (recs, r) = read_all(&path, Some(3), RecoveryMode::Strict).expect("read");
     assert_eq!(recs, vec![b"flushed".to_vec()]);
-    assert_eq!(r.tail_dropped(), None);
+    // What follows is the log's reserved space, never written: zeros.
+    let bytes = fs::read(&path).expect("read");
+    assert!(bytes[r.valid_end() as usize..].iter().all(|&b| b == 0));
 }
 
 /// Checks that `w` is poisoned by a failed flush and stays poisoned.
@@ -408,7 +409,8 @@ fn writer_poisoned_after_write_error_on_read_only_handle() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("000004.wal");
     let mut w = WalWriter::create(&path, 4).expect("create");
-    w.replace_file_for_test(File::open(&path).expect("read-only handle"));
+    let read_only = File::open(&path).expect("read-only handle");
+    w.replace_file_for_test(crate::fs::log_file_for_test(read_only));
     assert_poisoned_after_failed_flush(w);
 }
 
@@ -420,7 +422,7 @@ fn writer_poisoned_after_enospc_on_dev_full() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let mut w = WalWriter::create(&dir.path().join("000005.wal"), 5).expect("create");
-    w.replace_file_for_test(full);
+    w.replace_file_for_test(crate::fs::log_file_for_test(full));
     assert_poisoned_after_failed_flush(w);
 }
 
@@ -476,11 +478,12 @@ proptest! {
             w.append(r).expect("append");
             if i % 7 == 3 { w.flush().expect("flush"); }
         }
-        w.sync().expect("sync");
+        let len = w.len();
+        w.close().expect("close");
         let (got, r) = read_all(&path, Some(n), RecoveryMode::Strict).expect("read");
         prop_assert_eq!(got, records);
         prop_assert_eq!(r.tail_dropped(), None);
-        prop_assert_eq!(r.valid_end(), w.len());
+        prop_assert_eq!(r.valid_end(), len);
     }
 
     /// Any truncation and any byte flip yields a prefix of the records in
@@ -525,4 +528,87 @@ fn resync_scan_finds_records_and_respects_its_budget() {
     assert_eq!(find_valid_record(&data, at + 1, u64::MAX), Scan::NotFound);
     assert_eq!(find_valid_record(&data, 0, 99), Scan::GaveUp(at));
     assert_eq!(find_valid_record(&[1, 2, 3], 0, u64::MAX), Scan::NotFound);
+}
+
+// The writer through the operating system's mapped log file.
+
+fn read_mapped(path: &Path) -> (Vec<Vec<u8>>, bool) {
+    let mut r = WalReader::open(path, Some(7), RecoveryMode::Strict).unwrap();
+    let mut out = Vec::new();
+    while let Some((_, p)) = r.next_record().unwrap() {
+        out.push(p.to_vec());
+    }
+    (out, r.tail_dropped().is_some())
+}
+
+#[test]
+fn pages_dropped_behind_the_writer_keep_their_records() {
+    // Small records go through the map; every WRITEBACK_STEP the pages
+    // behind the writer are unmapped and handed to writeback, unsynced.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000007.wal");
+    let mut w = WalWriter::create(&path, 7).unwrap();
+    let records: Vec<Vec<u8>> = (0..40_000u32)
+        .map(|i| i.to_le_bytes().repeat(1 + i as usize % 30))
+        .collect();
+    for r in &records {
+        w.append(r).unwrap();
+        w.flush().unwrap();
+    }
+    assert!(
+        w.flushed_len() > 8 * (256 << 10),
+        "past several writeback steps"
+    );
+    let (got, _) = read_mapped(&path);
+    assert_eq!(got, records);
+    drop(w);
+    assert_eq!(read_mapped(&path).0, records);
+}
+
+#[test]
+fn records_round_trip_through_growth_and_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000007.wal");
+    let mut w = WalWriter::create(&path, 7).unwrap();
+    let records: Vec<Vec<u8>> = (0..3000u32)
+        .map(|i| vec![(i % 251) as u8; (i as usize * 37) % 9000])
+        .collect();
+    for (i, r) in records.iter().enumerate() {
+        w.append(r).unwrap();
+        w.flush().unwrap();
+        if i % 1000 == 0 {
+            w.sync().unwrap();
+        }
+    }
+    // Readable while still reserved (zero tail), as after a crash.
+    let (got, _) = read_mapped(&path);
+    assert_eq!(got, records);
+    w.close().unwrap();
+    let (got, torn) = read_mapped(&path);
+    assert_eq!(got, records);
+    assert!(!torn, "a finished log has no tail to drop");
+}
+
+#[test]
+fn dropped_writer_leaves_a_readable_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000007.wal");
+    {
+        let mut w = WalWriter::create(&path, 7).unwrap();
+        w.append(b"one").unwrap();
+        w.append(b"").unwrap();
+        w.append(b"three").unwrap();
+        w.flush().unwrap();
+    }
+    let (got, _) = read_mapped(&path);
+    assert_eq!(got, vec![b"one".to_vec(), vec![], b"three".to_vec()]);
+}
+
+#[test]
+fn create_refuses_an_existing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000007.wal");
+    std::fs::write(&path, b"x").unwrap();
+    assert!(WalWriter::create(&path, 7).is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), b"x");
 }

@@ -1,87 +1,112 @@
-//! [`WalWriter`]: appends records to a new log file.
+//! [`WalWriter`]: appends records to a new log file, through the
+//! [`LogFile`] of whatever file system the database runs on.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{encode_file_header, encode_record_into, MAX_RECORD_LEN, RECORD_HEADER_LEN};
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, FsFile, StdFs};
+use crate::fs::{FileSystem, LogFile, StdFs};
 use crate::fsutil;
 
-/// Initial capacity of the append buffer.
-const INITIAL_BUF_CAPACITY: usize = 64 * 1024;
-/// After a flush, a buffer that grew beyond this is released so that one
-/// huge record does not pin its memory for the life of the log.
-const MAX_RETAINED_BUF_CAPACITY: usize = 4 * 1024 * 1024;
+/// Space is reserved in steps of at most this many bytes.
+const GROW_STEP: u64 = 4 << 20;
+/// Smallest reservation step (logs of tiny test databases).
+const MIN_STEP: u64 = 64 << 10;
+/// Every this many written bytes, the writeback of what was written so far
+/// is started (without waiting), like RocksDB's `wal_bytes_per_sync`: a
+/// later `sync` (at the latest when the log is retired, on the write path)
+/// then finds little left to write.
+const WRITEBACK_STEP: u64 = 256 << 10;
+/// A buffer that grew past this (one huge record) is released after use.
+const MAX_RETAINED_BUF: usize = 4 << 20;
 
 /// Appends records to one write-ahead log file.
 ///
 /// # Durability contract
 ///
-/// * [`append`](Self::append) only encodes the record into an in-memory
-///   buffer. Nothing has reached the operating system: a process crash loses
-///   it. Do not acknowledge a write on `append` alone.
-/// * [`flush`](Self::flush) hands every buffered byte to the operating system
-///   with a single `write_all`. After it returns `Ok`, the records survive a
-///   crash of the *process*, but not of the machine (power loss, kernel
-///   panic).
-/// * [`sync`](Self::sync) is `flush` followed by `fdatasync`. After it returns
-///   `Ok`, the records survive a machine crash.
-/// * [`create`](Self::create) makes the new, empty log itself durable (file
-///   header synced and the directory entry synced), so a synced record is
-///   never lost because its file vanished.
-/// * A crash in the middle of `flush`/`sync` may leave a partial last record;
-///   [`WalReader`](super::WalReader) drops it as a torn tail. Records are
-///   therefore atomic: each is recovered whole or not at all, and a record is
-///   only recovered if every earlier record is.
+/// * [`append`](Self::append) only encodes the record into a buffer of the
+///   writer: a process crash loses it. Do not acknowledge a write on
+///   `append` alone.
+/// * [`flush`](Self::flush) hands the buffered records to the file system
+///   with one write. After it returns `Ok`, they survive a crash of the
+///   *process*, not of the machine.
+/// * [`sync`](Self::sync) is `flush` and then a sync of the log. After it
+///   returns `Ok`, every record survives a machine crash.
+/// * [`create`](Self::create) makes the new log itself durable (header
+///   synced, directory entry synced), so a synced record never vanishes with
+///   its file.
+/// * The file's space is reserved ahead of the records and reads as zeros:
+///   [`WalReader`](super::WalReader) treats a zero tail as the end of the
+///   log. [`close`](Self::close) trims it.
+/// * A crash in the middle of a write may leave a partial last record;
+///   the reader drops it as a torn tail. Records are therefore atomic.
 ///
 /// # Poisoning
 ///
-/// If any write or sync fails, the writer is *poisoned*: that call and every
-/// later call (`append`, `flush`, `sync`, ...) return the same error. The
-/// file may hold a partial record, and after a failed `fsync` the kernel may
-/// have dropped the dirty pages while reporting later syncs as successful,
-/// so retrying could acknowledge a write that is not on disk. The engine must
-/// stop accepting writes and start a new log (or reopen) instead.
+/// If any write or sync fails, the writer is *poisoned*: that call and
+/// every later one return the same error. The file may hold a partial
+/// record, and after a failed sync the kernel may have dropped dirty pages
+/// while reporting later syncs as successful, so retrying could
+/// acknowledge a write that is not on disk. The engine stops accepting
+/// writes on this log instead.
 ///
 /// Dropping a writer does not flush it: records appended since the last
-/// successful `flush` were never acknowledged and are discarded. Use
-/// [`close`](Self::close) to sync before dropping.
+/// successful `flush` were never acknowledged and are discarded.
 #[derive(Debug)]
 pub struct WalWriter {
-    file: Box<dyn FsFile>,
+    file: Box<dyn LogFile>,
     path: PathBuf,
     log_number: u64,
-    /// Encoded bytes not yet handed to the OS.
+    /// Encoded records not yet handed to the file system.
     buf: Vec<u8>,
-    /// Bytes handed to the OS so far (file header included).
+    /// Bytes handed to the file system (file header included).
     flushed: u64,
-    /// Bytes known to be durable (synced) so far.
+    /// Bytes known to be durable.
     synced: u64,
-    /// The error that poisoned the writer, if any.
+    /// Bytes of reserved space.
+    reserved: u64,
+    /// Reservation step: grows to `GROW_STEP` as the log grows.
+    step: u64,
+    /// Writeback was started for the bytes below this offset.
+    writeback_started: u64,
     poisoned: Option<Error>,
 }
 
 impl WalWriter {
-    /// Creates the log file `path` (which must not exist), writes and syncs
-    /// its file header for log `log_number`, and syncs the parent directory.
-    ///
-    /// Fails with [`Error::Io`] if the file already exists or cannot be
-    /// written; in the latter case a best effort is made to remove it.
+    /// Creates the log file `path` (which must not exist) on the operating
+    /// system's file system; see [`create_with`](Self::create_with).
     pub fn create(path: &Path, log_number: u64) -> Result<Self> {
         Self::create_with(&StdFs, path, log_number)
     }
 
-    /// [`create`](Self::create) through the file system `fs`.
+    /// Creates the log file `path` (which must not exist) through `fs`,
+    /// writes and syncs its file header for log `log_number`, and syncs the
+    /// parent directory. On failure a best effort is made to remove it.
     pub fn create_with(fs: &dyn FileSystem, path: &Path, log_number: u64) -> Result<Self> {
-        let file = fs.create_new(path).map_err(|e| Error::io(path, e))?;
+        Self::create_sized(fs, path, log_number, MIN_STEP)
+    }
+
+    /// [`create_with`](Self::create_with), reserving space in steps sized
+    /// for a log expected to reach about `expected_bytes`.
+    pub fn create_sized(
+        fs: &dyn FileSystem,
+        path: &Path,
+        log_number: u64,
+        expected_bytes: u64,
+    ) -> Result<Self> {
+        let file = fs.create_log(path).map_err(|e| Error::io(path, e))?;
         let mut writer = WalWriter {
             file,
             path: path.to_path_buf(),
             log_number,
-            buf: Vec::with_capacity(INITIAL_BUF_CAPACITY),
+            buf: Vec::new(),
             flushed: 0,
             synced: 0,
+            reserved: 0,
+            step: expected_bytes
+                .clamp(MIN_STEP, GROW_STEP)
+                .next_power_of_two(),
+            writeback_started: 0,
             poisoned: None,
         };
         writer
@@ -98,7 +123,7 @@ impl WalWriter {
         Ok(writer)
     }
 
-    /// Appends one record holding `payload` to the in-memory buffer.
+    /// Appends one record holding `payload` to the writer's buffer.
     ///
     /// Returns [`Error::InvalidArgument`] (without poisoning the writer) if
     /// `payload` is longer than [`MAX_RECORD_LEN`], or the poisoning error.
@@ -125,46 +150,72 @@ impl WalWriter {
         Ok(())
     }
 
-    /// Hands all buffered records to the operating system with one
-    /// `write_all`. After `Ok`, they survive a process crash.
+    /// Hands all buffered records to the file system with one write. After
+    /// `Ok`, they survive a process crash.
     pub fn flush(&mut self) -> Result<()> {
         self.check_poisoned()?;
         if self.buf.is_empty() {
             return Ok(());
         }
-        if let Err(e) = self.file.write_all(&self.buf) {
+        let end = self.flushed + self.buf.len() as u64;
+        let written = self
+            .reserve(end)
+            .and_then(|()| self.file.write_at(self.flushed, &self.buf));
+        if let Err(e) = written {
             return Err(self.poison(e));
         }
-        self.flushed += self.buf.len() as u64;
+        self.flushed = end;
         self.buf.clear();
-        if self.buf.capacity() > MAX_RETAINED_BUF_CAPACITY {
-            self.buf = Vec::with_capacity(INITIAL_BUF_CAPACITY);
+        if self.buf.capacity() > MAX_RETAINED_BUF {
+            self.buf = Vec::new();
+        }
+        if self.flushed - self.writeback_started >= WRITEBACK_STEP {
+            self.file.start_writeback(self.flushed);
+            self.writeback_started = self.flushed;
         }
         Ok(())
     }
 
-    /// [`flush`](Self::flush), then `fdatasync`. After `Ok`, every record
-    /// appended so far survives a machine crash. Skips the system call when
-    /// nothing was written since the last successful sync.
+    /// Reserves space for the log to reach `end` bytes, a step at a time.
+    fn reserve(&mut self, end: u64) -> std::io::Result<()> {
+        if end <= self.reserved {
+            return Ok(());
+        }
+        let target = end.div_ceil(self.step) * self.step;
+        self.file.reserve(target)?;
+        self.reserved = target;
+        self.step = (self.step * 2).min(GROW_STEP);
+        Ok(())
+    }
+
+    /// [`flush`](Self::flush), then a sync of the log. After `Ok`, every
+    /// record appended so far survives a machine crash. Skips the sync when
+    /// nothing was written since the last successful one.
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
         if self.synced == self.flushed {
             return Ok(());
         }
-        if let Err(e) = self.file.sync_data() {
+        if let Err(e) = self.file.sync(self.flushed) {
             return Err(self.poison(e));
         }
         self.synced = self.flushed;
         Ok(())
     }
 
-    /// Syncs everything and closes the file.
+    /// Retires the log: syncs every record and trims the reserved tail.
     pub fn close(mut self) -> Result<()> {
-        self.sync()
+        self.sync()?;
+        if self.reserved > self.flushed {
+            if let Err(e) = self.file.truncate(self.flushed) {
+                return Err(self.poison(e));
+            }
+        }
+        Ok(())
     }
 
     /// Size of the log in bytes, including the file header and records still
-    /// buffered in memory.
+    /// buffered.
     pub fn len(&self) -> u64 {
         self.flushed + self.buf.len() as u64
     }
@@ -174,7 +225,7 @@ impl WalWriter {
         self.len() <= super::FILE_HEADER_LEN as u64
     }
 
-    /// Bytes that have reached the OS (survive a process crash).
+    /// Bytes that have reached the file system (survive a process crash).
     pub fn flushed_len(&self) -> u64 {
         self.flushed
     }
@@ -207,16 +258,17 @@ impl WalWriter {
     }
 
     /// Records `e` as the poisoning error and returns it.
-    fn poison(&mut self, e: io::Error) -> Error {
+    fn poison(&mut self, e: std::io::Error) -> Error {
         let err = Error::io(&self.path, e);
         self.poisoned = Some(err.clone());
         err
     }
 
-    /// Replaces the underlying file (tests use it to inject I/O errors).
+    /// Replaces the underlying log file (tests use it to inject I/O errors).
     #[cfg(test)]
-    pub(super) fn replace_file_for_test(&mut self, file: std::fs::File) {
-        self.file = Box::new(file);
+    pub(super) fn replace_file_for_test(&mut self, file: Box<dyn LogFile>) {
+        self.file = file;
+        self.reserved = 0;
     }
 }
 

@@ -1,4 +1,5 @@
-//! [`Version`]: the set of runs that make up the database at one moment.
+//! [`Version`]: the runs that make up the database at one moment, and
+//! [`DiskRun`], a run file on a level.
 //!
 //! A version is immutable; every change (a new memory run, a flush, a merge)
 //! installs a new one. Readers load the current version without locking and
@@ -7,10 +8,9 @@
 
 use std::sync::Arc;
 
-use crate::manifest::RunRecord;
 use crate::memtable::MemRun;
 use crate::rangedel::Fragments;
-use crate::run::RunFile;
+use crate::run::{RunFile, RunProperties};
 
 /// A run file on a disk level.
 pub(crate) struct DiskRun {
@@ -40,20 +40,22 @@ impl DiskRun {
         self.range_dels.covering_seq(user_key, snapshot)
     }
 
-    pub fn record(&self) -> RunRecord {
-        let p = self.file.properties();
-        RunRecord {
+    /// What the manifest records of this run.
+    pub fn record(&self) -> RunProperties {
+        RunProperties {
             file_number: self.number,
-            file_size: p.file_size,
-            entries: p.entries,
-            tombstones: p.tombstones,
-            range_tombstones: p.range_tombstones,
-            min_user_key: p.min_user_key.clone(),
-            max_user_key: p.max_user_key.clone(),
-            min_seq: p.min_seq,
-            max_seq: p.max_seq,
+            ..self.file.properties().clone()
         }
     }
+}
+
+/// One source of data a read consults.
+#[derive(Clone)]
+pub(crate) enum Source {
+    /// A memory run.
+    Mem(Arc<MemRun>),
+    /// A run file.
+    Disk(Arc<DiskRun>),
 }
 
 /// The runs of the database, newest data first where it matters.
@@ -63,9 +65,34 @@ pub(crate) struct Version {
     pub mems: Vec<Arc<MemRun>>,
     /// Disk levels, level 0 first; within a level, oldest run first.
     pub levels: Vec<Vec<Arc<DiskRun>>>,
+    /// Every run in the order reads consult them, newest to oldest: memory
+    /// runs, then level 0 newest first, then level 1, ... (derived from the
+    /// two above by [`Version::new`]).
+    sources: Vec<Source>,
 }
 
 impl Version {
+    /// The version of these runs.
+    pub fn new(mems: Vec<Arc<MemRun>>, levels: Vec<Vec<Arc<DiskRun>>>) -> Version {
+        let mut v = Version {
+            mems,
+            levels,
+            sources: Vec::new(),
+        };
+        v.sources = v.mems.iter().map(|m| Source::Mem(Arc::clone(m))).collect();
+        let disk: Vec<Source> = v
+            .disk_runs_newest_first()
+            .map(|r| Source::Disk(Arc::clone(r)))
+            .collect();
+        v.sources.extend(disk);
+        v
+    }
+
+    /// Every run, newest to oldest: the order of every read.
+    pub fn sources(&self) -> &[Source] {
+        &self.sources
+    }
+
     pub fn active(&self) -> &Arc<MemRun> {
         &self.mems[0]
     }
@@ -85,10 +112,19 @@ impl Version {
         self.levels.iter().skip(from).all(|l| l.is_empty())
     }
 
-    pub fn manifest_levels(&self) -> Vec<Vec<RunRecord>> {
+    pub fn manifest_levels(&self) -> Vec<Vec<RunProperties>> {
         self.levels
             .iter()
             .map(|l| l.iter().map(|r| r.record()).collect())
             .collect()
+    }
+
+    /// The oldest write-ahead log a memory run still needs, if any.
+    pub fn oldest_log_needed(&self) -> Option<u64> {
+        self.mems
+            .iter()
+            .map(|m| m.wal_number)
+            .filter(|&n| n != 0)
+            .min()
     }
 }

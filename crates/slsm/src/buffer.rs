@@ -1,0 +1,144 @@
+//! The memory buffer: the sLSM paper's `R` memory runs ("The Skiplist-Based
+//! LSM Tree", section 2.1): one active run taking writes, the others sealed
+//! and waiting for a flush. A run is sealed when it reaches `run_size`
+//! bytes or `run_entries` entries; once the fraction `m` of the runs is
+//! sealed, the background flush merges them into one level-0 run file.
+//!
+//! * **Owns**: the policy of sealing and of starting write-ahead logs; the
+//!   runs themselves live in the current version, so that readers see the
+//!   runs and the run files change together.
+//! * **Calls**: the version set (to seal: a new active run), the background
+//!   threads (the hand-off to flush, and waiting for it when every run is
+//!   full), the WAL writer it is lent.
+//! * **Thread safety**: [`MemoryBuffer::make_room`] is called by the commit
+//!   pipeline's leader only (with the log it owns), so no group is inserting
+//!   into a run while it is sealed.
+//! * **Durability**: a log is retired (synced, trimmed) before a newer one
+//!   takes writes, so a power loss never leaves a gap in the middle of the
+//!   history.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::background::Background;
+use crate::error::Result;
+use crate::files;
+use crate::memtable::MemRun;
+use crate::options::Options;
+use crate::stats::Counters;
+use crate::version::{VersionEdit, VersionSet};
+use crate::wal::WalWriter;
+
+/// The memory runs' policy. See the [module docs](self).
+pub(crate) struct MemoryBuffer {
+    dir: PathBuf,
+    opts: Arc<Options>,
+    versions: Arc<VersionSet>,
+    background: Arc<Background>,
+    counters: Arc<Counters>,
+}
+
+impl MemoryBuffer {
+    pub fn new(
+        dir: PathBuf,
+        opts: Arc<Options>,
+        versions: Arc<VersionSet>,
+        background: Arc<Background>,
+        counters: Arc<Counters>,
+    ) -> MemoryBuffer {
+        MemoryBuffer {
+            dir,
+            opts,
+            versions,
+            background,
+            counters,
+        }
+    }
+
+    /// The run the next write goes to: the active run, sealed first if it
+    /// is full (or, with `force`, if it holds anything). Stalls, counted,
+    /// while every memory run is full and the flush is behind.
+    pub fn make_room(&self, log: &mut Option<WalWriter>, force: bool) -> Result<Arc<MemRun>> {
+        let mut stalled: Option<Instant> = None;
+        let result = loop {
+            self.background.check()?;
+            let version = self.versions.current();
+            let active = version.active();
+            if !(active.is_full() || force && !active.is_empty()) {
+                break Ok(Arc::clone(active));
+            }
+            if version.mems.len() < self.opts.memory_runs {
+                self.seal(log, force)?;
+                if force {
+                    break Ok(Arc::clone(self.versions.current().active()));
+                }
+                continue;
+            }
+            // Every run is full: wait for a flush.
+            stalled.get_or_insert_with(Instant::now);
+            let mems = version.mems.len();
+            drop(version);
+            self.background.wait_for_flush(mems)?;
+        };
+        if let Some(start) = stalled {
+            self.counters.stall_count.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .stall_micros
+                .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// Seals the active run and starts a new one.
+    ///
+    /// The new run keeps writing to the same log until the log holds
+    /// `run_size` bytes (or on `force`, a flush): then a new log starts.
+    /// Small entries fill a run by entry count long before its log reaches
+    /// that size, and starting a log costs several journal commits (create,
+    /// directory sync, retiring the old log), so logs span several runs; a
+    /// log is deleted once every run in it is flushed.
+    fn seal(&self, log: &mut Option<WalWriter>, force: bool) -> Result<()> {
+        let keep_log = !force
+            && log
+                .as_ref()
+                .is_some_and(|w| w.len() < self.opts.run_size as u64);
+        let wal_number = match log {
+            Some(_) if keep_log => self.versions.current().active().wal_number,
+            Some(old) => {
+                // Sync the old log first: if it failed earlier (poisoned,
+                // maybe with a torn record), this fails too and no newer log
+                // is ever started behind the damage (recovery would refuse
+                // it, and the failed write's sequence number would be
+                // reused).
+                old.sync()?;
+                let (number, new_log) = self.create_log()?;
+                if let Some(old) = log.replace(new_log) {
+                    // Durable (and trimmed) before newer writes can be.
+                    old.close()?;
+                }
+                number
+            }
+            None => 0,
+        };
+        let edit = VersionEdit {
+            new_active: Some(Arc::new(MemRun::new(&self.opts, wal_number))),
+            ..VersionEdit::default()
+        };
+        let next = self.versions.apply(edit)?;
+        if next.mems.len() > self.opts.runs_per_flush() {
+            self.background.work_may_be_due()?;
+        }
+        Ok(())
+    }
+
+    /// A new log file, numbered from the version set.
+    pub fn create_log(&self) -> Result<(u64, WalWriter)> {
+        let number = self.versions.new_file_number();
+        let path = self.dir.join(files::wal_file_name(number));
+        let log =
+            WalWriter::create_sized(&*self.opts.fs, &path, number, self.opts.run_size as u64)?;
+        Ok((number, log))
+    }
+}

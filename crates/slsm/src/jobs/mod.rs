@@ -1,0 +1,257 @@
+//! Jobs that write run files: a flush of memory runs to level 0, a merge of
+//! a full level into the next (the sLSM paper's k-way heap merge, "The
+//! Skiplist-Based LSM Tree" section 2.5), a manual compaction of everything
+//! into the deepest level, and the flush of what recovery replayed from the
+//! logs (a flush of memory runs, like any other). They differ only in their inputs and where the output goes, so they
+//! share one skeleton, [`Jobs::run`]: merge the inputs into one new run file,
+//! make it durable, and change the version through
+//! [`VersionSet::apply`](crate::version::VersionSet::apply).
+//!
+//! * **Owns**: the locks that serialise flushes (memory runs to level 0)
+//!   and merges (level to level); nothing else.
+//! * **Calls**: the run builder, the merge rules (`merge`), the version set,
+//!   the snapshot list (what a merge must keep), the file system.
+//! * **Thread safety**: any thread may run a job; flushes are serialised
+//!   among themselves and merges among themselves, a flush and a merge may
+//!   run at once (they touch disjoint runs).
+//! * **Durability**: a run file and the directory entry naming it are synced
+//!   before the edit that adds it is applied; logs are deleted only after
+//!   the flush of every memory run they hold is in the manifest.
+
+mod build;
+mod pick;
+
+pub(crate) use pick::Picker;
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::files;
+use crate::iter::{run_cursor_sequential, InternalIter};
+use crate::memtable::MemRun;
+use crate::merge::MergePolicy;
+use crate::options::Options;
+use crate::rangedel::RangeTombstone;
+use crate::snapshot::SnapshotList;
+use crate::stats::Counters;
+use crate::version::{DiskRun, Version, VersionEdit, VersionSet};
+
+/// What a job merges.
+enum Inputs {
+    /// Memory runs, oldest first (a flush).
+    Memory(Vec<Arc<MemRun>>),
+    /// Run files (a merge or a compaction).
+    Disk(Vec<Arc<DiskRun>>),
+}
+
+/// One job: its inputs and the level its output joins.
+struct Job {
+    inputs: Inputs,
+    target: usize,
+}
+
+/// Runs jobs. See the [module docs](self).
+pub(crate) struct Jobs {
+    dir: PathBuf,
+    opts: Arc<Options>,
+    versions: Arc<VersionSet>,
+    snapshots: Arc<SnapshotList>,
+    counters: Arc<Counters>,
+    picker: Picker,
+    flush_lock: Mutex<()>,
+    merge_lock: Mutex<()>,
+}
+
+impl Jobs {
+    pub fn new(
+        dir: PathBuf,
+        opts: Arc<Options>,
+        versions: Arc<VersionSet>,
+        snapshots: Arc<SnapshotList>,
+        counters: Arc<Counters>,
+    ) -> Jobs {
+        Jobs {
+            picker: Picker::new(&opts),
+            dir,
+            opts,
+            versions,
+            snapshots,
+            counters,
+            flush_lock: Mutex::new(()),
+            merge_lock: Mutex::new(()),
+        }
+    }
+
+    /// What decides when work is due.
+    pub fn picker(&self) -> &Picker {
+        &self.picker
+    }
+
+    /// Flushes up to `max` of the oldest sealed memory runs into one level-0
+    /// run. Returns false if there was nothing to flush.
+    pub fn flush_oldest(&self, max: usize) -> Result<bool> {
+        let _flush = self.flush_lock.lock();
+        let version = self.versions.current_arc();
+        let runs: Vec<Arc<MemRun>> = version
+            .immutables_oldest_first()
+            .take(max)
+            .cloned()
+            .collect();
+        if runs.is_empty() {
+            return Ok(false);
+        }
+        self.run(
+            &version,
+            Job {
+                inputs: Inputs::Memory(runs.clone()),
+                target: 0,
+            },
+        )?;
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.remove_flushed_logs(&runs);
+        Ok(true)
+    }
+
+    /// Flushes every sealed memory run.
+    pub fn flush_all(&self) -> Result<()> {
+        while self.flush_oldest(usize::MAX)? {}
+        Ok(())
+    }
+
+    /// Merges full levels until none is due.
+    pub fn merge_levels(&self) -> Result<()> {
+        loop {
+            let _merge = self.merge_lock.lock();
+            let version = self.versions.current_arc();
+            let Some(level) = self.picker.level_to_merge(&version) else {
+                return Ok(());
+            };
+            let job = Job {
+                inputs: Inputs::Disk(version.levels[level].clone()),
+                target: level + 1,
+            };
+            self.run(&version, job)?;
+            self.counters.merges.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Merges every run file into one run on the deepest level (the caller
+    /// flushed the memory runs first).
+    pub fn compact_all(&self) -> Result<()> {
+        let _merge = self.merge_lock.lock();
+        let version = self.versions.current_arc();
+        let inputs: Vec<Arc<DiskRun>> = version.disk_runs_newest_first().cloned().collect();
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        let target = version.levels.len().max(2) - 1;
+        self.run(
+            &version,
+            Job {
+                inputs: Inputs::Disk(inputs),
+                target,
+            },
+        )?;
+        self.counters.merges.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The skeleton every job follows: merge the inputs into a new run file
+    /// (none if nothing survives), make it durable, and apply the edit that
+    /// swaps the inputs for it.
+    fn run(&self, version: &Version, job: Job) -> Result<Option<Arc<DiskRun>>> {
+        let policy = MergePolicy {
+            snapshots: self.snapshots.list(),
+            bottommost: self.bottommost(version, &job),
+        };
+        let (children, range_dels, flushed) = sources(&job.inputs);
+        let number = self.versions.new_file_number();
+        let plan = build::RunPlan {
+            dir: &self.dir,
+            number,
+            opts: &self.opts,
+            policy,
+        };
+        let built = build::build_run(plan, children, range_dels)?;
+        let mut edit = VersionEdit {
+            flushed_sequence: flushed,
+            ..VersionEdit::default()
+        };
+        match job.inputs {
+            Inputs::Memory(runs) => edit.flushed_mems = runs,
+            Inputs::Disk(runs) => edit.removed = runs,
+        }
+        if let Some((run, _)) = &built {
+            edit.added.push((job.target, Arc::clone(run)));
+        }
+        self.versions.apply(edit)?;
+        let bytes = built.as_ref().map_or(0, |(_, b)| *b);
+        self.counters
+            .merge_bytes_written
+            .fetch_add(bytes, Ordering::Relaxed);
+        Ok(built.map(|(run, _)| run))
+    }
+
+    /// True if nothing older than the job's inputs exists at or below its
+    /// target: tombstones that no snapshot needs may then go.
+    fn bottommost(&self, version: &Version, job: &Job) -> bool {
+        match &job.inputs {
+            Inputs::Memory(_) => version.levels_empty_from(0),
+            Inputs::Disk(inputs) => version
+                .levels
+                .iter()
+                .skip(job.target)
+                .all(|l| l.iter().all(|r| inputs.iter().any(|i| Arc::ptr_eq(i, r)))),
+        }
+    }
+
+    /// Deletes the logs that held only flushed runs. A log can span several
+    /// runs: it goes when no memory run still in the buffer writes to it.
+    /// Newer runs only get newer logs.
+    fn remove_flushed_logs(&self, flushed: &[Arc<MemRun>]) {
+        let oldest_needed = self
+            .versions
+            .current()
+            .oldest_log_needed()
+            .unwrap_or(u64::MAX);
+        let mut numbers: Vec<u64> = flushed
+            .iter()
+            .map(|r| r.wal_number)
+            .filter(|&n| n != 0 && n < oldest_needed)
+            .collect();
+        numbers.dedup();
+        for n in numbers {
+            let _ = self
+                .opts
+                .fs
+                .remove_file(&self.dir.join(files::wal_file_name(n)));
+        }
+    }
+}
+
+/// The cursors, range tombstones and (for memory runs) highest sequence
+/// number of a job's inputs.
+fn sources(inputs: &Inputs) -> (Vec<Box<dyn InternalIter>>, Vec<RangeTombstone>, Option<u64>) {
+    match inputs {
+        Inputs::Memory(runs) => (
+            runs.iter()
+                .map(|m| Box::new(m.cursor()) as Box<dyn InternalIter>)
+                .collect(),
+            runs.iter().flat_map(|m| m.range_tombstones()).collect(),
+            runs.iter().map(|r| r.max_seq()).max(),
+        ),
+        Inputs::Disk(runs) => (
+            runs.iter()
+                .map(|r| run_cursor_sequential(&r.file))
+                .collect(),
+            runs.iter()
+                .flat_map(|r| r.file.range_tombstones().iter().cloned())
+                .collect(),
+            None,
+        ),
+    }
+}

@@ -1,0 +1,137 @@
+//! The read path: every read consults the sources of one version newest to
+//! oldest ([`Version::sources`]: memory runs, then run files level by level)
+//! at one sequence number, and stops at the first source that knows the
+//! key. A point lookup ([`get`]), a batch ([`multi_get`]) and an iterator
+//! ([`iter`]) differ only in how they search each source (Pebble's
+//! `get_iter.go` is the model of one view over memtables and levels).
+//!
+//! * **Owns**: nothing; it reads a version the caller loaded.
+//! * **Calls**: memory runs (skiplist, Bloom filter, key bounds), run files
+//!   (filter, fence pointers, blocks), the range-tombstone fragments.
+//! * **Thread safety**: any number of reads run at once, with writes,
+//!   flushes and merges; a version's runs stay alive while a read holds it.
+//!
+//! The sequence number is read *after* the version is loaded, so every
+//! version of a key the read may need is in the loaded version's runs.
+
+mod batch;
+mod point;
+
+pub(crate) use batch::multi_get;
+pub(crate) use point::get;
+
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iter::Iter;
+use crate::key::MAX_KEY_SIZE;
+use crate::memtable::{Found, Hit};
+use crate::slice::Slice;
+use crate::stats::Counters;
+use crate::version::{Source, Version};
+
+/// What a read needs besides its keys: the version, the sequence number it
+/// reads at, and the counters it bumps.
+pub(crate) struct ReadView<'a> {
+    pub version: &'a Version,
+    pub snapshot: u64,
+    pub counters: &'a Counters,
+}
+
+pub(crate) fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_SIZE {
+        return Err(Error::InvalidArgument(format!(
+            "key of {} bytes exceeds the limit of {MAX_KEY_SIZE} bytes",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Source {
+    /// The highest sequence number `<= snapshot` of a range tombstone of
+    /// this source covering `user_key`.
+    #[inline]
+    pub fn covering_range_del(&self, user_key: &[u8], snapshot: u64) -> Option<u64> {
+        match self {
+            Source::Mem(m) => m.covering_range_del(user_key, snapshot),
+            Source::Disk(r) => r.covering_range_del(user_key, snapshot),
+        }
+    }
+
+    /// Starts loading the filter block a probe for `hash` reads, so that a
+    /// lookup waits for the filters of all sources at once.
+    #[inline]
+    fn prefetch_filter(&self, user_key: &[u8], hash: u64) {
+        match self {
+            Source::Mem(m) => m.prefetch_filter(hash),
+            Source::Disk(r) if r.file.overlaps_user_key(user_key) => r.file.prefetch_filter(hash),
+            Source::Disk(_) => {}
+        }
+    }
+}
+
+/// The answer a source gives, from its newest visible version (`hit`) and
+/// its newest covering range tombstone: `None` means "ask older sources".
+#[inline]
+pub(crate) fn answer(hit: Option<Hit<'_>>, range_del: Option<u64>) -> Option<Found<'_>> {
+    match hit {
+        Some(h) => Some(h.unless_covered(range_del)),
+        None => range_del.map(|_| Found::Deleted),
+    }
+}
+
+/// The value a reader gets for an answer.
+#[inline]
+pub(crate) fn value_of(found: Found<'_>) -> Option<Slice> {
+    match found {
+        Found::Value(v) => Some(Slice::copy_from(v)),
+        Found::Deleted => None,
+    }
+}
+
+/// An iterator over the keys of `range` in `version` at `snapshot`.
+pub(crate) fn iter<K: AsRef<[u8]>, R: RangeBounds<K>>(
+    version: Arc<Version>,
+    snapshot: u64,
+    range: R,
+) -> Iter {
+    let own = |b: Bound<&K>| match b {
+        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    let (lower, upper) = (own(range.start_bound()), own(range.end_bound()));
+    Iter::new(version.sources().to_vec(), snapshot, lower, upper)
+}
+
+/// The smallest key greater than every key starting with `prefix`, if any.
+pub(crate) fn prefix_end(prefix: &[u8]) -> Bound<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return Bound::Excluded(end);
+        }
+    }
+    Bound::Unbounded
+}
+
+/// The range of every key starting with `prefix`.
+pub(crate) fn prefix_range(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    (Bound::Included(prefix.to_vec()), prefix_end(prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_increments_last_byte() {
+        assert_eq!(prefix_end(b"ab"), Bound::Excluded(b"ac".to_vec()));
+        assert_eq!(prefix_end(b"a\xff"), Bound::Excluded(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff\xff"), Bound::Unbounded);
+        assert_eq!(prefix_end(b""), Bound::Unbounded);
+    }
+}

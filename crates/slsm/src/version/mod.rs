@@ -1,0 +1,128 @@
+//! The version set: the current [`Version`] (every memory run and every run
+//! file of every level), the manifest that makes the disk part of it
+//! durable, and the counters recorded with it (file numbers, the flushed
+//! sequence number). LevelDB's `VersionSet::LogAndApply` plays this part
+//! there.
+//!
+//! * **Owns**: the current version, the manifest file, the file-number
+//!   counter, the flushed sequence number, the database's identity.
+//! * **One door**: [`VersionSet::apply`]. Sealing a memory run, a flush, a
+//!   level merge, a compaction and recovery all change the set of runs by
+//!   building a [`VersionEdit`] and applying it; nothing else stores a
+//!   version or writes the manifest.
+//! * **Calls**: the manifest codec and the file system only.
+//! * **Thread safety**: `apply` is serialised by one lock; readers load the
+//!   current version without locking ([`VersionSet::current`]) and keep it
+//!   as long as they like.
+//! * **Durability**: when an edit changes the levels or the flushed
+//!   sequence, `apply` returns only after the new manifest is durable
+//!   (written, synced, renamed, directory synced); run files an edit adds
+//!   must be durable before it is applied. If the manifest cannot be
+//!   written, the current version is unchanged and the error returned.
+
+mod edit;
+mod runs;
+
+pub(crate) use edit::VersionEdit;
+pub(crate) use runs::{DiskRun, Source, Version};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::{ArcSwap, Guard};
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::fs::FileSystem;
+use crate::manifest::{DbId, Manifest};
+
+/// The versions of one database. See the [module docs](self).
+pub(crate) struct VersionSet {
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    db_id: DbId,
+    current: ArcSwap<Version>,
+    /// Every write with a sequence number `<=` this is in run files;
+    /// guarded with `apply` itself.
+    flushed_sequence: Mutex<u64>,
+    next_file: AtomicU64,
+}
+
+impl VersionSet {
+    /// The version set of a database whose manifest said `manifest` and
+    /// whose runs are `initial` (recovery builds it).
+    pub fn new(
+        dir: &Path,
+        fs: Arc<dyn FileSystem>,
+        manifest: &Manifest,
+        initial: Version,
+        next_file: u64,
+    ) -> VersionSet {
+        VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            db_id: manifest.db_id,
+            current: ArcSwap::from_pointee(initial),
+            flushed_sequence: Mutex::new(manifest.last_sequence),
+            next_file: AtomicU64::new(next_file.max(manifest.next_file_number)),
+        }
+    }
+
+    /// The current version, for a short look (no reference count taken).
+    pub fn current(&self) -> Guard<Arc<Version>> {
+        self.current.load()
+    }
+
+    /// The current version, to keep.
+    pub fn current_arc(&self) -> Arc<Version> {
+        self.current.load_full()
+    }
+
+    /// A new file number (for a run file or a log).
+    pub fn new_file_number(&self) -> u64 {
+        self.next_file.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Applies `edit`: builds the next version, makes it durable in the
+    /// manifest if it changes the disk, and publishes it. Files the edit
+    /// removes are deleted once the last reader holding them lets go.
+    pub fn apply(&self, edit: VersionEdit) -> Result<Arc<Version>> {
+        let mut flushed = self.flushed_sequence.lock();
+        let next = Arc::new(edit.applied_to(&self.current.load()));
+        if edit.changes_disk() {
+            let last_sequence = (*flushed).max(edit.flushed_sequence.unwrap_or(0));
+            self.store_manifest(&next, last_sequence)?;
+            *flushed = last_sequence;
+        }
+        self.current.store(Arc::clone(&next));
+        for run in &edit.removed {
+            run.file.mark_obsolete();
+        }
+        Ok(next)
+    }
+
+    /// Writes the manifest of the current version again (recovery does, once
+    /// it has replayed the logs and started a new one).
+    pub fn persist(&self, last_sequence: u64) -> Result<()> {
+        let mut flushed = self.flushed_sequence.lock();
+        let last_sequence = (*flushed).max(last_sequence);
+        self.store_manifest(&self.current.load(), last_sequence)?;
+        *flushed = last_sequence;
+        Ok(())
+    }
+
+    /// The manifest describing `version`.
+    fn store_manifest(&self, version: &Version, last_sequence: u64) -> Result<()> {
+        let next_file = self.next_file.load(Ordering::Relaxed);
+        let manifest = Manifest {
+            db_id: self.db_id,
+            next_file_number: next_file,
+            last_sequence,
+            min_wal_number: version.oldest_log_needed().unwrap_or(next_file),
+            levels: version.manifest_levels(),
+            ..Manifest::new()
+        };
+        manifest.store_with(&*self.fs, &self.dir)
+    }
+}
