@@ -305,6 +305,8 @@ def main(argv):
         sys.exit(f"compare.sh: unknown sets {unknown} (known: {', '.join(table['sets'])})")
     tools = (args.tools.split(",") if args.tools else
              [e for e, spec in table["engines"].items() if spec.get("default")])
+    if args.baseline and "slsm-baseline" not in tools:
+        tools.append("slsm-baseline")
     bad = [t for t in tools if t not in table["engines"]]
     if bad:
         sys.exit(f"compare.sh: unknown tools {bad} (known: {', '.join(table['engines'])})")

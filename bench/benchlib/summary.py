@@ -10,6 +10,7 @@ from . import results as R
 
 METRICS = ("micros_per_op", "ops_per_sec", "p50_us", "p99_us", "p999_us")
 LOADS = ("fillrandom", "fillseq", "filluniquerandom")
+MAINTENANCE = ("flush", "compact", "waitforcompaction", "stats")
 
 
 def phase_files(d):
@@ -35,11 +36,6 @@ def engine_rounds(d):
                 workloads[name] = dict(r, phase=phase)
         rounds.append((workloads, metas))
     return rounds
-
-
-def user_write_bytes(flags, workload):
-    """Key and value bytes a write workload asked the engine to store."""
-    return workload.get("bytes") or 0
 
 
 def live_bytes(flags, load_name, load):
@@ -85,20 +81,28 @@ def summarize_engine(rounds, flags):
 
 def amplification(rounds, flags):
     """Write amplification of the load (bytes written to storage by the fill
-    and the compactions it left, over the user's bytes) and space
-    amplification after it (bytes on disk over live user bytes)."""
+    and the flushes and compactions it waited for, over the user's bytes)
+    and space amplification after it (bytes on disk over live user bytes).
+    The load is the first fill and the maintenance workloads right after it
+    (`waitforcompaction`): later workloads write for other reasons."""
     wamps, samps = [], []
     for workloads, _ in rounds:
-        load = next((n for n in LOADS if n in workloads), None)
+        names = list(workloads)
+        load = next((n for n in names if n in LOADS), None)
         if load is None:
             continue
+        i = names.index(load)
+        part = [workloads[load]]
+        for n in names[i + 1:]:
+            if n not in MAINTENANCE:
+                break
+            part.append(workloads[n])
         fill = workloads[load]
-        same_phase = [w for w in workloads.values() if w.get("phase") == fill.get("phase")]
-        written = [w.get("io_write_bytes") for w in same_phase]
-        user = user_write_bytes(flags, fill)
+        written = [w.get("io_write_bytes") for w in part]
+        user = fill.get("bytes") or 0
         if user and all(x is not None for x in written):
             wamps.append(sum(written) / user)
-        disk = [w.get("disk_bytes") for w in same_phase if w.get("disk_bytes") is not None]
+        disk = [w.get("disk_bytes") for w in part if w.get("disk_bytes") is not None]
         if disk:
             samps.append(disk[-1] / live_bytes(flags, load, fill))
     return {"write_amp": R.median(wamps), "space_amp": R.median(samps)}
@@ -138,9 +142,6 @@ def fmt(x, spec="{:.3f}"):
 
 def mib(x):
     return "-" if x is None else f"{x / 1048576:.0f}"
-
-
-MAINTENANCE = ("flush", "compact", "waitforcompaction", "stats")
 
 
 def workload_names(entry):

@@ -1,11 +1,18 @@
 //! The admin commands: get, put, delete, scan, stats, check, compact.
 
-use crate::cli::Encoding;
 use crate::exit::{self, Usage};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::ops::Bound;
 use std::path::Path;
+
+/// Options shared by the commands that take keys or values.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct Encoding {
+    /// Keys and values are hexadecimal, on input and on output.
+    #[arg(long)]
+    pub hex: bool,
+}
 
 fn open(db: &Path, create: bool) -> Result<slsm::Db> {
     if !create && !db.exists() {

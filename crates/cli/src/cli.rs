@@ -1,6 +1,7 @@
 //! The command line's shape (clap) and dispatch.
 
-use crate::{admin, exit, plot};
+use crate::admin::{self, Encoding};
+use crate::{exit, plot};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -21,14 +22,6 @@ Exit status:
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Cmd,
-}
-
-/// Options shared by the commands that take keys or values.
-#[derive(clap::Args, Debug, Clone, Copy)]
-pub struct Encoding {
-    /// Keys and values are hexadecimal, on input and on output.
-    #[arg(long)]
-    pub hex: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -75,6 +75,7 @@ mod iter;
 mod leaf;
 mod map;
 mod pool;
+mod restructure;
 
 pub use error::{Error, HoleError};
 pub use iter::{Iter, Leaves};

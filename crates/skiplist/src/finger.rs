@@ -3,9 +3,10 @@
 use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 
-use crate::list::{entry, SearchKey, SkipList};
+use crate::list::{entry, SkipList};
 use crate::node::{Node, MAX_HEIGHT, SUCC_PREFIX};
 use crate::order::KeyOrder;
+use crate::search::SearchKey;
 
 /// A lower-bound search cursor that remembers its last search path.
 ///

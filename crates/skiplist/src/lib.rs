@@ -17,15 +17,22 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod arena;
+#[macro_use]
+mod cursor;
 mod finger;
 mod height;
+mod insert;
 mod iter;
 mod list;
+mod multi;
 mod node;
 mod order;
+mod search;
 
 pub use finger::Finger;
+pub use insert::InsertHint;
 pub use iter::{Iter, OwnedIter};
-pub use list::{InsertError, InsertHint, Options, SkipList, INTERLEAVE, MAX_LEN};
+pub use list::{InsertError, Options, SkipList, MAX_LEN};
+pub use multi::INTERLEAVE;
 pub use node::{prefetch, MAX_HEIGHT};
 pub use order::{key_prefix, Bytewise, KeyOrder};

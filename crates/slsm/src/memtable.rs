@@ -104,8 +104,8 @@ pub(crate) enum Inserters {
     Concurrent,
 }
 
-/// What a memory run says about a user key.
-pub(crate) enum Found<'a> {
+/// What a read answers for a user key: its value, or that it is deleted.
+pub(crate) enum Answer<'a> {
     /// The newest visible version is a value.
     Value(&'a [u8]),
     /// The newest visible version is a tombstone.
@@ -288,9 +288,9 @@ impl MemRun {
 
     /// The newest version of `user_key` at or below the lookup key's
     /// sequence number. `lookup` is `key::lookup_key(user_key, snapshot)`.
-    pub fn get(&self, user_key: &[u8], lookup: &[u8]) -> Option<Hit<'_>> {
+    pub fn get(&self, user_key: &[u8], lookup: &[u8]) -> Option<NewestVersion<'_>> {
         let (ikey, value) = self.list.lower_bound(lookup)?;
-        decode_hit(user_key, ikey, value)
+        newest_version(user_key, ikey, value)
     }
 
     /// A finger-search cursor over this run, for batched lookups in
@@ -305,39 +305,44 @@ impl MemRun {
     }
 }
 
-/// A version of a user key found in a run.
-pub(crate) struct Hit<'a> {
+/// The newest version of a user key a run holds at or below a read's
+/// sequence number.
+pub(crate) struct NewestVersion<'a> {
     pub seq: u64,
-    pub found: Found<'a>,
+    pub answer: Answer<'a>,
 }
 
-impl<'a> Hit<'a> {
-    /// What a reader sees, given the run's covering range tombstone: the
-    /// hit unless the tombstone is newer.
+impl<'a> NewestVersion<'a> {
+    /// What a reader sees, given the run's covering range tombstone: this
+    /// version unless the tombstone is newer.
     #[inline]
-    pub fn unless_covered(self, range_del: Option<u64>) -> Found<'a> {
+    pub fn unless_deleted_by(self, range_del: Option<u64>) -> Answer<'a> {
         match range_del {
-            Some(t) if t > self.seq => Found::Deleted,
-            _ => self.found,
+            Some(t) if t > self.seq => Answer::Deleted,
+            _ => self.answer,
         }
     }
 }
 
-/// Interprets the first entry at or after a lookup key: a hit only if it is
-/// a version of `user_key`.
+/// Interprets the first entry at or after a lookup key: the newest visible
+/// version of `user_key` if the entry is a version of it.
 #[inline]
-pub(crate) fn decode_hit<'a>(user_key: &[u8], ikey: &[u8], value: &'a [u8]) -> Option<Hit<'a>> {
+pub(crate) fn newest_version<'a>(
+    user_key: &[u8],
+    ikey: &[u8],
+    value: &'a [u8],
+) -> Option<NewestVersion<'a>> {
     let parsed = key::parse(ikey)?;
     if parsed.user_key != user_key {
         return None;
     }
-    let found = match parsed.kind {
-        Kind::Value => Found::Value(value),
-        Kind::Delete => Found::Deleted,
+    let answer = match parsed.kind {
+        Kind::Value => Answer::Value(value),
+        Kind::Delete => Answer::Deleted,
     };
-    Some(Hit {
+    Some(NewestVersion {
         seq: parsed.seq,
-        found,
+        answer,
     })
 }
 

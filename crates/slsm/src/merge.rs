@@ -1,5 +1,6 @@
-//! The k-way heap merge that writes a new run (seed 002, 2.5, algorithm 1),
-//! with the rules for which versions may be dropped.
+//! The k-way heap merge that writes a new run ("The Skiplist-Based LSM
+//! Tree", section 2.5, algorithm 1), with the rules for which versions may
+//! be dropped.
 //!
 //! The input is a [`MergingIter`] over the runs being merged, which yields
 //! every version of a user key newest first, plus the runs' range

@@ -1,4 +1,5 @@
-//! Options: the sLSM paper's tuning knobs (seed 002, table 1) and the
+//! Options: the sLSM paper's tuning knobs ("The Skiplist-Based LSM
+//! Tree", table 1) and the
 //! durability settings.
 
 use std::sync::Arc;
@@ -9,7 +10,8 @@ use crate::wal::RecoveryMode;
 
 /// How a database is opened and tuned.
 ///
-/// The knobs carry the sLSM paper's names (seed 002, table 1):
+/// The knobs carry the sLSM paper's names ("The Skiplist-Based LSM Tree",
+/// table 1):
 ///
 /// | field | paper | meaning |
 /// |---|---|---|

@@ -94,7 +94,7 @@ impl Config {
             table.set_bloom_filter(self.bloom_bits, false);
         }
         let mut o = Options::default();
-        o.create_if_missing = true;
+        o.create_if_missing(true);
         o.set_block_based_table_factory(&table);
         o.set_max_background_jobs(self.max_background_jobs);
         o.set_compression_type(self.compression());
@@ -306,7 +306,13 @@ RocksDB flags (db_bench's names; defaults as db_bench with --bloom_bits=10):
             let entries = flags.num.max(flags.writes_per_thread()) * flags.threads as u64;
             (per_entry * entries * 3 / 2).max(64 << 20)
         });
-        let db = DB::open(&config.options(memtable_size), path)?;
+        // The default column family is opened by name so that its handle
+        // exists for batched_multi_get_cf.
+        let db = DB::open_cf(
+            &config.options(memtable_size),
+            path,
+            [rocksdb::DEFAULT_COLUMN_FAMILY_NAME],
+        )?;
         Ok(Arc::new(RocksEngine { db }))
     }
 }

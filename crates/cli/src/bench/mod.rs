@@ -7,6 +7,8 @@ pub mod help;
 pub mod histogram;
 pub mod io;
 pub mod keygen;
+mod measure;
+pub mod parse;
 pub mod report;
 pub mod runner;
 pub mod workloads;

@@ -5,15 +5,14 @@ use super::catalog::{Kind, Workload};
 use super::engine::{Engine, EngineFactory, WriteMode};
 use super::flags::BenchFlags;
 use super::io::{disk_usage, IoCounters};
-use super::keygen::KeyOrder;
+use super::measure::measure;
 use super::report::{db_bench_line, Merged, ThreadStats, WorkloadResult};
 use super::workloads::{Ctx, READ_SEED_SALT};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// "N * model name" from /proc/cpuinfo, as db_bench's header shows it.
@@ -28,29 +27,6 @@ fn cpu_description() -> Option<String> {
         .to_string();
     let n = info.lines().filter(|l| l.starts_with("processor")).count();
     Some(format!("{n} * {model}"))
-}
-
-/// Runs `body` on `n` threads released together; returns each thread's result.
-fn run_threads<T: Send>(
-    n: usize,
-    body: &(dyn Fn(usize, &Barrier) -> Result<T> + Sync),
-) -> Result<Vec<T>> {
-    let go = Barrier::new(n);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|tid| {
-                let go = &go;
-                s.spawn(move || body(tid, go))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| anyhow!("a benchmark thread panicked"))?
-            })
-            .collect()
-    })
 }
 
 /// Runs the workloads of `flags` against engines from `factory`, printing
@@ -252,119 +228,11 @@ impl<'a> Runner<'a> {
             mode,
             bar: bar.as_ref(),
         };
-        let mut message = String::new();
-        let mixed_writes = AtomicU64::new(0);
-        let stats: Vec<ThreadStats> = match w.kind {
-            Kind::FillSeq => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
-            })?,
-            Kind::FillRandom | Kind::FillSync | Kind::Fill100K | Kind::Overwrite => {
-                run_threads(threads, &|tid, go| {
-                    ctx.write(tid, KeyOrder::Random, per_thread, false, go)
-                })?
-            }
-            Kind::FillUniqueRandom => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::UniqueRandom, per_thread, false, go)
-            })?,
-            Kind::DeleteSeq => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Sequential, per_thread, true, go)
-            })?,
-            Kind::DeleteRandom => run_threads(threads, &|tid, go| {
-                ctx.write(tid, KeyOrder::Random, per_thread, true, go)
-            })?,
-            Kind::ReadRandom => {
-                run_threads(threads, &|tid, go| ctx.read_random(tid, per_thread, go))?
-            }
-            Kind::MultiReadRandom => run_threads(threads, &|tid, go| {
-                ctx.multi_read_random(tid, per_thread, go)
-            })?,
-            Kind::SeekRandom => {
-                run_threads(threads, &|tid, go| ctx.seek_random(tid, per_thread, go))?
-            }
-            Kind::ReadSeq => run_threads(threads, &|_, go| ctx.read_seq(per_thread, false, go))?,
-            Kind::ReadReverse => run_threads(threads, &|_, go| ctx.read_seq(per_thread, true, go))?,
-            Kind::UpdateRandom | Kind::ReadRandomWriteRandom => {
-                let update = w.kind == Kind::UpdateRandom;
-                run_threads(threads, &|tid, go| {
-                    ctx.read_write_random(tid, per_thread, update, &mixed_writes, go)
-                })?
-            }
-            Kind::ReadWhileWriting | Kind::SeekRandomWhileWriting | Kind::MultiReadWhileWriting => {
-                let stop = AtomicBool::new(false);
-                let readers_left = AtomicU64::new(threads as u64);
-                let writes = AtomicU64::new(0);
-                let all = run_threads(threads + 1, &|tid, go| {
-                    if tid == threads {
-                        // Keep writing until the readers are done, even if
-                        // one of them failed.
-                        let n = ctx.background_writer(tid, &stop, go);
-                        stop.store(true, Ordering::Relaxed);
-                        writes.store(*n.as_ref().unwrap_or(&0), Ordering::Relaxed);
-                        n.map(|_| None)
-                    } else {
-                        let r = match w.kind {
-                            Kind::SeekRandomWhileWriting => ctx.seek_random(tid, per_thread, go),
-                            Kind::MultiReadWhileWriting => {
-                                ctx.multi_read_random(tid, per_thread, go)
-                            }
-                            _ => ctx.read_random(tid, per_thread, go),
-                        };
-                        if readers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        if r.is_err() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        r.map(Some)
-                    }
-                })?;
-                message = format!("(writer: {} puts)", writes.load(Ordering::Relaxed));
-                all.into_iter().flatten().collect()
-            }
-            Kind::Flush
-            | Kind::Compact
-            | Kind::Stats
-            | Kind::WaitForCompaction
-            | Kind::Unsupported => {
-                unreachable!("handled above")
-            }
-        };
+        let m = measure(w, &ctx, threads, per_thread)?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        let merged = Merged::from_threads(&stats);
-        let found = match w.kind {
-            Kind::ReadRandom
-            | Kind::MultiReadRandom
-            | Kind::SeekRandom
-            | Kind::ReadWhileWriting
-            | Kind::SeekRandomWhileWriting
-            | Kind::MultiReadWhileWriting => {
-                let found_msg = format!("({} of {} found)", merged.found, merged.done);
-                message = if message.is_empty() {
-                    found_msg
-                } else {
-                    format!("{found_msg} {message}")
-                };
-                Some(merged.found)
-            }
-            // db_bench's own wording for these two.
-            Kind::UpdateRandom => {
-                message = format!("( updates:{} found:{})", merged.done, merged.found);
-                Some(merged.found)
-            }
-            Kind::ReadRandomWriteRandom => {
-                let writes = mixed_writes.load(Ordering::Relaxed);
-                message = format!(
-                    "( reads:{} writes:{writes} total:{} found:{})",
-                    merged.done - writes,
-                    merged.done,
-                    merged.found
-                );
-                Some(merged.found)
-            }
-            _ => None,
-        };
+        let (merged, found, message) = (m.merged, m.found, m.message);
         let line = db_bench_line(&w.name, &merged, &message);
         writeln!(out, "{line}")?;
         if f.histogram {

@@ -1,6 +1,6 @@
 //! A k-way merge of internal-key cursors with a binary heap of child
 //! indices (a min-heap going forward, a max-heap going backward), as in the
-//! sLSM paper's HeapMerge (seed 002, algorithm 1) but bidirectional.
+//! sLSM paper's HeapMerge ("The Skiplist-Based LSM Tree", algorithm 1) but bidirectional.
 
 use std::cmp::Ordering;
 

@@ -1,13 +1,14 @@
 //! A batched lookup: the keys are sorted once, then every source newest to
 //! oldest is searched for the keys still unresolved, in key order: finger
-//! search in a memory run's skiplist ("Cache-conscious concurrent skiplist
-//! with finger search"), one forward sweep over a run file's fence pointers.
+//! search in a memory run's skiplist (the technique of RocksDB pull request
+//! #14428, "memtable MultiGet finger search"), one forward sweep over a run
+//! file's fence pointers.
 
-use super::{answer, check_key, value_of, ReadView};
+use super::{answer_of, check_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::{decode_hit, MemRun};
+use crate::memtable::{newest_version, MemRun};
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
 
@@ -63,11 +64,11 @@ fn search_mem(view: &ReadView<'_>, mem: &MemRun, b: &mut Batch<'_>) {
         let hit = if mem.may_contain(key, b.hashes[i]) {
             finger
                 .seek_ge(&b.lookups[i])
-                .and_then(|(k, v)| decode_hit(key, k, v))
+                .and_then(|(k, v)| newest_version(key, k, v))
         } else {
             None
         };
-        if let Some(found) = answer(hit, range_del) {
+        if let Some(found) = answer_of(hit, range_del) {
             b.results[i] = value_of(found);
             b.resolved[i] = true;
         }
@@ -113,11 +114,11 @@ fn search_run(view: &ReadView<'_>, run: &DiskRun, b: &mut Batch<'_>) -> Result<(
     file.multi_seek(&sorted, &mut |j, hit| {
         let p = probe[j];
         let i = pending[p];
-        let hit = hit.and_then(|(k, v)| decode_hit(keys[i], k, v));
+        let hit = hit.and_then(|(k, v)| newest_version(keys[i], k, v));
         if hit.is_none() {
             misses += 1;
         }
-        if let Some(found) = answer(hit, range_dels[p]) {
+        if let Some(found) = answer_of(hit, range_dels[p]) {
             results[i] = value_of(found);
             resolved[i] = true;
         }

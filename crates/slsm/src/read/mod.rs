@@ -26,7 +26,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::Iter;
 use crate::key::MAX_KEY_SIZE;
-use crate::memtable::{Found, Hit};
+use crate::memtable::{Answer, NewestVersion};
 use crate::slice::Slice;
 use crate::stats::Counters;
 use crate::version::{Source, Version};
@@ -75,19 +75,22 @@ impl Source {
 /// The answer a source gives, from its newest visible version (`hit`) and
 /// its newest covering range tombstone: `None` means "ask older sources".
 #[inline]
-pub(crate) fn answer(hit: Option<Hit<'_>>, range_del: Option<u64>) -> Option<Found<'_>> {
+pub(crate) fn answer_of(
+    hit: Option<NewestVersion<'_>>,
+    range_del: Option<u64>,
+) -> Option<Answer<'_>> {
     match hit {
-        Some(h) => Some(h.unless_covered(range_del)),
-        None => range_del.map(|_| Found::Deleted),
+        Some(h) => Some(h.unless_deleted_by(range_del)),
+        None => range_del.map(|_| Answer::Deleted),
     }
 }
 
 /// The value a reader gets for an answer.
 #[inline]
-pub(crate) fn value_of(found: Found<'_>) -> Option<Slice> {
+pub(crate) fn value_of(found: Answer<'_>) -> Option<Slice> {
     match found {
-        Found::Value(v) => Some(Slice::copy_from(v)),
-        Found::Deleted => None,
+        Answer::Value(v) => Some(Slice::copy_from(v)),
+        Answer::Deleted => None,
     }
 }
 

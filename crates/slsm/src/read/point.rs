@@ -1,10 +1,10 @@
 //! A point lookup: one key, every source newest to oldest.
 
-use super::{answer, check_key, value_of, ReadView};
+use super::{answer_of, check_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::{decode_hit, Hit};
+use crate::memtable::{newest_version, NewestVersion};
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
 
@@ -29,7 +29,7 @@ pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>>
             Source::Mem(_) => None,
             Source::Disk(run) => probe_run(view, run, user_key, hash, lookup)?,
         };
-        if let Some(found) = answer(hit, range_del) {
+        if let Some(found) = answer_of(hit, range_del) {
             return Ok(value_of(found));
         }
     }
@@ -44,7 +44,7 @@ fn probe_run<'a>(
     user_key: &[u8],
     hash: u64,
     lookup: &[u8],
-) -> Result<Option<Hit<'a>>> {
+) -> Result<Option<NewestVersion<'a>>> {
     let file = &run.file;
     if !file.overlaps_user_key(user_key) {
         return Ok(None);
@@ -57,7 +57,7 @@ fn probe_run<'a>(
     }
     let hit = file
         .seek(lookup)?
-        .and_then(|(ikey, value)| decode_hit(user_key, ikey, value));
+        .and_then(|(ikey, value)| newest_version(user_key, ikey, value));
     if hit.is_none() {
         c.bloom_false_positives.add(1);
     }

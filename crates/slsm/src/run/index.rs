@@ -96,7 +96,7 @@ fn check_order(file: &[u8], prev: Option<&Fence>, cur: &Fence) -> Result<(), ()>
 
 /// The 8-byte big-endian prefix of the user key of each fence's last key,
 /// kept beside the fences so that the search compares integers and touches
-/// a dense array (the skiplist's trick, seed 001); key bytes in the file are
+/// a dense array (the skiplist's trick, after goleveldb pull request #387); key bytes in the file are
 /// read only on a prefix tie.
 pub(crate) fn last_prefixes(file: &[u8], fences: &[Fence]) -> Vec<u64> {
     fences

@@ -56,3 +56,71 @@ impl VersionEdit {
         Version::new(mems, levels)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::{FileSystem, MemFs};
+    use crate::key::{encode, Kind};
+    use crate::options::Options;
+    use crate::run::{RunBuilder, RunFile, RunOptions};
+    use std::path::Path;
+
+    fn disk_run(fs: &Arc<dyn FileSystem>, number: u64) -> Arc<DiskRun> {
+        let path = Path::new("/db").join(crate::files::run_file_name(number));
+        let mut b = RunBuilder::create_with(Arc::clone(fs), &path, RunOptions::default()).unwrap();
+        b.add(&encode(&number.to_be_bytes(), 1, Kind::Value), b"v")
+            .unwrap();
+        b.finish().unwrap();
+        let file = RunFile::open_with(Arc::clone(fs), &path).unwrap();
+        Arc::new(DiskRun::new(number, Arc::new(file)))
+    }
+
+    /// Sealing, flushing and merging change exactly the runs they name, and
+    /// the read order (memory runs newest first, then level by level) follows.
+    #[test]
+    fn edits_change_the_runs_they_name() {
+        let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        let opts = Options::default();
+        let first = Arc::new(MemRun::new(&opts, 1));
+        let v0 = Version::new(vec![Arc::clone(&first)], Vec::new());
+        let second = Arc::new(MemRun::new(&opts, 1));
+        let seal = VersionEdit {
+            new_active: Some(Arc::clone(&second)),
+            ..VersionEdit::default()
+        };
+        assert!(!seal.changes_disk());
+        let v1 = seal.applied_to(&v0);
+        assert!(Arc::ptr_eq(v1.active(), &second));
+        assert_eq!(v1.mems.len(), 2);
+        let (a, b) = (disk_run(&fs, 10), disk_run(&fs, 11));
+        let flush = VersionEdit {
+            flushed_mems: vec![Arc::clone(&first)],
+            added: vec![(0, Arc::clone(&a)), (2, Arc::clone(&b))],
+            flushed_sequence: Some(5),
+            ..VersionEdit::default()
+        };
+        assert!(flush.changes_disk());
+        let v2 = flush.applied_to(&v1);
+        assert_eq!(v2.mems.len(), 1);
+        assert_eq!(v2.levels.len(), 3);
+        let order: Vec<&str> = v2
+            .sources()
+            .iter()
+            .map(|s| match s {
+                crate::version::Source::Mem(_) => "mem",
+                crate::version::Source::Disk(r) if r.number == 10 => "a",
+                crate::version::Source::Disk(_) => "b",
+            })
+            .collect();
+        assert_eq!(order, ["mem", "a", "b"]);
+        let merge = VersionEdit {
+            removed: vec![Arc::clone(&b)],
+            ..VersionEdit::default()
+        };
+        let v3 = merge.applied_to(&v2);
+        assert_eq!(v3.levels.len(), 1, "empty deepest levels are dropped");
+        assert_eq!(v3.disk_runs_newest_first().count(), 1);
+    }
+}
