@@ -205,10 +205,5 @@ impl EngineFactory for FjallFactory {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Err(e) = slsm_cli::bench::run_cli("fjall-bench", &FjallFactory, &args) {
-        eprintln!("fjall-bench: error: {e:#}");
-        let usage = e.chain().any(|c| c.downcast_ref::<FlagError>().is_some());
-        std::process::exit(if usage { 2 } else { 5 });
-    }
+    slsm_cli::bench::main_for("fjall-bench", &FjallFactory);
 }

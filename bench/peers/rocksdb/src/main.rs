@@ -318,10 +318,5 @@ RocksDB flags (db_bench's names; defaults as db_bench with --bloom_bits=10):
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Err(e) = slsm_cli::bench::run_cli("rocksdb-bench", &RocksFactory, &args) {
-        eprintln!("rocksdb-bench: error: {e:#}");
-        let usage = e.chain().any(|c| c.downcast_ref::<FlagError>().is_some());
-        std::process::exit(if usage { 2 } else { 5 });
-    }
+    slsm_cli::bench::main_for("rocksdb-bench", &RocksFactory);
 }

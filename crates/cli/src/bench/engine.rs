@@ -38,6 +38,36 @@ where
     }
 }
 
+/// What a seek that reads `nexts` entries gives db_bench: whether the first
+/// entry at or after `key` (the first `entries` yields) is `key` itself, and
+/// the bytes of keys and values of the first `nexts` entries. Every engine's
+/// [`Engine::seek`] is this over its own range iterator.
+pub fn seek_and_read<K, V, E>(
+    mut entries: impl Iterator<Item = std::result::Result<(K, V), E>>,
+    key: &[u8],
+    nexts: usize,
+) -> Result<(bool, u64)>
+where
+    K: AsRef<[u8]>,
+    V: AsRef<[u8]>,
+    anyhow::Error: From<E>,
+{
+    let Some(first) = entries.next() else {
+        return Ok((false, 0));
+    };
+    let (k, v) = first?;
+    let exact = k.as_ref() == key;
+    let mut bytes = 0;
+    if nexts > 0 {
+        bytes += (k.as_ref().len() + v.as_ref().len()) as u64;
+        for item in entries.take(nexts - 1) {
+            let (k, v) = item?;
+            bytes += (k.as_ref().len() + v.as_ref().len()) as u64;
+        }
+    }
+    Ok((exact, bytes))
+}
+
 /// An open database, as the benchmark sees it. All methods take `&self` and
 /// are called from several threads at once.
 pub trait Engine: Send + Sync {
@@ -163,19 +193,8 @@ impl Engine for MemEngine {
     }
     fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
         let m = self.map.read().unwrap();
-        let mut it = m.range(key.to_vec()..);
-        let mut bytes = 0;
-        let mut exact = false;
-        if let Some((k, v)) = it.next() {
-            exact = k.as_slice() == key;
-            if nexts > 0 {
-                bytes += (k.len() + v.len()) as u64;
-                for (k, v) in it.take(nexts - 1) {
-                    bytes += (k.len() + v.len()) as u64;
-                }
-            }
-        }
-        Ok((exact, bytes))
+        let entries = m.range(key.to_vec()..).map(Ok::<_, anyhow::Error>);
+        seek_and_read(entries, key, nexts)
     }
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
         let m = self.map.read().unwrap();

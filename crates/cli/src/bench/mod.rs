@@ -16,9 +16,23 @@ pub mod workloads;
 use anyhow::{Context, Result};
 use std::io::Write;
 
-pub use engine::{scan_order, BatchOp, Engine, EngineFactory, WriteMode};
+pub use engine::{scan_order, seek_and_read, BatchOp, Engine, EngineFactory, WriteMode};
 pub use flags::BenchFlags;
 pub use report::{EngineStats, RunReport, WorkloadResult};
+
+/// The `main` of a peer's benchmark binary: runs the command line against
+/// `factory`; on failure prints the error and exits with 2 for a usage
+/// error, 5 otherwise (as `slsm bench` does).
+pub fn main_for(program: &str, factory: &dyn EngineFactory) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(e) = run_cli(program, factory, &args) {
+        eprintln!("{program}: error: {e:#}");
+        let usage = e
+            .chain()
+            .any(|c| c.downcast_ref::<flags::FlagError>().is_some());
+        std::process::exit(if usage { 2 } else { 5 });
+    }
+}
 
 /// Runs `program`'s bench command line `args` against `factory`: parses the
 /// db_bench flags (warnings and help on stderr/stdout), runs the workloads,

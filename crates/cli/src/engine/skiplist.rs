@@ -1,6 +1,8 @@
 //! The bare `slsm-skiplist` behind the benchmark's [`Engine`] interface.
 
-use crate::bench::{scan_order, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
+use crate::bench::{
+    scan_order, seek_and_read, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode,
+};
 use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
@@ -40,19 +42,8 @@ impl Engine for SkiplistEngine {
     }
 
     fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
-        let mut it = self.list.range(key..);
-        let mut exact = false;
-        let mut bytes = 0;
-        if let Some((k, v)) = it.next() {
-            exact = k == key;
-            if nexts > 0 {
-                bytes += (k.len() + v.len()) as u64;
-                for (k, v) in it.take(nexts - 1) {
-                    bytes += (k.len() + v.len()) as u64;
-                }
-            }
-        }
-        Ok((exact, bytes))
+        let entries = self.list.range(key..).map(Ok::<_, anyhow::Error>);
+        seek_and_read(entries, key, nexts)
     }
 
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {

@@ -3,7 +3,9 @@
 
 use crate::bench::flags::Compression;
 use crate::bench::report::EngineStats;
-use crate::bench::{scan_order, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode};
+use crate::bench::{
+    scan_order, seek_and_read, BatchOp, BenchFlags, Engine, EngineFactory, WriteMode,
+};
 use anyhow::Result;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -153,21 +155,7 @@ impl Engine for SlsmEngine {
     }
 
     fn seek(&self, key: &[u8], nexts: usize) -> Result<(bool, u64)> {
-        let mut it = self.db.range(key..);
-        let mut exact = false;
-        let mut bytes = 0;
-        if let Some(first) = it.next() {
-            let (k, v) = first?;
-            exact = &*k == key;
-            if nexts > 0 {
-                bytes += (k.len() + v.len()) as u64;
-                for item in it.take(nexts - 1) {
-                    let (k, v) = item?;
-                    bytes += (k.len() + v.len()) as u64;
-                }
-            }
-        }
-        Ok((exact, bytes))
+        seek_and_read(self.db.range(key..), key, nexts)
     }
 
     fn scan(&self, limit: u64, reverse: bool, each: &mut dyn FnMut(usize)) -> Result<u64> {
