@@ -103,6 +103,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `n` bytes.
+    #[inline]
     pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let out = self.buf.get(self.pos..end)?;
@@ -126,7 +127,18 @@ impl<'a> Reader<'a> {
     }
 
     /// An LEB128 varint of at most 10 bytes without overflow.
+    #[inline]
     pub fn varint(&mut self) -> Option<u64> {
+        // One byte: lengths of keys and small values, the common case.
+        let first = *self.buf.get(self.pos)?;
+        if first < 0x80 {
+            self.pos += 1;
+            return Some(u64::from(first));
+        }
+        self.varint_long()
+    }
+
+    fn varint_long(&mut self) -> Option<u64> {
         let mut v = 0u64;
         for i in 0..10 {
             let b = *self.buf.get(self.pos)?;
@@ -144,6 +156,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A varint that must fit a `usize`.
+    #[inline]
     pub fn varint_usize(&mut self) -> Option<usize> {
         usize::try_from(self.varint()?).ok()
     }

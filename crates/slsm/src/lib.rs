@@ -33,6 +33,7 @@ pub mod wal;
 // The engine's components, in the order data flows through them.
 mod background;
 mod batch;
+mod budget;
 mod buffer;
 mod codec;
 mod commit;
@@ -53,10 +54,12 @@ mod slice;
 mod stats;
 
 pub use batch::WriteBatch;
+pub use budget::MemoryUsage;
 pub use db::{CheckReport, Db, Snapshot};
 pub use error::{Error, Result};
 pub use iter::Iter;
-pub use options::{Options, WriteOptions};
+pub use options::{Compression, Options, WriteOptions};
+pub use run::{CacheStats, Codec};
 pub use slice::Slice;
 pub use stats::{LevelStats, Stats};
 pub use wal::RecoveryMode;

@@ -23,6 +23,7 @@
 //! run:
 //!   file_number u64 | file_size u64 | entries u64 | tombstones u64
 //!   range_tombstones u64 | min_seq u64 | max_seq u64 | data_bytes u64
+//!   raw_data_bytes u64 | checksum u64 (the file's CRC32C)
 //!   min_user_key bytes | max_user_key bytes
 //! ```
 //!
@@ -397,6 +398,8 @@ mod tests {
             min_seq: seqs.0,
             max_seq: seqs.1,
             data_bytes: 900 + n,
+            raw_data_bytes: 1900 + n,
+            checksum: n as u32 * 7,
         }
     }
 
@@ -545,10 +548,10 @@ mod tests {
         let b = m.encode();
         let err = Manifest::decode(&b, p()).expect_err("bad run");
         // prefix 12 + id 16 + counters 24 + level count 4 + level 0 (4 + two
-        // runs) + level 1 (4) + level 2's run count (4); a run is 8 u64s and
+        // runs) + level 1 (4) + level 2's run count (4); a run is 10 u64s and
         // 2 varint-prefixed keys.
-        let run0 = 64 + (1 + 1) + (1 + 1);
-        let run1 = 64 + 1 + (1 + 2);
+        let run0 = 80 + (1 + 1) + (1 + 1);
+        let run1 = 80 + 1 + (1 + 2);
         let expected = 12 + 16 + 24 + 4 + 4 + run0 + run1 + 4 + 4;
         assert!(
             matches!(err, Error::Corruption { offset, .. } if offset == expected as u64),
@@ -634,6 +637,8 @@ mod tests {
                             RunProperties {
                                 file_number: next - 1,
                                 data_bytes: size / 2,
+                                raw_data_bytes: size,
+                                checksum: tomb as u32,
                                 file_size: size,
                                 entries,
                                 tombstones: tomb,

@@ -113,19 +113,21 @@ pub(crate) enum Answer<'a> {
 }
 
 impl MemRun {
-    /// An empty run sized by `opts.run_size` and `opts.run_entries`.
+    /// An empty run sized by `opts.run_size` (within the memory budget, see
+    /// `Options::effective_run_size`) and `opts.run_entries`.
     pub fn new(opts: &Options, wal_number: u64) -> MemRun {
+        let run_size = opts.effective_run_size();
         let list_opts = slsm_skiplist::Options {
             // Small chunks for small runs so that `memory_usage` tracks the
             // run size closely; 1 MiB chunks for large runs.
-            arena_chunk_size: (opts.run_size / 16).clamp(1024, 1 << 20),
+            arena_chunk_size: (run_size / 16).clamp(1024, 1 << 20),
             ..Default::default()
         };
-        let expected_entries = (opts.run_size / ASSUMED_BYTES_PER_ENTRY).min(opts.run_entries);
+        let expected_entries = (run_size / ASSUMED_BYTES_PER_ENTRY).min(opts.run_entries);
         MemRun {
             list: Arc::new(SkipList::with_order(InternalOrder, list_opts)),
             bloom: AtomicBloom::new(expected_entries.max(1024), opts.bloom_fp_rate),
-            run_size: opts.run_size,
+            run_size,
             run_entries: opts.run_entries,
             wal_number,
             max_seq: AtomicU64::new(0),

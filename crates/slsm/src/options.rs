@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::run::Codec;
 use crate::wal::RecoveryMode;
 
 /// How a database is opened and tuned.
@@ -65,9 +66,29 @@ pub struct Options {
     /// `epsilon`: Bloom filter false-positive rate for memory and disk runs.
     /// Default 0.01.
     pub bloom_fp_rate: f64,
-    /// `mu`: entries per fence pointer (per data block) in run files.
-    /// Default 16.
+    /// `mu`: the most entries per fence pointer (per data block) in run
+    /// files. Default 64: data blocks are normally closed by
+    /// [`block_size`](Self::block_size) first, unless entries are small.
     pub fence_entries: usize,
+    /// Bytes of a data block in run files before compression: about one
+    /// read from the device. Default 4 KiB (RocksDB's default too).
+    pub block_size: usize,
+    /// How run files compress their data blocks, level by level. Default
+    /// LZ4 on every level ([`Compression::default`]).
+    pub compression: Compression,
+    /// The memory the engine may use, in bytes: memory runs, the block
+    /// cache, the indexes and filters of open run files, merge and log
+    /// buffers. A quarter goes to the memory runs (each run is sealed at
+    /// `min(run_size, budget / 4 / memory_runs)`; writers stall, counted,
+    /// rather than let the runs grow past it), a sixteenth to merge and log
+    /// buffers, and the block cache gets the rest after the indexes and
+    /// filters, unless [`block_cache_size`](Self::block_cache_size) says
+    /// otherwise. Default 128 MiB, about what RocksDB's and fjall's
+    /// defaults use (their memtables and block caches).
+    pub memory_budget: usize,
+    /// Bytes of block cache, instead of what the budget leaves for it.
+    /// Default `None`.
+    pub block_cache_size: Option<usize>,
     /// `fdatasync` the WAL before acknowledging every write. Default `false`.
     pub sync_writes: bool,
     /// Do not write a WAL at all (see the durability notes). Default `false`.
@@ -97,7 +118,11 @@ impl Default for Options {
             merge_fraction: 0.5,
             level_runs: 4,
             bloom_fp_rate: 0.01,
-            fence_entries: 16,
+            fence_entries: 64,
+            block_size: 4 << 10,
+            compression: Compression::default(),
+            memory_budget: 128 << 20,
+            block_cache_size: None,
             sync_writes: false,
             disable_wal: false,
             recovery: RecoveryMode::Strict,
@@ -132,6 +157,9 @@ impl Options {
     pub fn in_memory(mut self) -> Options {
         self.fs = Arc::new(crate::fs::MemFs::new());
         self.disable_wal = true;
+        // The data already lives in memory: compressing it would only add
+        // work to every read (and a cached copy of every block read).
+        self.compression = Compression::none();
         self
     }
 
@@ -180,13 +208,115 @@ impl Options {
                 self.fence_entries
             ));
         }
+        if !(256..=(4 << 20)).contains(&self.block_size) {
+            return bad(format!(
+                "block_size must be between 256 bytes and 4 MiB, got {}",
+                self.block_size
+            ));
+        }
+        if self.memory_budget < 4 << 20 {
+            return bad(format!(
+                "memory_budget must be at least 4 MiB, got {}",
+                self.memory_budget
+            ));
+        }
+        if let Err(e) = self.compression.validate() {
+            return bad(e);
+        }
         Ok(())
+    }
+
+    /// Bytes of one memory run: `run_size`, or less if `memory_runs` of
+    /// them would not fit the memory runs' share of the budget.
+    pub fn effective_run_size(&self) -> usize {
+        let share = self.memory_budget / 4 / self.memory_runs;
+        self.run_size.min(share.max(64 << 10))
     }
 
     /// How many immutable memory runs one flush merges into a disk run.
     pub(crate) fn runs_per_flush(&self) -> usize {
         let n = (self.merge_fraction * self.memory_runs as f64).floor() as usize;
         n.clamp(1, self.memory_runs - 1)
+    }
+}
+
+/// How run files compress data blocks, level by level (RocksDB's
+/// `compression_per_level` and `bottommost_compression`).
+///
+/// ```
+/// use slsm::{Codec, Compression};
+/// // LZ4 everywhere but the deepest level, which gets Zstandard.
+/// let c = Compression::all(Codec::Lz4).with_bottommost(Codec::Zstd(3));
+/// assert_eq!(c.for_level(0, false), Codec::Lz4);
+/// assert_eq!(c.for_level(5, true), Codec::Zstd(3));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compression {
+    /// The codec of level `i` (level 0 first); levels past the end use the
+    /// last entry. Never empty.
+    pub levels: Vec<Codec>,
+    /// The codec of the deepest level, overriding `levels` there.
+    pub bottommost: Option<Codec>,
+}
+
+impl Default for Compression {
+    /// LZ4 on every level.
+    fn default() -> Self {
+        Compression::all(Codec::Lz4)
+    }
+}
+
+impl Compression {
+    /// Nothing compressed.
+    pub fn none() -> Compression {
+        Compression::all(Codec::None)
+    }
+
+    /// `codec` on every level.
+    pub fn all(codec: Codec) -> Compression {
+        Compression {
+            levels: vec![codec],
+            bottommost: None,
+        }
+    }
+
+    /// One codec per level (the last one for every deeper level).
+    pub fn per_level(levels: Vec<Codec>) -> Compression {
+        Compression {
+            levels,
+            bottommost: None,
+        }
+    }
+
+    /// The same, with `codec` on the deepest level.
+    pub fn with_bottommost(mut self, codec: Codec) -> Compression {
+        self.bottommost = Some(codec);
+        self
+    }
+
+    /// The codec for a run written to `level` (`bottommost`: nothing lies
+    /// deeper).
+    pub fn for_level(&self, level: usize, bottommost: bool) -> Codec {
+        match (bottommost, self.bottommost) {
+            (true, Some(codec)) => codec,
+            _ => self
+                .levels
+                .get(level)
+                .or(self.levels.last())
+                .copied()
+                .unwrap_or(Codec::None),
+        }
+    }
+
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.levels.is_empty() {
+            return Err("compression.levels must name at least one codec".into());
+        }
+        let zstd_ok = |c: &Codec| !matches!(c, Codec::Zstd(l) if !(1..=22).contains(l));
+        if !self.levels.iter().chain(&self.bottommost).all(zstd_ok) {
+            return Err("Zstandard levels must be between 1 and 22".into());
+        }
+        Ok(())
     }
 }
 

@@ -124,6 +124,8 @@ pub struct Stats {
     pub stall_micros: u64,
     /// Highest sequence number visible to reads.
     pub last_sequence: u64,
+    /// Where the memory goes, against the budget.
+    pub memory: crate::budget::MemoryUsage,
 }
 
 /// Hashes `stats` tests every run filter with to measure its false-positive
@@ -172,6 +174,7 @@ impl Stats {
             stall_count: c.stall_count.load(Ordering::Relaxed),
             stall_micros: c.stall_micros.load(Ordering::Relaxed),
             last_sequence,
+            memory: crate::budget::MemoryUsage::default(),
         }
     }
 
@@ -192,6 +195,10 @@ impl Stats {
         }
         self.bloom_false_positives as f64 / absent as f64
     }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1048576.0
 }
 
 impl fmt::Display for Stats {
@@ -232,12 +239,31 @@ impl fmt::Display for Stats {
             self.merges,
             self.write_amplification()
         )?;
-        write!(
+        writeln!(
             f,
             "stalls: {} ({:.3} s); last sequence {}",
             self.stall_count,
             self.stall_micros as f64 / 1e6,
             self.last_sequence
+        )?;
+        let m = &self.memory;
+        let c = &m.cache;
+        let lookups = (c.hits + c.misses).max(1);
+        write!(
+            f,
+            "memory: {:.1} of {:.1} MiB budget: memory runs {:.1} (limit {:.1}), indexes and filters {:.1}, \
+             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit), buffers {:.1}",
+            mib(m.total()),
+            mib(m.budget),
+            mib(m.memory_runs),
+            mib(m.memory_runs_limit),
+            mib(m.pinned),
+            mib(c.usage),
+            mib(c.capacity),
+            c.entries,
+            100.0 * c.hits as f64 / lookups as f64,
+            c.hits + c.misses,
+            mib(m.buffers)
         )
     }
 }

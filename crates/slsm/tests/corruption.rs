@@ -58,6 +58,9 @@ fn expect_corruption(e: &Error, path: &Path, at_or_before: usize, what: &str) {
     }
 }
 
+/// Bytes of a run file's footer (format version 2).
+const FOOTER_LEN: usize = 84;
+
 fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
@@ -101,7 +104,7 @@ fn build_run(fs: &FaultFs, path: &Path) -> (Vec<u8>, Entries) {
 /// The offset class of each byte, from the footer: data, index, filter,
 /// range tombstones, properties, footer.
 fn run_classes(image: &[u8]) -> Vec<(&'static str, std::ops::Range<usize>)> {
-    let f = image.len() - 80;
+    let f = image.len() - FOOTER_LEN;
     let h = |i: usize| {
         let off = le_u64(image, f + 16 * i) as usize;
         off..off + le_u64(image, f + 16 * i + 8) as usize
@@ -153,8 +156,8 @@ fn exercise_run(
     );
     for (k, v) in entries {
         match file.seek(k) {
-            Ok(Some((gk, gv))) => assert!(
-                gk == &k[..] && gv == &v[..],
+            Ok(Some(e)) => assert!(
+                e.key() == &k[..] && e.value() == &v[..],
                 "{what}: seek returned wrong data"
             ),
             Ok(None) => panic!("{what}: seek lost an entry without an error"),
@@ -359,6 +362,8 @@ fn sample_manifest() -> Manifest {
     let rec = |n: u64, lo: &str, hi: &str| RunProperties {
         file_number: n,
         data_bytes: 4000 + n,
+        raw_data_bytes: 8000 + n,
+        checksum: n as u32,
         file_size: 4096 + n,
         entries: 10 * n,
         tombstones: n,
@@ -472,7 +477,7 @@ fn db_check_and_reads_report_damaged_run_data() {
         let tmp = tempfile::tempdir().unwrap();
         let run = db_with_one_run(tmp.path(), n);
         let image = std::fs::read(&run).unwrap();
-        let data_end = le_u64(&image, image.len() - 80) as usize;
+        let data_end = le_u64(&image, image.len() - FOOTER_LEN) as usize;
         let off = ((data_end as f64) * frac) as usize;
         let mut bad = image.clone();
         bad[off] ^= 0x20;

@@ -20,6 +20,8 @@ pub const SLSM_FLAGS: &[&str] = &[
     "bloom_bits",
     "fence_entries",
     "background_merges",
+    "memory_budget",
+    "block_size",
 ];
 
 fn parse_flag<T: std::str::FromStr>(flags: &BenchFlags, name: &str) -> Result<Option<T>>
@@ -76,6 +78,22 @@ pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options
     if let Some(v) = parse_flag(flags, "fence_entries")? {
         o.fence_entries = v;
     }
+    if let Some(v) = parse_flag(flags, "memory_budget")? {
+        o.memory_budget = v;
+    }
+    if let Some(v) = parse_flag(flags, "block_size")? {
+        o.block_size = v;
+    }
+    // db_bench's --cache_size: only when given, so that slsm's own split of
+    // its memory budget applies otherwise.
+    if flags.given.contains_key("cache_size") {
+        o.block_cache_size = Some(usize::try_from(flags.cache_size).unwrap_or(usize::MAX));
+    }
+    o.compression = ::slsm::Compression::all(match flags.compression_type {
+        Compression::None => ::slsm::Codec::None,
+        Compression::Lz4 => ::slsm::Codec::Lz4,
+        Compression::Zstd => ::slsm::Codec::Zstd(3),
+    });
     if let Some(v) = parse_flag::<String>(flags, "background_merges")? {
         o.background_merges = !matches!(v.as_str(), "0" | "false");
     }
@@ -220,39 +238,37 @@ impl EngineFactory for SlsmFactory {
     }
 
     fn describe(&self, flags: &BenchFlags) -> Vec<(String, String)> {
-        let compression = match flags.compression_type {
-            Compression::None => "none".to_string(),
-            asked => format!(
-                "none (asked for {}: slsm does not compress yet)",
-                asked.name()
-            ),
+        let v = |s: &str| s.to_string();
+        let mut lines = vec![(v("slsm"), format!("version {}", env!("CARGO_PKG_VERSION")))];
+        let Ok(o) = bench_options(flags, flags.memtable) else {
+            return lines;
         };
-        let mut lines = vec![
-            (
-                "slsm".to_string(),
-                format!("version {}", env!("CARGO_PKG_VERSION")),
+        let compression = if o.compression.levels.len() == 1 && o.compression.bottommost.is_none() {
+            o.compression.levels[0].name()
+        } else {
+            format!("{:?}", o.compression)
+        };
+        let cache = match o.block_cache_size {
+            Some(bytes) => format!("{bytes} bytes"),
+            None => v("what the memory budget leaves (see stats)"),
+        };
+        lines.push((v("Compression"), compression));
+        lines.push((v("Memory budget"), format!("{} bytes", o.memory_budget)));
+        lines.push((v("Block cache"), cache));
+        lines.push((
+            v("Options"),
+            format!(
+                "R={} runs of {} entries / {} bytes, m={}, D={}, bloom fp {}, mu={}, blocks of {} bytes",
+                o.memory_runs,
+                o.run_entries,
+                o.effective_run_size(),
+                o.merge_fraction,
+                o.level_runs,
+                o.bloom_fp_rate,
+                o.fence_entries,
+                o.block_size
             ),
-            ("Compression".to_string(), compression),
-            (
-                "Block cache".to_string(),
-                "none of its own: run files are memory-mapped (the page cache)".to_string(),
-            ),
-        ];
-        if let Ok(o) = bench_options(flags, flags.memtable) {
-            lines.push((
-                "Options".to_string(),
-                format!(
-                    "R={} runs of {} entries / {} bytes, m={}, D={}, bloom fp {}, mu={}",
-                    o.memory_runs,
-                    o.run_entries,
-                    o.run_size,
-                    o.merge_fraction,
-                    o.level_runs,
-                    o.bloom_fp_rate,
-                    o.fence_entries
-                ),
-            ));
-        }
+        ));
         lines
     }
 
@@ -271,6 +287,10 @@ slsm flags (the sLSM paper's knobs; defaults from slsm::Options):
   --bloom_bits=B         db_bench's bits per key, mapped to E = 0.6185^B
   --fence_entries=MU     entries per fence pointer (mu)
   --background_merges=B  merge on a background thread (true)
+  --memory_budget=N      bytes the engine may use in all (134217728)
+  --block_size=N         bytes of a run file's data block (4096)
+(--cache_size sets the block cache instead of what the budget leaves;
+--compression_type=none|lz4|zstd compresses run files' data blocks)
 "
         .to_string()
     }

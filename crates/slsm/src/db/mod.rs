@@ -23,6 +23,7 @@ use std::thread::JoinHandle;
 
 use crate::background::Background;
 use crate::batch::WriteBatch;
+use crate::budget::{MemoryBudget, MemoryUsage};
 use crate::commit::{take_batch, CommitPipeline};
 use crate::error::Result;
 use crate::fs::FsLock;
@@ -44,6 +45,7 @@ pub(crate) struct Components {
     versions: Arc<VersionSet>,
     snapshots: Arc<SnapshotList>,
     counters: Arc<Counters>,
+    budget: Arc<MemoryBudget>,
     jobs: Arc<Jobs>,
     background: Arc<Background>,
     commit: CommitPipeline,
@@ -255,7 +257,14 @@ impl Db {
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
         let version = self.inner.versions.current();
-        Stats::collect(&version, &self.inner.counters, self.inner.commit.visible())
+        let mut stats = Stats::collect(&version, &self.inner.counters, self.inner.commit.visible());
+        stats.memory = self.inner.budget.usage(&version);
+        stats
+    }
+
+    /// Where the engine's memory goes, against `Options::memory_budget`.
+    pub fn memory_usage(&self) -> MemoryUsage {
+        self.inner.budget.usage(&self.inner.versions.current())
     }
 }
 

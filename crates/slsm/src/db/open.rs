@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 
 use super::Components;
 use crate::background::Background;
+use crate::budget::MemoryBudget;
 use crate::buffer::MemoryBuffer;
 use crate::commit::CommitPipeline;
 use crate::error::{Error, Result};
@@ -19,7 +20,7 @@ use crate::manifest::{self, FileKind, Manifest};
 use crate::memtable::MemRun;
 use crate::options::Options;
 use crate::recovery;
-use crate::run::RunFile;
+use crate::run::{BlockCache, RunFile, RunProperties};
 use crate::snapshot::SnapshotList;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version, VersionSet};
@@ -33,7 +34,8 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     let fs = &*opts.fs;
     let lock = lock_dir(fs, dir)?;
     let manifest = load_or_create_manifest(dir, &opts)?;
-    let levels = open_runs(&opts, dir, &manifest)?;
+    let budget = Arc::new(MemoryBudget::new(&opts));
+    let levels = open_runs(&opts, dir, &manifest, budget.cache())?;
     let files = scan_dir(fs, dir)?;
     let max_seen = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
     let logs: Vec<u64> = files
@@ -78,7 +80,9 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Arc::clone(&versions),
         Arc::clone(&snapshots),
         Arc::clone(&counters),
+        Arc::clone(&budget),
     ));
+    budget.rebalance(&versions.current());
     // What was replayed goes to a run file, so the old logs can go.
     jobs.flush_all()?;
     versions.persist(last_sequence)?;
@@ -105,6 +109,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         versions,
         snapshots,
         counters,
+        budget,
         jobs,
         background,
         commit,
@@ -195,7 +200,12 @@ fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
     }
 }
 
-fn open_runs(opts: &Options, dir: &Path, manifest: &Manifest) -> Result<Vec<Vec<Arc<DiskRun>>>> {
+fn open_runs(
+    opts: &Options,
+    dir: &Path,
+    manifest: &Manifest,
+    cache: &Arc<BlockCache>,
+) -> Result<Vec<Vec<Arc<DiskRun>>>> {
     let mut levels = Vec::with_capacity(manifest.levels.len());
     for records in &manifest.levels {
         let mut level = Vec::with_capacity(records.len());
@@ -208,23 +218,42 @@ fn open_runs(opts: &Options, dir: &Path, manifest: &Manifest) -> Result<Vec<Vec<
                     "run file listed in the MANIFEST is missing",
                 ));
             }
-            let file = RunFile::open_with(opts.fs.clone(), &path)?;
-            if file.properties().file_size != rec.file_size {
-                return Err(Error::corruption(
-                    &path,
-                    0,
-                    format!(
-                        "run file is {} bytes but the MANIFEST records {}",
-                        file.properties().file_size,
-                        rec.file_size
-                    ),
-                ));
-            }
+            let file = RunFile::open_in(opts.fs.clone(), &path, Arc::clone(cache))?;
+            check_identity(&file, rec, manifest).map_err(|why| Error::corruption(&path, 0, why))?;
             level.push(Arc::new(DiskRun::new(rec.file_number, Arc::new(file))));
         }
         levels.push(level);
     }
     Ok(levels)
+}
+
+/// A run file is the one the manifest names only if it says so itself: the
+/// same database, the same file number, the same size and checksum. A file
+/// swapped with another, copied in from another database or left from an
+/// older state is caught here, before any read trusts it.
+fn check_identity(
+    file: &RunFile,
+    rec: &RunProperties,
+    manifest: &Manifest,
+) -> std::result::Result<(), String> {
+    let p = file.properties();
+    if file.db_id() != manifest.db_id {
+        return Err("run file belongs to another database".into());
+    }
+    if p.file_number != rec.file_number {
+        return Err(format!(
+            "run file says it is file {} but the MANIFEST lists it as file {}",
+            p.file_number, rec.file_number
+        ));
+    }
+    if p.file_size != rec.file_size || p.checksum != rec.checksum {
+        return Err(format!(
+            "run file is {} bytes with checksum {:#x} but the MANIFEST records {} bytes with \
+             checksum {:#x}",
+            p.file_size, p.checksum, rec.file_size, rec.checksum
+        ));
+    }
+    Ok(())
 }
 
 /// The database's numbered files, ascending by number.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileBytes, FileSystem, FsFile, FsLock, LogFile, MemFs};
+use super::{Advice, FileBytes, FileSystem, FsFile, FsLock, LogFile, MemFs, RandomAccessFile};
 
 /// The kinds of operation [`FaultFs`] can fail.
 #[doc(hidden)]
@@ -325,6 +325,27 @@ impl LogFile for FaultFile<dyn LogFile> {
     }
 }
 
+impl RandomAccessFile for FaultFile<dyn RandomAccessFile> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.check(FaultOp::Read)?;
+        self.inner.read_at(offset, buf)
+    }
+    fn read_vec_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        self.check(FaultOp::Read)?;
+        self.inner.read_vec_at(offset, len)
+    }
+    fn read_at_if_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<bool> {
+        self.check(FaultOp::Read)?;
+        self.inner.read_at_if_cached(offset, buf)
+    }
+    fn advise(&self, advice: Advice) {
+        self.inner.advise(advice);
+    }
+}
+
 impl FileSystem for FaultFs {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         self.check(FaultOp::Create, path)?;
@@ -353,6 +374,14 @@ impl FileSystem for FaultFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.check(FaultOp::Read, path)?;
         self.inner.read(path)
+    }
+    fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        self.check(FaultOp::Read, path)?;
+        Ok(Box::new(FaultFile {
+            faults: Arc::clone(&self.faults),
+            path: path.to_path_buf(),
+            inner: self.inner.open_random(path)?,
+        }))
     }
     fn map(&self, path: &Path) -> io::Result<FileBytes> {
         self.check(FaultOp::Read, path)?;

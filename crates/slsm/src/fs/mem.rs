@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileBytes, FileSystem, FsFile, FsLock, LogFile};
+use super::{FileBytes, FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
 
 /// A file's bytes and how many of them are durable. The bytes are shared
 /// with mappings: an append copies them only while a reader still maps an
@@ -228,6 +228,38 @@ impl LogFile for MemLog {
     }
 }
 
+/// A file open for reads: the bytes it had when opened (run files do not
+/// change once written).
+#[derive(Debug)]
+struct MemRandomFile {
+    data: Arc<Vec<u8>>,
+}
+
+impl RandomAccessFile for MemRandomFile {
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| eof())?;
+        let bytes = start
+            .checked_add(buf.len())
+            .and_then(|end| self.data.get(start..end))
+            .ok_or_else(eof)?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
+    fn in_memory(&self) -> Option<Arc<Vec<u8>>> {
+        Some(Arc::clone(&self.data))
+    }
+}
+
+fn eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "memfs: read past the end of the file",
+    )
+}
+
 struct MemLock {
     fs: MemFs,
     path: PathBuf,
@@ -259,6 +291,11 @@ impl FileSystem for MemFs {
         let node = self.state.lock().node(path)?;
         let data = node.lock().data.as_ref().clone();
         Ok(data)
+    }
+    fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        let node = self.state.lock().node(path)?;
+        let data = Arc::clone(&node.lock().data);
+        Ok(Box::new(MemRandomFile { data }))
     }
     fn map(&self, path: &Path) -> io::Result<FileBytes> {
         let node = self.state.lock().node(path)?;

@@ -71,6 +71,54 @@ pub trait LogFile: Send + Sync + Debug {
     fn truncate(&mut self, len: u64) -> io::Result<()>;
 }
 
+/// A file open for positional reads (run files). Every read is checked: a
+/// file that is shorter than asked (another process truncated it, say) is an
+/// error for that read, never a signal.
+pub trait RandomAccessFile: Send + Sync + Debug {
+    /// The file's size when it was opened.
+    fn len(&self) -> u64;
+    /// True if the file was empty when opened.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Fills `buf` from `offset`; an error (kind `UnexpectedEof`) if the
+    /// file ends first.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// `len` bytes from `offset`, in a new buffer (implementations may
+    /// skip zeroing it first).
+    fn read_vec_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_at(offset, &mut buf)?;
+        Ok(buf)
+    }
+    /// Like [`read_at`](Self::read_at), but only if every byte is already in
+    /// memory (the operating system's page cache): `Ok(false)` if the read
+    /// would wait for the device. Reads that would wait can then be issued
+    /// together (see `run::fetch`).
+    fn read_at_if_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<bool> {
+        self.read_at(offset, buf).map(|()| true)
+    }
+    /// The whole file, if it already lives in memory (a [`MemFs`] file):
+    /// readers then use it in place instead of copying blocks into a cache.
+    fn in_memory(&self) -> Option<Arc<Vec<u8>>> {
+        None
+    }
+    /// A hint of how the file will be read.
+    fn advise(&self, _advice: Advice) {}
+}
+
+/// How a [`RandomAccessFile`] will be read (`posix_fadvise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advice {
+    /// Point reads: no read-ahead (it would only evict other pages).
+    Random,
+    /// One pass from start to end: read ahead aggressively.
+    Sequential,
+    /// `[offset, offset + len)` will not be read again soon: drop it from
+    /// the page cache (a compaction behind its read position).
+    DontNeed(u64, u64),
+}
+
 /// The bytes of a whole (immutable) file: a memory map or a private copy.
 #[derive(Debug)]
 pub enum FileBytes {
@@ -146,6 +194,8 @@ pub trait FileSystem: Send + Sync + Debug {
     fn create_log(&self, path: &Path) -> io::Result<Box<dyn LogFile>>;
     /// Reads the whole file.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Opens `path` for positional reads.
+    fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>>;
     /// The whole contents of an immutable file (memory-mapped where the
     /// file system can).
     fn map(&self, path: &Path) -> io::Result<FileBytes>;

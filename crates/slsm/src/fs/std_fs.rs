@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
-use super::{FileBytes, FileSystem, FsFile, FsLock, LogFile};
+use super::{Advice, FileBytes, FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
 
 /// The operating system's file system (the default).
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,10 +39,74 @@ impl FsFile for File {
     }
 }
 
+/// Bytes a new file may hold dirty in the page cache before their
+/// writeback is started (RocksDB's `bytes_per_sync`): a big flush or merge
+/// then writes steadily instead of leaving hundreds of megabytes for the
+/// final `fsync` (and for a memory cgroup to account as dirty).
+const WRITEBACK_STEP: u64 = 1 << 20;
+
+/// A new file written start to end (a run file): appends, with the
+/// writeback of what was written started every [`WRITEBACK_STEP`].
+#[derive(Debug)]
+struct StreamingFile {
+    file: File,
+    written: u64,
+    writeback_started: u64,
+}
+
+impl StreamingFile {
+    fn new(file: File) -> StreamingFile {
+        StreamingFile {
+            file,
+            written: 0,
+            writeback_started: 0,
+        }
+    }
+}
+
+impl io::Write for StreamingFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.written - self.writeback_started >= WRITEBACK_STEP {
+            use std::os::fd::AsRawFd;
+            let (from, len) = (
+                self.writeback_started,
+                self.written - self.writeback_started,
+            );
+            // SAFETY: `sync_file_range` only reads its integer arguments; the
+            // descriptor is owned by `self.file` and open. A hint: errors
+            // surface at the `fsync` that ends every file.
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    from as i64,
+                    len as i64,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+            self.writeback_started = self.written;
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl FsFile for StreamingFile {
+    fn sync_data(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+    fn sync_all(&mut self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+}
+
 impl FileSystem for StdFs {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         let f = OpenOptions::new().write(true).create_new(true).open(path)?;
-        Ok(Box::new(f))
+        Ok(Box::new(StreamingFile::new(f)))
     }
     fn create_truncate(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         let f = OpenOptions::new()
@@ -62,6 +126,15 @@ impl FileSystem for StdFs {
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)
+    }
+    fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Box::new(StdRandomFile {
+            file,
+            len,
+            nowait: std::sync::atomic::AtomicBool::new(true),
+        }))
     }
     fn map(&self, path: &Path) -> io::Result<FileBytes> {
         let file = File::open(path)?;
@@ -132,6 +205,115 @@ impl FileSystem for StdFs {
 #[cfg(test)]
 pub(super) fn log_file(file: File) -> Box<dyn LogFile> {
     Box::new(MappedLog::new(file))
+}
+
+/// A file of [`StdFs`] open for positional reads (`pread(2)`; never mapped,
+/// so a file truncated by another process is a failed read, not a signal).
+#[derive(Debug)]
+struct StdRandomFile {
+    file: File,
+    len: u64,
+    /// The kernel supports reads that only succeed from the page cache
+    /// (`preadv2` with `RWF_NOWAIT`); cleared the first time it says not.
+    nowait: std::sync::atomic::AtomicBool,
+}
+
+impl RandomAccessFile for StdRandomFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
+    }
+
+    fn read_vec_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        use std::os::fd::AsRawFd;
+        let mut buf: Vec<u8> = Vec::with_capacity(len);
+        let mut done = 0usize;
+        while done < len {
+            let spare = buf.spare_capacity_mut();
+            // SAFETY: `spare` is the buffer's unused capacity, valid for
+            // writes of `spare.len()` bytes; `pread` writes at most
+            // `len - done <= spare.len()` bytes into it and reads nothing
+            // from it. The descriptor is owned by `self.file` and open.
+            let n = unsafe {
+                libc::pread(
+                    self.file.as_raw_fd(),
+                    spare.as_mut_ptr().cast(),
+                    len - done,
+                    (offset + done as u64) as i64,
+                )
+            };
+            match n {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n if n > 0 => {
+                    done += n as usize;
+                    // SAFETY: `pread` initialized the `n` bytes after the
+                    // `done` bytes already initialized.
+                    unsafe { buf.set_len(done) };
+                }
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(buf)
+    }
+
+    fn read_at_if_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<bool> {
+        use std::sync::atomic::Ordering;
+        if !self.nowait.load(Ordering::Relaxed) || buf.is_empty() {
+            return self.read_at(offset, buf).map(|()| true);
+        }
+        use std::os::fd::AsRawFd;
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: `iov` describes `buf`, which is valid for writes of its
+        // length for the duration of the call; the descriptor is owned by
+        // `self.file` and open.
+        let n = unsafe {
+            libc::preadv2(
+                self.file.as_raw_fd(),
+                &iov,
+                1,
+                offset as i64,
+                libc::RWF_NOWAIT,
+            )
+        };
+        if n == buf.len() as isize {
+            return Ok(true);
+        }
+        if n >= 0 {
+            return Ok(false); // part of it is not in memory (or the file ends)
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EAGAIN) => Ok(false),
+            Some(libc::EOPNOTSUPP) | Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+                self.nowait.store(false, Ordering::Relaxed);
+                self.read_at(offset, buf).map(|()| true)
+            }
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    fn advise(&self, advice: Advice) {
+        use std::os::fd::AsRawFd;
+        let (offset, len, how) = match advice {
+            Advice::Random => (0, 0, libc::POSIX_FADV_RANDOM),
+            Advice::Sequential => (0, 0, libc::POSIX_FADV_SEQUENTIAL),
+            Advice::DontNeed(offset, len) => (offset as i64, len as i64, libc::POSIX_FADV_DONTNEED),
+        };
+        // SAFETY: `posix_fadvise` only reads its integer arguments; the
+        // descriptor is owned by `self.file` and open. It is a hint: the
+        // result is ignored.
+        let _ = unsafe { libc::posix_fadvise(self.file.as_raw_fd(), offset, len, how) };
+    }
 }
 
 /// Writes smaller than this are copied into the map; larger ones use

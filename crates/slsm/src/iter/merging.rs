@@ -104,9 +104,14 @@ impl InternalIter for MergingIter {
     fn seek(&mut self, ikey: &[u8]) {
         // Memory runs' skiplists are searched in lockstep (their cache
         // misses overlap); run files one by one, once the blocks they will
-        // read are all on their way.
-        for c in &self.children {
-            c.prefetch_seek(ikey);
+        // read have been fetched together.
+        let blocks: Vec<_> = self
+            .children
+            .iter()
+            .filter_map(|c| c.block_for_seek(ikey))
+            .collect();
+        if blocks.len() > 1 {
+            crate::run::fetch(&blocks);
         }
         for c in &mut self.children {
             if c.as_skiplist_cursor().is_none() {

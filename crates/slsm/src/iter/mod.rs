@@ -38,9 +38,12 @@ pub(crate) trait InternalIter: Send {
     fn as_skiplist_cursor(&mut self) -> Option<&mut OwnedIter<InternalOrder>> {
         None
     }
-    /// Starts loading (software prefetch) what `seek(ikey)` will read; a
-    /// hint, called just before the seek itself.
-    fn prefetch_seek(&self, _ikey: &[u8]) {}
+    /// The run-file block `seek(ikey)` will read, if this cursor reads a
+    /// run file: a merging iterator fetches those of all its cursors at
+    /// once before it seeks them.
+    fn block_for_seek(&self, _ikey: &[u8]) -> Option<(Arc<RunFile>, usize)> {
+        None
+    }
 }
 
 impl InternalIter for OwnedIter<InternalOrder> {
@@ -93,8 +96,10 @@ impl InternalIter for RunIter {
     fn seek(&mut self, ikey: &[u8]) {
         RunIter::seek(self, ikey)
     }
-    fn prefetch_seek(&self, ikey: &[u8]) {
-        RunIter::prefetch_seek(self, ikey)
+    fn block_for_seek(&self, ikey: &[u8]) -> Option<(Arc<RunFile>, usize)> {
+        let file = self.file();
+        let i = file.block_for_point(ikey);
+        (i < file.num_blocks()).then(|| (Arc::clone(file), i))
     }
     fn seek_for_prev(&mut self, ikey: &[u8]) {
         RunIter::seek_for_prev(self, ikey)

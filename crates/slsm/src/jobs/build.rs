@@ -7,10 +7,11 @@ use crate::error::Result;
 use crate::files;
 use crate::fsutil;
 use crate::iter::{InternalIter, MergingIter};
+use crate::manifest::DbId;
 use crate::merge::{merge_into, MergePolicy};
 use crate::options::Options;
 use crate::rangedel::RangeTombstone;
-use crate::run::{RunBuilder, RunFile, RunOptions};
+use crate::run::{BlockCache, RunBuilder, RunFile, RunOptions};
 use crate::version::DiskRun;
 
 /// Where and how to write one new run.
@@ -19,6 +20,10 @@ pub(super) struct RunPlan<'a> {
     pub number: u64,
     pub opts: &'a Options,
     pub policy: MergePolicy,
+    /// The level the run joins (it decides the compression).
+    pub level: usize,
+    pub db_id: DbId,
+    pub cache: &'a Arc<BlockCache>,
 }
 
 /// Merges `children` and their range tombstones into a new run file, synced
@@ -32,8 +37,14 @@ pub(super) fn build_run(
     let path = plan.dir.join(files::run_file_name(plan.number));
     let run_opts = RunOptions {
         fence_entries: plan.opts.fence_entries,
+        max_block_bytes: plan.opts.block_size,
         bloom_fp_rate: plan.opts.bloom_fp_rate,
-        ..RunOptions::default()
+        codec: plan
+            .opts
+            .compression
+            .for_level(plan.level, plan.policy.bottommost),
+        file_number: plan.number,
+        db_id: plan.db_id,
     };
     let fs = &plan.opts.fs;
     let mut builder = RunBuilder::create_with(fs.clone(), &path, run_opts)?;
@@ -44,7 +55,7 @@ pub(super) fn build_run(
     }
     let props = builder.finish()?;
     fsutil::sync_dir_with(&**fs, plan.dir)?;
-    let file = RunFile::open_with(fs.clone(), &path)?;
+    let file = RunFile::open_in(fs.clone(), &path, Arc::clone(plan.cache))?;
     let run = DiskRun::new(plan.number, Arc::new(file));
     Ok(Some((Arc::new(run), props.file_size)))
 }

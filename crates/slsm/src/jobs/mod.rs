@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::budget::MemoryBudget;
 use crate::error::Result;
 use crate::files;
 use crate::iter::{run_cursor_sequential, InternalIter};
@@ -61,6 +62,7 @@ pub(crate) struct Jobs {
     versions: Arc<VersionSet>,
     snapshots: Arc<SnapshotList>,
     counters: Arc<Counters>,
+    budget: Arc<MemoryBudget>,
     picker: Picker,
     flush_lock: Mutex<()>,
     merge_lock: Mutex<()>,
@@ -73,6 +75,7 @@ impl Jobs {
         versions: Arc<VersionSet>,
         snapshots: Arc<SnapshotList>,
         counters: Arc<Counters>,
+        budget: Arc<MemoryBudget>,
     ) -> Jobs {
         Jobs {
             picker: Picker::new(&opts),
@@ -81,6 +84,7 @@ impl Jobs {
             versions,
             snapshots,
             counters,
+            budget,
             flush_lock: Mutex::new(()),
             merge_lock: Mutex::new(()),
         }
@@ -175,6 +179,9 @@ impl Jobs {
             number,
             opts: &self.opts,
             policy,
+            level: job.target,
+            db_id: self.versions.db_id(),
+            cache: self.budget.cache(),
         };
         let built = build::build_run(plan, children, range_dels)?;
         let mut edit = VersionEdit {
@@ -188,7 +195,8 @@ impl Jobs {
         if let Some((run, _)) = &built {
             edit.added.push((job.target, Arc::clone(run)));
         }
-        self.versions.apply(edit)?;
+        let next = self.versions.apply(edit)?;
+        self.budget.rebalance(&next);
         let bytes = built.as_ref().map_or(0, |(_, b)| *b);
         self.counters
             .merge_bytes_written

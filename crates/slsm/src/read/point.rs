@@ -4,7 +4,8 @@ use super::{answer_of, check_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::{newest_version, NewestVersion};
+use crate::memtable::newest_version;
+use crate::run::Entry;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
 
@@ -24,27 +25,39 @@ pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>>
     // delete the key in every older source.
     for source in sources {
         let range_del = source.covering_range_del(user_key, view.snapshot);
-        let hit = match source {
-            Source::Mem(mem) if mem.may_contain(user_key, hash) => mem.get(user_key, lookup),
-            Source::Mem(_) => None,
-            Source::Disk(run) => probe_run(view, run, user_key, hash, lookup)?,
+        let answer = match source {
+            Source::Mem(mem) if mem.may_contain(user_key, hash) => {
+                answer_of(mem.get(user_key, lookup), range_del).map(value_of)
+            }
+            Source::Mem(_) => answer_of(None, range_del).map(value_of),
+            Source::Disk(run) => {
+                let entry = probe_run(view, run, user_key, hash, lookup)?;
+                let hit = entry
+                    .as_ref()
+                    .and_then(|e| newest_version(user_key, e.key(), e.value()));
+                if entry.is_some() && hit.is_none() {
+                    view.counters.bloom_false_positives.add(1);
+                }
+                answer_of(hit, range_del).map(value_of)
+            }
         };
-        if let Some(found) = answer_of(hit, range_del) {
-            return Ok(value_of(found));
+        if let Some(value) = answer {
+            return Ok(value);
         }
     }
     Ok(None)
 }
 
 /// Looks `user_key` up in one run file: key range and Bloom filter, then
-/// fence pointers and one block.
-fn probe_run<'a>(
+/// fence pointers and one block. Returns the first entry at or after the
+/// lookup key, if the filters let the search through.
+fn probe_run(
     view: &ReadView<'_>,
-    run: &'a DiskRun,
+    run: &DiskRun,
     user_key: &[u8],
     hash: u64,
     lookup: &[u8],
-) -> Result<Option<NewestVersion<'a>>> {
+) -> Result<Option<Entry>> {
     let file = &run.file;
     if !file.overlaps_user_key(user_key) {
         return Ok(None);
@@ -55,11 +68,5 @@ fn probe_run<'a>(
         c.bloom_negatives.add(1);
         return Ok(None);
     }
-    let hit = file
-        .seek(lookup)?
-        .and_then(|(ikey, value)| newest_version(user_key, ikey, value));
-    if hit.is_none() {
-        c.bloom_false_positives.add(1);
-    }
-    Ok(hit)
+    file.seek(lookup)
 }

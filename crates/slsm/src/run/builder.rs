@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::block::BlockBuilder;
-use super::format::{self, put_varint, seal_block, Footer, Handle};
+use super::compress::compress_into;
+use super::format::{self, seal_block, FileProperties, Footer, Handle};
 use super::{index, RangeTombstone, RunOptions, RunProperties};
 use crate::bloom;
+use crate::codec::put_varint;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, FsFile};
 use crate::key::{self, Kind};
@@ -32,6 +34,11 @@ pub struct RunBuilder {
     range_dels: Vec<RangeTombstone>,
     failed: bool,
     bloom_bits_per_key: f64,
+    /// The stored form of the block being written (reused).
+    stored: Vec<u8>,
+    /// CRC32C of every byte written so far.
+    body_crc: u32,
+    max_block_raw: u64,
 }
 
 impl RunBuilder {
@@ -65,6 +72,9 @@ impl RunBuilder {
             range_dels: Vec::new(),
             failed: false,
             bloom_bits_per_key,
+            stored: Vec::new(),
+            body_crc: 0,
+            max_block_raw: 0,
         })
     }
 
@@ -140,16 +150,24 @@ impl RunBuilder {
         let range_dels = self.write_block(rd)?;
         self.props.range_tombstones = self.range_dels.len() as u64;
         (self.props.min_seq, self.props.max_seq) = self.seqs.unwrap_or((0, 0));
+        self.props.file_number = self.opts.file_number;
+        let file_props = FileProperties {
+            props: self.props.clone(),
+            db_id: self.opts.db_id,
+            max_block_raw: self.max_block_raw,
+        };
         let mut pb = Vec::new();
-        format::encode_properties(&self.props, &mut pb);
+        format::encode_properties(&file_props, &mut pb);
         let properties = self.write_block(pb)?;
         let footer = Footer {
             index,
             filter,
             range_dels,
             properties,
+            body_crc: self.body_crc,
         }
         .encode();
+        self.props.checksum = self.body_crc;
         self.write_raw(&footer)?;
         self.props.file_size = self.offset;
         let mut file = self
@@ -218,17 +236,26 @@ impl RunBuilder {
         });
     }
 
+    /// Compresses (if that pays), seals and writes the buffered block.
     fn flush_block(&mut self) -> Result<()> {
-        let offset = self.offset;
-        let bytes = self.block.finish();
-        let len = bytes.len();
-        let res = Self::write_to(&mut self.out, &self.path, bytes);
-        let (first, last) = (self.block.first_key(), self.block.last_key());
-        index::put_entry(&mut self.index, first, last, offset, len as u32);
+        let raw = self.block.finish();
+        let raw_len = raw.len() as u64;
+        self.stored.clear();
+        let codec = compress_into(self.opts.codec, raw, &mut self.stored);
+        seal_block(&mut self.stored, 0, codec);
+        index::put_entry(
+            &mut self.index,
+            self.block.last_key(),
+            self.stored.len() as u64,
+        );
         self.block.reset();
-        self.fail_on_err(res)?;
+        self.props.raw_data_bytes += raw_len;
+        self.max_block_raw = self.max_block_raw.max(raw_len);
+        let stored = std::mem::take(&mut self.stored);
+        let res = self.write_raw(&stored);
+        self.stored = stored;
+        res?;
         self.blocks += 1;
-        self.offset += len as u64;
         Ok(())
     }
 
@@ -239,8 +266,9 @@ impl RunBuilder {
         res
     }
 
+    /// Writes a meta block (stored raw).
     fn write_block(&mut self, mut payload: Vec<u8>) -> Result<Handle> {
-        seal_block(&mut payload, 0);
+        seal_block(&mut payload, 0, 0);
         let handle = Handle {
             offset: self.offset,
             len: payload.len() as u64,
@@ -250,6 +278,7 @@ impl RunBuilder {
     }
 
     fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.body_crc = crc32c::crc32c_append(self.body_crc, bytes);
         let res = Self::write_to(&mut self.out, &self.path, bytes);
         self.fail_on_err(res)?;
         self.offset += bytes.len() as u64;

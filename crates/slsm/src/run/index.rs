@@ -1,177 +1,239 @@
-//! The index block: one fence pointer per data block (paper section 2.4).
+//! The index block ("The Skiplist-Based LSM Tree", section 2.4, fence
+//! pointers): the last internal key and the stored length of each data
+//! block, held in memory while the run is open.
 //!
 //! ```text
 //! payload = varint num_blocks
-//!           then per block: varint len | first internal key
-//!                           varint len | last internal key
-//!                           u64 block offset | u32 block length
-//! block   = payload | u32 masked CRC32C
+//!           then per block: varint len | last internal key | varint stored length
+//! block   = payload | trailer (codec byte, CRC)
 //! ```
+//!
+//! Blocks are contiguous from offset 0, so each one's offset is the sum of
+//! the lengths before it.
 
 use std::cmp::Ordering;
-use std::ops::Range;
 
-use super::format::{corrupt, put_bytes, Decoded, Reader};
+use super::format::{corrupt, Decoded, Handle, TRAILER_LEN};
+use crate::codec::{put_bytes, put_varint, Reader};
 use crate::key;
 
-/// Smallest possible data block: one entry of two one-byte varints, one
-/// offset, the count and the checksum.
-const MIN_BLOCK_LEN: u64 = 2 + 4 + 4 + 4;
+/// Smallest possible stored data block: one entry of two one-byte varints,
+/// one offset, the count and the trailer.
+const MIN_BLOCK_LEN: u64 = 2 + 4 + 4 + TRAILER_LEN as u64;
+
+/// Fences per group of the sampled top index ([`Index::groups`]): 16
+/// prefixes are two cache lines.
+const GROUP: usize = 16;
 
 /// Appends the index entry of one data block to an index payload.
-pub(crate) fn put_entry(out: &mut Vec<u8>, first: &[u8], last: &[u8], offset: u64, len: u32) {
-    put_bytes(out, first);
+pub(crate) fn put_entry(out: &mut Vec<u8>, last: &[u8], stored_len: u64) {
     put_bytes(out, last);
-    out.extend_from_slice(&offset.to_le_bytes());
-    out.extend_from_slice(&len.to_le_bytes());
+    put_varint(out, stored_len);
 }
 
-/// A fence pointer: a data block's key range and position. Key ranges are
-/// absolute offsets in the mapped file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Fence {
-    pub first: Range<usize>,
-    pub last: Range<usize>,
-    pub offset: usize,
-    pub len: usize,
+/// The fence pointers of one run, in memory.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    /// Every block's last internal key, back to back.
+    keys: Vec<u8>,
+    /// Where each key ends in `keys`.
+    key_ends: Vec<u32>,
+    /// Where each block ends in the file (the next one starts there).
+    block_ends: Vec<u64>,
+    /// The 8-byte big-endian prefix of each last key's user key, beside the
+    /// fences so that a search compares integers over a dense array (the
+    /// skiplist's trick, after goleveldb pull request #387); key bytes are
+    /// read only on a prefix tie.
+    prefixes: Vec<u64>,
+    /// The last prefix of every group of [`GROUP`] fences: a top index small
+    /// enough to stay cached, so that a point lookup searches it and then
+    /// touches one or two lines of `prefixes`.
+    groups: Vec<u64>,
 }
 
-/// Decodes the index payload located at `payload_at` of `file` and checks
-/// that the blocks tile `0..data_bytes` in key order.
-pub(crate) fn decode(
-    file: &[u8],
-    payload_at: usize,
-    payload: &[u8],
-    data_bytes: u64,
-) -> Decoded<Vec<Fence>> {
-    let bad = |why: &str| corrupt(payload_at as u64, format!("index block: {why}"));
-    let mut r = Reader::new(payload);
-    let n = r.varint_usize().ok_or_else(|| bad("truncated"))?;
-    let mut fences = Vec::with_capacity(n.min(payload.len() / 14));
-    let mut next_offset = 0u64;
-    for _ in 0..n {
-        let first = abs_range(&mut r, payload_at).ok_or_else(|| bad("truncated key"))?;
-        let last = abs_range(&mut r, payload_at).ok_or_else(|| bad("truncated key"))?;
-        let offset = r.u64().ok_or_else(|| bad("truncated handle"))?;
-        let len = u64::from(r.u32().ok_or_else(|| bad("truncated handle"))?);
-        if offset != next_offset || len < MIN_BLOCK_LEN {
-            return Err(bad("data blocks are not contiguous"));
-        }
-        next_offset = offset + len;
-        let fence = Fence {
-            first,
-            last,
-            offset: offset as usize,
-            len: len as usize,
+impl Index {
+    /// Decodes the index payload stored at `payload_at` and checks that the
+    /// keys are valid and strictly increasing and that the blocks tile
+    /// `0..data_bytes`.
+    pub fn decode(payload: &[u8], payload_at: u64, data_bytes: u64) -> Decoded<Index> {
+        let bad = |why: &str| corrupt(payload_at, format!("index block: {why}"));
+        let mut r = Reader::new(payload);
+        let n = r.varint_usize().ok_or_else(|| bad("truncated"))?;
+        // Each entry takes at least two bytes: never trust `n` for allocation.
+        let cap = n.min(payload.len() / 2);
+        let mut index = Index {
+            keys: Vec::with_capacity(payload.len()),
+            key_ends: Vec::with_capacity(cap),
+            block_ends: Vec::with_capacity(cap),
+            prefixes: Vec::with_capacity(cap),
+            groups: Vec::new(),
         };
-        check_order(file, fences.last(), &fence).map_err(|_| bad("fence keys out of order"))?;
-        fences.push(fence);
+        let mut end = 0u64;
+        for i in 0..n {
+            let last = r.length_prefixed().ok_or_else(|| bad("truncated key"))?;
+            let len = r.varint().ok_or_else(|| bad("truncated block length"))?;
+            if len < MIN_BLOCK_LEN {
+                return Err(bad("impossible block length"));
+            }
+            let parsed = key::parse(last).ok_or_else(|| bad("invalid key"))?;
+            if i > 0 && key::compare(index.last_key(i - 1), last) != Ordering::Less {
+                return Err(bad("fence keys out of order"));
+            }
+            end = end
+                .checked_add(len)
+                .ok_or_else(|| bad("impossible block length"))?;
+            index.keys.extend_from_slice(last);
+            index
+                .key_ends
+                .push(u32::try_from(index.keys.len()).map_err(|_| bad("too large"))?);
+            index.block_ends.push(end);
+            index
+                .prefixes
+                .push(slsm_skiplist::key_prefix(parsed.user_key));
+        }
+        if !r.is_empty() || end != data_bytes {
+            return Err(bad("does not cover the data blocks"));
+        }
+        index.groups = index
+            .prefixes
+            .chunks(GROUP)
+            .map(|c| c[c.len() - 1])
+            .collect();
+        Ok(index)
     }
-    if !r.is_empty() || next_offset != data_bytes {
-        return Err(bad("does not cover the data blocks"));
+
+    /// Number of data blocks.
+    pub fn len(&self) -> usize {
+        self.key_ends.len()
     }
-    Ok(fences)
-}
 
-fn abs_range(r: &mut Reader<'_>, base: usize) -> Option<Range<usize>> {
-    let key = r.length_prefixed()?;
-    let end = base + r.pos();
-    Some(end - key.len()..end)
-}
-
-fn check_order(file: &[u8], prev: Option<&Fence>, cur: &Fence) -> Result<(), ()> {
-    let first = &file[cur.first.clone()];
-    let last = &file[cur.last.clone()];
-    if key::parse(first).is_none() || key::parse(last).is_none() {
-        return Err(());
-    }
-    if key::compare(first, last) == Ordering::Greater {
-        return Err(());
-    }
-    match prev {
-        Some(p) if key::compare(&file[p.last.clone()], first) != Ordering::Less => Err(()),
-        _ => Ok(()),
-    }
-}
-
-/// The 8-byte big-endian prefix of the user key of each fence's last key,
-/// kept beside the fences so that the search compares integers and touches
-/// a dense array (the skiplist's trick, after goleveldb pull request #387); key bytes in the file are
-/// read only on a prefix tie.
-pub(crate) fn last_prefixes(file: &[u8], fences: &[Fence]) -> Vec<u64> {
-    fences
-        .iter()
-        .map(|f| slsm_skiplist::key_prefix(key::user_key(&file[f.last.clone()])))
-        .collect()
-}
-
-/// Fences per group of the sampled top index ([`group_lasts`]): 16
-/// prefixes are two cache lines.
-pub(crate) const GROUP: usize = 16;
-
-/// The last prefix of every group of [`GROUP`] fences: a top index small
-/// enough to stay cached (1/16 of the fences), so that a point lookup binary
-/// searches it and then touches one or two lines of `prefixes`.
-pub(crate) fn group_lasts(prefixes: &[u64]) -> Vec<u64> {
-    prefixes.chunks(GROUP).map(|c| c[c.len() - 1]).collect()
-}
-
-/// Index of the first fence whose last key is `>= target` (`fences.len()`
-/// if none), for one point lookup: the top index narrows the search to
-/// the first group whose last prefix is not below the target's, then
-/// [`gallop_last_ge`] finishes (fences of earlier groups all have smaller
-/// prefixes, so they are below the target).
-pub(crate) fn point_last_ge(
-    file: &[u8],
-    fences: &[Fence],
-    prefixes: &[u64],
-    groups: &[u64],
-    target: &[u8],
-) -> usize {
-    let target_prefix = slsm_skiplist::key_prefix(key::user_key(target));
-    let g = groups.partition_point(|&p| p < target_prefix);
-    gallop_last_ge(file, fences, prefixes, target, g * GROUP)
-}
-
-/// Index of the first fence at or after `from` whose last key is `>=
-/// target`, found by galloping then binary search (`fences.len()` if none).
-/// `prefixes` is [`last_prefixes`] of `fences`.
-pub(crate) fn gallop_last_ge(
-    file: &[u8],
-    fences: &[Fence],
-    prefixes: &[u64],
-    target: &[u8],
-    from: usize,
-) -> usize {
-    let target_prefix = slsm_skiplist::key_prefix(key::user_key(target));
-    let below = |i: usize| match prefixes[i].cmp(&target_prefix) {
-        Ordering::Less => true,
-        Ordering::Greater => false,
-        Ordering::Equal => key::compare(&file[fences[i].last.clone()], target) == Ordering::Less,
-    };
-    let (mut lo, mut step) = (from.min(fences.len()), 1usize);
-    let mut hi = lo;
-    while hi < fences.len() && below(hi) {
-        lo = hi + 1;
-        hi = hi.saturating_add(step).min(fences.len());
-        step = step.saturating_mul(2);
-    }
-    // Binary search in [lo, hi) for the first fence not below the target.
-    let (mut a, mut b) = (lo, hi);
-    while a < b {
-        let mid = a + (b - a) / 2;
-        if below(mid) {
-            a = mid + 1;
+    /// Last internal key of block `i`.
+    pub fn last_key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
         } else {
-            b = mid;
+            self.key_ends[i - 1] as usize
+        };
+        &self.keys[start..self.key_ends[i] as usize]
+    }
+
+    /// Where block `i` is stored.
+    pub fn handle(&self, i: usize) -> Handle {
+        let offset = if i == 0 { 0 } else { self.block_ends[i - 1] };
+        Handle {
+            offset,
+            len: self.block_ends[i] - offset,
         }
     }
-    a
+
+    /// Bytes the index holds in memory.
+    pub fn memory_usage(&self) -> usize {
+        self.keys.capacity()
+            + 4 * self.key_ends.capacity()
+            + 8 * (self.block_ends.capacity() + self.prefixes.capacity() + self.groups.capacity())
+    }
+
+    /// Index of the first block whose last key is `>= target` (`len()` if
+    /// none), for one point lookup: the top index narrows the search to the
+    /// first group whose last prefix is not below the target's, then
+    /// [`gallop_last_ge`](Self::gallop_last_ge) finishes (fences of earlier
+    /// groups all have smaller prefixes, so they are below the target).
+    pub fn point_last_ge(&self, target: &[u8]) -> usize {
+        let target_prefix = slsm_skiplist::key_prefix(key::user_key(target));
+        let g = self.groups.partition_point(|&p| p < target_prefix);
+        self.gallop_last_ge(target, g * GROUP)
+    }
+
+    /// Index of the first block at or after `from` whose last key is `>=
+    /// target`, found by galloping then binary search (`len()` if none).
+    pub fn gallop_last_ge(&self, target: &[u8], from: usize) -> usize {
+        let n = self.len();
+        let target_prefix = slsm_skiplist::key_prefix(key::user_key(target));
+        let below = |i: usize| match self.prefixes[i].cmp(&target_prefix) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => key::compare(self.last_key(i), target) == Ordering::Less,
+        };
+        let (mut lo, mut step) = (from.min(n), 1usize);
+        let mut hi = lo;
+        while hi < n && below(hi) {
+            lo = hi + 1;
+            hi = hi.saturating_add(step).min(n);
+            step = step.saturating_mul(2);
+        }
+        // Binary search in [lo, hi) for the first fence not below the target.
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if below(mid) {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        a
+    }
 }
 
-/// Index of the last fence whose first key is `<= target`, if any.
-pub(crate) fn last_first_le(file: &[u8], fences: &[Fence], target: &[u8]) -> Option<usize> {
-    fences
-        .partition_point(|f| key::compare(&file[f.first.clone()], target) != Ordering::Greater)
-        .checked_sub(1)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{encode, Kind};
+
+    fn index_of(keys: &[Vec<u8>], len: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_varint(&mut out, keys.len() as u64);
+        for k in keys {
+            put_entry(&mut out, k, len);
+        }
+        out
+    }
+
+    #[test]
+    fn searches_agree_with_a_scan() {
+        let keys: Vec<Vec<u8>> = (0..100u64)
+            .map(|i| encode(&(i * 10).to_be_bytes(), 5, Kind::Value))
+            .collect();
+        let payload = index_of(&keys, 100);
+        let index = Index::decode(&payload, 0, 100 * 100).unwrap();
+        assert_eq!(index.len(), 100);
+        assert_eq!(
+            index.handle(3),
+            Handle {
+                offset: 300,
+                len: 100
+            }
+        );
+        for t in 0..1010u64 {
+            let target = encode(&t.to_be_bytes(), 5, Kind::Value);
+            let want = keys.partition_point(|k| key::compare(k, &target) == Ordering::Less);
+            assert_eq!(index.point_last_ge(&target), want, "{t}");
+            assert_eq!(index.gallop_last_ge(&target, 0), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn damaged_indexes_are_rejected() {
+        let a = encode(b"a", 1, Kind::Value);
+        let b = encode(b"b", 1, Kind::Value);
+        assert!(
+            Index::decode(&index_of(&[b.clone(), a.clone()], 100), 0, 200).is_err(),
+            "order"
+        );
+        assert!(
+            Index::decode(&index_of(&[a.clone(), b.clone()], 100), 0, 300).is_err(),
+            "cover"
+        );
+        assert!(
+            Index::decode(&index_of(std::slice::from_ref(&a), 3), 0, 3).is_err(),
+            "tiny block"
+        );
+        assert!(
+            Index::decode(&index_of(&[b"x".to_vec()], 100), 0, 100).is_err(),
+            "bad key"
+        );
+        assert!(Index::decode(&[0xff], 0, 0).is_err(), "truncated");
+        let ok = index_of(&[a, b], 100);
+        assert!(Index::decode(&ok, 0, 200).is_ok());
+    }
 }

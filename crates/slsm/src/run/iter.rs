@@ -4,30 +4,27 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::block::Block;
-use super::index;
+use super::chunks::ChunkReader;
 use super::reader::RunFile;
 use crate::error::{Error, Result};
 
 /// A cursor over the entries of a run in [`crate::key::compare`] order. It
 /// owns an `Arc` of the file, so it may outlive the run's place in the
-/// engine's version. Every block it enters is checksum-verified (once per
-/// process, see the module docs of `run`); a
-/// corruption found while moving makes the cursor invalid and is reported
-/// by [`RunIter::status`]. Positioning calls (`seek*`) clear the status.
+/// engine's version. Every block it enters is verified when read from the
+/// file (see the module docs of `run`); a corruption found while moving
+/// makes the cursor invalid and is reported by [`RunIter::status`].
+/// Positioning calls (`seek*`) clear the status.
 pub struct RunIter {
     file: Arc<RunFile>,
     block_idx: usize,
-    block: Option<Block>,
+    block: Option<Arc<Block>>,
     pos: usize,
     entry: Option<(Range<usize>, Range<usize>)>,
     status: Option<Error>,
-    /// For one forward pass (a merge): file bytes below this offset have
-    /// been released; `None` when not releasing.
-    released_to: Option<usize>,
+    /// For one forward pass (a merge): blocks are read in big chunks,
+    /// outside the block cache.
+    chunks: Option<ChunkReader>,
 }
-
-/// A sequential cursor releases what it has read in steps of this size.
-const RELEASE_STEP: usize = 4 << 20;
 
 impl std::fmt::Debug for RunIter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,41 +47,26 @@ impl RunIter {
             pos: 0,
             entry: None,
             status: None,
-            released_to: None,
+            chunks: None,
         }
     }
 
     /// A cursor for one forward pass over the whole file (a merge input):
-    /// pages it has moved past are released from this process's resident
-    /// memory (they stay in the page cache), so merging large runs does not
-    /// make them resident.
+    /// blocks are read in large chunks without going through the block
+    /// cache, so a merge does not evict what lookups use, and the pages it
+    /// has read are dropped from the page cache.
     pub fn sequential(file: Arc<RunFile>) -> RunIter {
         let mut it = RunIter::new(file);
-        it.released_to = Some(0);
+        it.chunks = Some(ChunkReader::new(true));
         it
-    }
-
-    fn release_behind(&mut self, offset: usize) {
-        if let Some(done) = self.released_to {
-            if offset >= done + RELEASE_STEP {
-                self.file.release(done..offset);
-                self.released_to = Some(offset);
-            }
-        }
-    }
-
-    /// Starts loading what [`seek`](Self::seek) to `ikey` will read.
-    pub fn prefetch_seek(&self, ikey: &[u8]) {
-        self.file.prefetch_seek(ikey);
     }
 
     /// Positions at the first entry `>= ikey`.
     pub fn seek(&mut self, ikey: &[u8]) {
         self.status = None;
-        let file = self.file.clone();
-        let i = file.block_for_point(ikey);
+        let i = self.file.block_for_point(ikey);
         self.enter(i, |b| {
-            let j = b.lower_bound(file.data(), ikey, 0).ok()?;
+            let j = b.lower_bound(ikey, 0).ok()?;
             (j < b.count()).then_some(j)
         });
     }
@@ -92,10 +74,26 @@ impl RunIter {
     /// Positions at the last entry `<= ikey`.
     pub fn seek_for_prev(&mut self, ikey: &[u8]) {
         self.status = None;
-        let file = self.file.clone();
-        match index::last_first_le(file.data(), file.fences(), ikey) {
-            Some(i) => self.enter(i, |b| b.last_at_or_before(file.data(), ikey).ok()?),
-            None => self.invalidate(),
+        let n = self.file.num_blocks();
+        let i = self.file.block_for_point(ikey);
+        if i == n {
+            // Every key is smaller: the last entry of the run.
+            return self.seek_to_last();
+        }
+        // Block i holds the first key >= ikey: the answer is in it, or is
+        // the last entry of the block before.
+        let block = match self.load(i) {
+            Ok(b) => b,
+            Err(e) => return self.fail(e),
+        };
+        match block.last_at_or_before(ikey) {
+            Ok(Some(j)) => {
+                self.block_idx = i;
+                self.set_pos(block, j);
+            }
+            Ok(None) if i > 0 => self.enter(i - 1, |b| Some(b.count() - 1)),
+            Ok(None) => self.invalidate(),
+            Err(c) => self.fail(self.file.to_error(c)),
         }
     }
 
@@ -108,8 +106,7 @@ impl RunIter {
     /// Positions at the last entry.
     pub fn seek_to_last(&mut self) {
         self.status = None;
-        let n = self.file.num_blocks();
-        match n.checked_sub(1) {
+        match self.file.num_blocks().checked_sub(1) {
             Some(i) => self.enter(i, |b| Some(b.count() - 1)),
             None => self.invalidate(),
         }
@@ -117,7 +114,7 @@ impl RunIter {
 
     /// Moves to the next entry (invalid after the last one).
     pub fn next(&mut self) {
-        let Some(block) = self.block.filter(|_| self.entry.is_some()) else {
+        let Some(block) = self.block.clone().filter(|_| self.entry.is_some()) else {
             return;
         };
         if self.pos + 1 < block.count() {
@@ -129,7 +126,7 @@ impl RunIter {
 
     /// Moves to the previous entry (invalid before the first one).
     pub fn prev(&mut self) {
-        let Some(block) = self.block.filter(|_| self.entry.is_some()) else {
+        let Some(block) = self.block.clone().filter(|_| self.entry.is_some()) else {
             return;
         };
         if self.pos > 0 {
@@ -152,7 +149,10 @@ impl RunIter {
             .entry
             .as_ref()
             .expect("RunIter::key on an invalid cursor");
-        &self.file.data()[k.clone()]
+        self.block
+            .as_ref()
+            .expect("a valid cursor has a block")
+            .slice(k.clone())
     }
 
     /// The current value. Panics if the cursor is not valid.
@@ -161,7 +161,10 @@ impl RunIter {
             .entry
             .as_ref()
             .expect("RunIter::value on an invalid cursor");
-        &self.file.data()[v.clone()]
+        self.block
+            .as_ref()
+            .expect("a valid cursor has a block")
+            .slice(v.clone())
     }
 
     /// The corruption that invalidated the cursor, if any.
@@ -172,6 +175,25 @@ impl RunIter {
         }
     }
 
+    /// The file the cursor reads.
+    pub(crate) fn file(&self) -> &Arc<RunFile> {
+        &self.file
+    }
+
+    /// Block `i`: through the cache, or from the chunk reader for one pass.
+    fn load(&mut self, i: usize) -> Result<Arc<Block>> {
+        let Some(chunks) = self.chunks.as_mut() else {
+            return self.file.block(i);
+        };
+        let h = self.file.index().handle(i);
+        let end = self.file.properties().data_bytes;
+        let stored = chunks
+            .bytes(self.file.raw_file(), h, end)
+            .map_err(|e| Error::io(self.file.path(), e))?
+            .to_vec();
+        self.file.decode_stored(i, stored).map(Arc::new)
+    }
+
     /// Loads block `i` (invalid if past the end) and moves to the entry
     /// `pick` selects; `None` from `pick` means the block contradicts its
     /// fence pointer.
@@ -179,12 +201,11 @@ impl RunIter {
         if i >= self.file.num_blocks() {
             return self.invalidate();
         }
-        let block = match self.file.load_block(i) {
+        let block = match self.load(i) {
             Ok(b) => b,
             Err(e) => return self.fail(e),
         };
         self.block_idx = i;
-        self.release_behind(block.offset() as usize);
         match pick(&block) {
             Some(j) => self.set_pos(block, j),
             None => {
@@ -196,15 +217,15 @@ impl RunIter {
         }
     }
 
-    fn set_pos(&mut self, block: Block, j: usize) {
-        match block.entry(self.file.data(), j) {
-            Ok(e) => {
+    fn set_pos(&mut self, block: Arc<Block>, j: usize) {
+        match block.entry_ranges(j) {
+            Ok(ranges) => {
                 self.block = Some(block);
                 self.pos = j;
-                self.entry = Some((e.key, e.value));
+                self.entry = Some(ranges);
             }
             Err(c) => {
-                let e = self.file.corruption(c.offset, &c.reason);
+                let e = self.file.to_error(c);
                 self.fail(e)
             }
         }

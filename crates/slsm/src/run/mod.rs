@@ -1,50 +1,53 @@
-//! Sorted run files (paper section 2.4): immutable, memory-mapped files of
-//! internal-key/value pairs sorted by [`crate::key::compare`], with fence
-//! pointers, a Bloom filter over the user keys, min/max keys and sequence
-//! numbers, and the run's range tombstones.
+//! Sorted run files ("The Skiplist-Based LSM Tree", section 2.4): immutable
+//! files of internal-key/value pairs sorted by [`crate::key::compare`],
+//! with fence pointers, a Bloom filter over the user keys, min/max keys and
+//! sequence numbers, the run's range tombstones, and the identity of the
+//! database they belong to.
 //!
 //! Write a run with [`RunBuilder`], open it with [`RunFile::open`], read it
 //! with [`RunFile::seek`], [`RunFile::multi_seek`] or a [`RunIter`].
 //!
-//! # File format (version 1)
+//! # File format (version 2)
 //!
 //! All fixed-size integers are little endian; `varint` is unsigned LEB128.
-//! Every block ends with a 4-byte masked CRC32C of the bytes before it in
-//! the block; the footer ends with the CRC32C of the footer.
+//! Every stored block ends with a 5-byte trailer: a codec byte (0 raw,
+//! 1 LZ4, 2 Zstandard) and the masked CRC32C of the payload and the codec
+//! byte. A compressed payload is `varint raw_len | compressed bytes`
+//! (see `compress.rs`); meta blocks are always raw.
 //!
 //! ```text
 //! offset 0
-//! +-----------------------------+  data blocks, contiguous, in key order
+//! +-----------------------------+  data blocks, contiguous, in key order; raw form:
 //! | data block 0                |  entry*  = varint key_len | varint value_len | key | value
 //! | data block 1                |  then    u32 offset (from block start) of each entry
 //! | ...                         |          u32 entry count (>= 1)
-//! +-----------------------------+          u32 crc
-//! | index block                 |  varint n; per data block: varint len | first ikey |
-//! |  (the fence pointers)       |  varint len | last ikey | u64 offset | u32 length; crc
 //! +-----------------------------+
-//! | filter block                |  bloom::build_filter over the distinct user keys; crc
+//! | index block                 |  varint n; per data block: varint len | last ikey |
+//! |  (the fence pointers)       |  varint stored length (offsets follow: blocks are contiguous)
+//! +-----------------------------+
+//! | filter block                |  bloom::build_filter over the distinct user keys
 //! +-----------------------------+
 //! | range-tombstone block       |  varint n; per tombstone: varint len | start |
-//! |                             |  varint len | end | u64 seq; crc
+//! |                             |  varint len | end | u64 seq
 //! +-----------------------------+
-//! | properties block            |  u32 version | u64 entries | u64 tombstones |
-//! |                             |  u64 range tombstones | u64 min seq | u64 max seq |
-//! |                             |  u64 data bytes | varint len | min user key |
-//! |                             |  varint len | max user key; crc
+//! | properties block            |  u32 version | 16-byte database id | u64 file number |
+//! |                             |  u64 entries | u64 tombstones | u64 range tombstones |
+//! |                             |  u64 min seq | u64 max seq | u64 data bytes |
+//! |                             |  u64 raw data bytes | u64 largest raw block |
+//! |                             |  varint len | min user key | varint len | max user key
 //! +-----------------------------+
-//! | footer (80 bytes)           |  (u64 offset, u64 length) of index, filter,
-//! |                             |  range-tombstone, properties blocks |
-//! |                             |  u32 version | u64 magic "sLSMrun1" | u32 crc
+//! | footer (84 bytes)           |  (u64 offset, u64 length) of index, filter,
+//! |                             |  range-tombstone, properties blocks | u32 CRC32C of
+//! |                             |  every byte before the footer | u32 version |
+//! |                             |  u64 magic "sLSMrun1" | u32 crc of the footer
 //! +-----------------------------+ end of file
 //! ```
 //!
-//! A data block holds at most `fence_entries` (the paper's mu) entries and
-//! is closed before it would grow past `max_block_bytes`; an entry bigger
-//! than that gets a block of its own. The index keeps both the first and the
-//! last internal key of each block, so a seek picks the one block that holds
-//! its answer ("first block whose last key >= lookup") and never has to read
-//! a second one, and a reverse seek picks "last block whose first key <=
-//! lookup".
+//! A data block is closed once it reaches `max_block_bytes` (4 KiB by
+//! default, about one read from the device) or `fence_entries` entries (the
+//! paper's mu); an entry bigger than that gets a block of its own. The
+//! index keeps the last internal key of each block: a seek reads the one
+//! block whose last key is the first at or after its target.
 //!
 //! Empty runs (no point entries) are allowed: they may still carry range
 //! tombstones. Their min/max user keys are empty and
@@ -52,49 +55,72 @@
 //! point entries only (range tombstones are consulted separately), while the
 //! sequence-number range covers both.
 //!
-//! Opening a run verifies the footer and the checksums of the index, filter,
-//! range-tombstone and properties blocks; a data block is verified the first
-//! time this process reads it (one bit per block remembers it, as a block
-//! cache verifies on admission: a mapped page cannot change under an
-//! immutable file short of a kernel or hardware fault, and re-checking 1-4
-//! KiB on every lookup cost more than the lookup). [`RunFile::verify`]
-//! checks the whole file every time.
+//! # Reading
+//!
+//! Files are read with positional reads, never mapped: a file truncated by
+//! another process gives an error for the read that meets the damage, not a
+//! signal. Opening a run reads and verifies the footer and the index,
+//! filter, range-tombstone and properties blocks, which stay in memory
+//! (pinned) as long as the file is open. Data blocks are read through the
+//! database's [`BlockCache`]: a block is verified (checksum, codec, layout)
+//! when it is read from the file and kept decompressed. A file the file
+//! system already holds in memory (`MemFs`) is read in place, each block
+//! verified the first time this process reads it. [`RunFile::verify`]
+//! checks the whole file, and its checksum, every time.
 
 mod block;
 mod builder;
+mod cache;
+mod chunks;
+mod compress;
+mod fetch;
 mod format;
 mod index;
 mod iter;
 mod reader;
 #[cfg(test)]
 mod tests;
+mod verify;
 
 pub use builder::RunBuilder;
+pub use cache::{BlockCache, CacheStats};
+pub use compress::Codec;
+pub(crate) use fetch::fetch;
 pub use iter::RunIter;
-pub use reader::{KeyValue, RunFile};
+pub use reader::{Entry, KeyValue, RunFile};
 
 use crate::error::{Error, Result};
+use crate::manifest::DbId;
 
 /// Options for writing a run file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOptions {
     /// Entries per fence pointer (the paper's mu): the most entries in one
-    /// data block. Default 16.
+    /// data block. Default 128 (blocks are usually closed by size first).
     pub fence_entries: usize,
-    /// A data block is closed before it grows past this many bytes (a single
-    /// bigger entry gets its own block). Default 16 KiB.
+    /// A data block is closed once it holds this many bytes (a single
+    /// bigger entry gets its own block). Default 4 KiB.
     pub max_block_bytes: usize,
     /// Target false-positive rate of the run's Bloom filter (the paper's
     /// epsilon), in `(0, 1)`. Default 0.01.
     pub bloom_fp_rate: f64,
+    /// How data blocks are compressed. Default none.
+    pub codec: Codec,
+    /// The file's number in its database (recorded in the file).
+    pub file_number: u64,
+    /// The database the file belongs to (recorded in the file).
+    pub db_id: DbId,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
-            fence_entries: 16,
-            max_block_bytes: 16 * 1024,
+            fence_entries: 128,
+            max_block_bytes: 4 * 1024,
             bloom_fp_rate: 0.01,
+            codec: Codec::None,
+            file_number: 0,
+            db_id: [0; 16],
         }
     }
 }
@@ -126,9 +152,8 @@ impl RunOptions {
 }
 
 /// What is known of a run file: its identity, size, checksum and contents.
-/// The same record lives in the manifest (one per run of every level) and,
-/// but for the fields only the finished file knows, in the run file's
-/// properties block.
+/// The same record lives in the manifest (one per run of every level) and in
+/// the run file itself (its properties block and footer).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct RunProperties {
     /// The file's number; its name is [`crate::files::run_file_name`] of it.
@@ -149,8 +174,12 @@ pub struct RunProperties {
     pub max_seq: u64,
     /// Size of the whole file in bytes.
     pub file_size: u64,
-    /// Bytes of the data blocks.
+    /// Bytes of the data blocks as stored (compressed).
     pub data_bytes: u64,
+    /// Bytes of the data blocks uncompressed.
+    pub raw_data_bytes: u64,
+    /// CRC32C of every byte of the file before its footer.
+    pub checksum: u32,
 }
 
 impl RunProperties {
@@ -167,6 +196,8 @@ impl RunProperties {
             self.min_seq,
             self.max_seq,
             self.data_bytes,
+            self.raw_data_bytes,
+            u64::from(self.checksum),
         ] {
             put_u64(out, v);
         }
@@ -177,11 +208,11 @@ impl RunProperties {
     /// Decodes what [`encode_into`](Self::encode_into) wrote; `None` if the
     /// input is short or malformed.
     pub(crate) fn decode_from(r: &mut crate::codec::Reader<'_>) -> Option<RunProperties> {
-        let mut ints = [0u64; 8];
+        let mut ints = [0u64; 10];
         for v in &mut ints {
             *v = r.u64()?;
         }
-        let [file_number, file_size, entries, tombstones, range_tombstones, min_seq, max_seq, data_bytes] =
+        let [file_number, file_size, entries, tombstones, range_tombstones, min_seq, max_seq, data_bytes, raw_data_bytes, checksum] =
             ints;
         Some(RunProperties {
             file_number,
@@ -192,6 +223,8 @@ impl RunProperties {
             min_seq,
             max_seq,
             data_bytes,
+            raw_data_bytes,
+            checksum: u32::try_from(checksum).ok()?,
             min_user_key: r.length_prefixed()?.to_vec(),
             max_user_key: r.length_prefixed()?.to_vec(),
         })

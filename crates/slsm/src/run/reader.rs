@@ -1,4 +1,5 @@
-//! [`RunFile`]: an open, immutable, memory-mapped run.
+//! [`RunFile`]: an open, immutable run, read with positional reads through
+//! the database's block cache.
 
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -6,32 +7,66 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use super::block::Block;
-use super::format::{self, check_block, corrupt, Corrupt, Decoded, Footer, Handle, FOOTER_LEN};
-use super::index::{self, Fence};
+use super::block::{Block, BlockBytes};
+use super::cache::BlockCache;
+use super::compress::decompress;
+use super::format::{self, check_block, Corrupt, Footer, Handle, FOOTER_LEN, TRAILER_LEN};
+use super::index::Index;
 use super::{RangeTombstone, RunProperties};
 use crate::bloom::BloomView;
 use crate::error::{Error, Result};
-use crate::fs::{FileBytes, FileSystem};
+use crate::fs::{Advice, FileSystem, RandomAccessFile};
 use crate::key;
+use crate::manifest::DbId;
 
-/// An entry borrowed from a mapped run: `(internal key, value)`.
+/// An entry borrowed from a run's block: `(internal key, value)`.
 pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
+
+/// Cache ids: unique per opened file in this process, so that files of
+/// different databases (or a file reopened) never share cache entries.
+static NEXT_CACHE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Cache capacity of a run opened without a database's cache.
+const STANDALONE_CACHE: usize = 8 << 20;
+
+/// An entry of a run and the block that holds it.
+#[derive(Debug)]
+pub struct Entry {
+    block: Arc<Block>,
+    key: Range<usize>,
+    value: Range<usize>,
+}
+
+impl Entry {
+    /// The internal key.
+    pub fn key(&self) -> &[u8] {
+        self.block.slice(self.key.clone())
+    }
+
+    /// The value.
+    pub fn value(&self) -> &[u8] {
+        self.block.slice(self.value.clone())
+    }
+}
 
 /// An open run file. Immutable, `Send + Sync`; share it as `Arc<RunFile>`.
 pub struct RunFile {
     path: PathBuf,
     fs: Arc<dyn FileSystem>,
-    map: FileBytes,
-    props: RunProperties,
-    fences: Vec<Fence>,
-    /// User-key prefixes of the fences' last keys (see `index::last_prefixes`).
-    last_prefixes: Vec<u64>,
-    /// Top index over `last_prefixes` (see `index::group_lasts`).
-    group_lasts: Vec<u64>,
-    /// One bit per data block whose checksum this process has verified.
+    file: Box<dyn RandomAccessFile>,
+    /// The whole file, when the file system holds it in memory: raw blocks
+    /// are then read in place.
+    in_memory: Option<Arc<Vec<u8>>>,
+    /// One bit per data block whose checksum this process has verified (for
+    /// blocks read in place).
     verified: Box<[AtomicU64]>,
-    filter: Range<usize>,
+    cache: Arc<BlockCache>,
+    cache_id: u64,
+    props: RunProperties,
+    db_id: DbId,
+    max_block_raw: u64,
+    index: Index,
+    filter: Vec<u8>,
     range_dels: Vec<RangeTombstone>,
     obsolete: AtomicBool,
 }
@@ -41,53 +76,66 @@ impl std::fmt::Debug for RunFile {
         f.debug_struct("RunFile")
             .field("path", &self.path)
             .field("properties", &self.props)
-            .field("blocks", &self.fences.len())
+            .field("blocks", &self.index.len())
             .finish()
     }
 }
 
 /// The metadata decoded from the footer and meta blocks.
 struct Meta {
-    props: RunProperties,
-    fences: Vec<Fence>,
-    filter: Range<usize>,
+    file: format::FileProperties,
+    index: Index,
+    filter: Vec<u8>,
     range_dels: Vec<RangeTombstone>,
 }
 
 impl RunFile {
-    /// Maps the run at `path` and verifies its footer and the checksums and
-    /// structure of its index, filter, range-tombstone and properties
-    /// blocks. Damage is reported as `Error::Corruption`.
+    /// Opens the run at `path` on the operating system's file system with a
+    /// cache of its own; see [`open_in`](Self::open_in).
     pub fn open(path: &Path) -> Result<RunFile> {
         RunFile::open_with(crate::fs::std_fs(), path)
     }
 
-    /// [`open`](Self::open) through the file system `fs` (the real one maps
-    /// the file; see `StdFs::map` for why that is sound).
+    /// [`open`](Self::open) through the file system `fs`.
     pub fn open_with(fs: Arc<dyn FileSystem>, path: &Path) -> Result<RunFile> {
-        let map = fs.map(path).map_err(|e| Error::io(path, e))?;
-        if map.len() < FOOTER_LEN {
+        RunFile::open_in(fs, path, BlockCache::new(STANDALONE_CACHE))
+    }
+
+    /// Opens the run at `path` through `fs`, its data blocks read through
+    /// `cache`: reads and verifies the footer and the index, filter,
+    /// range-tombstone and properties blocks (kept in memory while the file
+    /// is open). Damage is reported as `Error::Corruption`.
+    pub fn open_in(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        cache: Arc<BlockCache>,
+    ) -> Result<RunFile> {
+        let file = fs.open_random(path).map_err(|e| Error::io(path, e))?;
+        let len = file.len();
+        if len < FOOTER_LEN as u64 {
             return Err(Error::corruption(
                 path,
                 0,
                 "file too short for a run footer",
             ));
         }
-        let meta = decode_meta(&map).map_err(|c| Error::corruption(path, c.offset, c.reason))?;
-        let last_prefixes = index::last_prefixes(&map, &meta.fences);
-        let group_lasts = index::group_lasts(&last_prefixes);
-        let verified = (0..meta.fences.len().div_ceil(64))
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        let meta = read_meta(&*file, path)?;
+        file.advise(Advice::Random);
+        let blocks = meta.index.len();
         Ok(RunFile {
+            in_memory: file.in_memory(),
             path: path.to_path_buf(),
             fs,
-            map,
-            props: meta.props,
-            fences: meta.fences,
-            last_prefixes,
-            group_lasts,
-            verified,
+            file,
+            verified: (0..blocks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            cache,
+            cache_id: NEXT_CACHE_ID.fetch_add(1, AtomicOrdering::Relaxed),
+            props: meta.file.props,
+            db_id: meta.file.db_id,
+            max_block_raw: meta.file.max_block_raw,
+            index: meta.index,
             filter: meta.filter,
             range_dels: meta.range_dels,
             obsolete: AtomicBool::new(false),
@@ -104,15 +152,31 @@ impl RunFile {
         &self.props
     }
 
+    /// The database the file says it belongs to.
+    pub fn db_id(&self) -> DbId {
+        self.db_id
+    }
+
     /// Size of the file in bytes.
     pub fn file_size(&self) -> u64 {
         self.props.file_size
     }
 
+    /// Bytes the open file holds in memory (index, filter, range
+    /// tombstones), beyond the blocks it has in the cache.
+    pub fn pinned_bytes(&self) -> usize {
+        let tombstones: usize = self
+            .range_dels
+            .iter()
+            .map(|t| t.start.len() + t.end.len() + 56)
+            .sum();
+        self.index.memory_usage() + self.filter.capacity() + tombstones + 8 * self.verified.len()
+    }
+
     /// False if no user key with [`crate::bloom::hash_key`] hash `h` is in
     /// the run (Bloom filter test).
     pub fn may_contain_hash(&self, h: u64) -> bool {
-        BloomView::parse(&self.map[self.filter.clone()]).is_none_or(|v| v.may_contain_hash(h))
+        BloomView::parse(&self.filter).is_none_or(|v| v.may_contain_hash(h))
     }
 
     /// Bytes of the run's Bloom filter.
@@ -129,7 +193,7 @@ impl RunFile {
     /// will read for `h`, so that a lookup probing many runs waits for
     /// their filters' cache misses once, not once per run.
     pub fn prefetch_filter(&self, h: u64) {
-        if let Some(v) = BloomView::parse(&self.map[self.filter.clone()]) {
+        if let Some(v) = BloomView::parse(&self.filter) {
             v.prefetch_hash(h);
         }
     }
@@ -147,102 +211,57 @@ impl RunFile {
     }
 
     /// The first entry whose internal key is `>= lookup` (by
-    /// [`key::compare`]), or `None` if every key is smaller. The block read
-    /// is checksum-verified.
-    pub fn seek(&self, lookup: &[u8]) -> Result<Option<KeyValue<'_>>> {
+    /// [`key::compare`]), or `None` if every key is smaller.
+    pub fn seek(&self, lookup: &[u8]) -> Result<Option<Entry>> {
         let i = self.block_for_point(lookup);
-        if i == self.fences.len() {
+        if i == self.num_blocks() {
             return Ok(None);
         }
-        self.prefetch_block(i);
-        let block = self.load_block(i)?;
-        self.answer_in(&block, lookup, 0).map(|(_, kv)| Some(kv))
-    }
-
-    /// Starts loading the data block a seek to `ikey` reads, so that a
-    /// merging iterator positioning many runs waits for their blocks in
-    /// parallel instead of one after another. A hint: nothing is verified.
-    pub fn prefetch_seek(&self, ikey: &[u8]) {
-        let i = self.block_for_point(ikey);
-        if i < self.fences.len() {
-            self.prefetch_block(i);
-        }
+        let block = self.block(i)?;
+        let j = self.answer_in(&block, lookup, 0)?;
+        let (key, value) = block.entry_ranges(j).map_err(|c| self.to_error(c))?;
+        Ok(Some(Entry { block, key, value }))
     }
 
     /// [`RunFile::seek`] for many lookups sorted ascending by
     /// [`key::compare`]: sweeps the fences forward (galloping from the
-    /// current block) and reuses the decoded block between lookups that land
-    /// in the same block. Calls `out(i, result)` for each `lookups[i]` in
-    /// order. Unsorted input still gives correct answers, only slower.
+    /// current block) and reuses a block between lookups that land in it.
+    /// Calls `out(i, result)` for each `lookups[i]` in order. Unsorted input
+    /// still gives correct answers, only slower.
     pub fn multi_seek(
         &self,
         lookups: &[&[u8]],
         out: &mut dyn FnMut(usize, Option<KeyValue<'_>>),
     ) -> Result<()> {
         let mut fence = 0;
-        let mut cached: Option<(usize, Block)> = None;
+        let mut current: Option<(usize, Arc<Block>)> = None;
         let mut pos = 0;
         for (n, lookup) in lookups.iter().enumerate() {
             if n > 0 && key::compare(lookup, lookups[n - 1]) == Ordering::Less {
                 (fence, pos) = (0, 0);
             }
-            fence = self.block_for(lookup, fence);
-            if fence == self.fences.len() {
+            fence = self.index.gallop_last_ge(lookup, fence);
+            if fence == self.num_blocks() {
                 out(n, None);
                 continue;
             }
-            let block = match cached {
-                Some((i, b)) if i == fence => b,
-                _ => {
-                    let b = self.load_block(fence)?;
-                    cached = Some((fence, b));
-                    pos = 0;
-                    b
-                }
-            };
-            let (j, kv) = self.answer_in(&block, lookup, pos)?;
-            pos = j;
-            out(n, Some(kv));
+            if current.as_ref().is_none_or(|(i, _)| *i != fence) {
+                current = Some((fence, self.block(fence)?));
+                pos = 0;
+            }
+            let block = &current.as_ref().expect("loaded above").1;
+            pos = self.answer_in(block, lookup, pos)?;
+            out(n, Some(block.entry(pos).map_err(|c| self.to_error(c))?));
         }
         Ok(())
     }
 
-    /// Reads every block, checks every checksum, that keys are valid and
-    /// strictly sorted and match the index and the properties, and that the
-    /// filter knows every user key. Returns the number of entries checked.
+    /// Reads the whole file: checks its checksum, every block's checksum,
+    /// that keys are valid and strictly sorted and match the index and the
+    /// properties, and that the filter knows every user key. Returns the
+    /// number of entries checked.
     pub fn verify(&self) -> Result<u64> {
-        let mut prev: Option<&[u8]> = None;
-        let (mut entries, mut tombstones) = (0u64, 0u64);
-        for i in 0..self.fences.len() {
-            let block = self.load_block_checked(i)?;
-            for j in 0..block.count() {
-                let (k, _) = self.kv(&block, j)?;
-                let bad = |why: &str| self.corruption(block.offset(), why);
-                let parsed = key::parse(k).ok_or_else(|| bad("invalid internal key"))?;
-                if prev.is_some_and(|p| key::compare(p, k) != Ordering::Less) {
-                    return Err(bad("keys out of order"));
-                }
-                if !self.may_contain_hash(crate::bloom::hash_key(parsed.user_key)) {
-                    return Err(bad("Bloom filter misses a stored key"));
-                }
-                let fence = &self.fences[i];
-                if (j == 0 && k != &self.map[fence.first.clone()])
-                    || (j + 1 == block.count() && k != &self.map[fence.last.clone()])
-                {
-                    return Err(bad("block does not match its fence pointer"));
-                }
-                tombstones += u64::from(parsed.kind == key::Kind::Delete);
-                entries += 1;
-                prev = Some(k);
-            }
-        }
-        if entries != self.props.entries || tombstones != self.props.tombstones {
-            return Err(self.corruption(
-                self.props.data_bytes,
-                "entry counts disagree with properties",
-            ));
-        }
-        Ok(entries)
+        super::verify::verify(self)
     }
 
     /// Marks the file for deletion when the last reference is dropped (used
@@ -251,83 +270,117 @@ impl RunFile {
         self.obsolete.store(true, AtomicOrdering::Release);
     }
 
-    /// The mapped bytes.
-    pub(crate) fn data(&self) -> &[u8] {
-        &self.map
-    }
-
     /// Number of data blocks.
     pub(crate) fn num_blocks(&self) -> usize {
-        self.fences.len()
-    }
-
-    /// Releases `range` of the mapped file from resident memory (see
-    /// `FileBytes::release`).
-    pub(crate) fn release(&self, range: std::ops::Range<usize>) {
-        self.map.release(range);
+        self.index.len()
     }
 
     /// The fence pointers.
-    pub(crate) fn fences(&self) -> &[Fence] {
-        &self.fences
+    pub(crate) fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The file, for reads outside the cache (merges, `verify`).
+    pub(crate) fn raw_file(&self) -> &dyn RandomAccessFile {
+        &*self.file
     }
 
     /// Index of the first block whose last key is `>= target`
-    /// (`num_blocks()` if none), for a search from scratch: through the
-    /// sampled top index, two or three cache lines of fences.
+    /// (`num_blocks()` if none).
     pub(crate) fn block_for_point(&self, target: &[u8]) -> usize {
-        index::point_last_ge(
-            &self.map,
-            &self.fences,
-            &self.last_prefixes,
-            &self.group_lasts,
-            target,
-        )
+        self.index.point_last_ge(target)
     }
 
-    /// Index of the first block at or after `from` whose last key is
-    /// `>= target` (`num_blocks()` if none).
-    pub(crate) fn block_for(&self, target: &[u8], from: usize) -> usize {
-        index::gallop_last_ge(&self.map, &self.fences, &self.last_prefixes, target, from)
-    }
-
-    /// Decodes data block `i`, verifying its checksum the first time this
-    /// process reads it (a block cache verifies on admission the same way;
-    /// [`verify`](Self::verify) always checks).
-    pub(crate) fn load_block(&self, i: usize) -> Result<Block> {
-        let (word, bit) = (&self.verified[i / 64], 1u64 << (i % 64));
-        if word.load(AtomicOrdering::Relaxed) & bit != 0 {
-            let f = &self.fences[i];
-            return Block::open_verified(&self.map, f.offset, f.len).map_err(|c| self.to_error(c));
+    /// Data block `i`, from the cache or read (and verified) from the file.
+    pub(crate) fn block(&self, i: usize) -> Result<Arc<Block>> {
+        if let Some(mem) = &self.in_memory {
+            if let Some(block) = self.block_in_place(mem, i)? {
+                return Ok(block);
+            }
         }
-        let block = self.load_block_checked(i)?;
-        word.fetch_or(bit, AtomicOrdering::Relaxed);
+        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+            // A cached block is rarely in the CPU's cache: bring it in at
+            // once rather than miss by miss.
+            block.prefetch();
+            return Ok(block);
+        }
+        let stored = self.read_stored(i)?;
+        self.admit(i, stored)
+    }
+
+    /// Data block `i` if it is in the cache or can be read without waiting
+    /// for the device (the page cache has it); `None` otherwise.
+    pub(crate) fn block_if_ready(&self, i: usize) -> Result<Option<Arc<Block>>> {
+        if self.in_memory.is_some() {
+            return self.block(i).map(Some);
+        }
+        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+            return Ok(Some(block));
+        }
+        let h = self.index.handle(i);
+        let mut stored = vec![0u8; h.len as usize];
+        match self.file.read_at_if_cached(h.offset, &mut stored) {
+            Ok(true) => self.admit(i, stored).map(Some),
+            Ok(false) => Ok(None),
+            Err(e) => Err(self.read_error(h, e)),
+        }
+    }
+
+    /// The stored bytes of block `i`, read from the file.
+    pub(crate) fn read_stored(&self, i: usize) -> Result<Vec<u8>> {
+        let h = self.index.handle(i);
+        self.file
+            .read_vec_at(h.offset, h.len as usize)
+            .map_err(|e| self.read_error(h, e))
+    }
+
+    /// Verifies and decodes block `i` read as `stored`, and caches it.
+    pub(crate) fn admit(&self, i: usize, stored: Vec<u8>) -> Result<Arc<Block>> {
+        let block = Arc::new(self.decode_stored(i, stored)?);
+        self.cache
+            .insert(self.cache_id, i as u64, Arc::clone(&block));
         Ok(block)
     }
 
-    /// Starts loading all of data block `i` (typically 1-4 KiB): its
-    /// trailer and the entries a binary search visits then arrive in
-    /// parallel instead of one dependent cache miss after another.
-    fn prefetch_block(&self, i: usize) {
-        let f = &self.fences[i];
-        if let Some(bytes) = self.map.get(f.offset..f.offset + f.len) {
-            for line in bytes.chunks(64) {
-                slsm_skiplist::prefetch(line.as_ptr());
+    /// Checks the trailer of block `i` read as `stored` and decodes it.
+    pub(crate) fn decode_stored(&self, i: usize, mut stored: Vec<u8>) -> Result<Block> {
+        let offset = self.index.handle(i).offset;
+        let (codec, payload) =
+            check_block(&stored, offset, "data").map_err(|c| self.to_error(c))?;
+        let raw = match decompress(codec, payload, self.max_block_raw as usize) {
+            Ok(std::borrow::Cow::Borrowed(_)) => {
+                stored.truncate(stored.len() - TRAILER_LEN);
+                stored
             }
-            slsm_skiplist::prefetch(bytes[bytes.len().saturating_sub(1)..].as_ptr());
+            Ok(std::borrow::Cow::Owned(raw)) => raw,
+            Err(why) => return Err(self.corruption(offset, why)),
+        };
+        Block::decode(BlockBytes::Owned(raw.into_boxed_slice()), offset)
+            .map_err(|c| self.to_error(c))
+    }
+
+    /// Block `i` of a file held in memory, read in place if it is stored
+    /// raw (`None` if it is compressed: it goes through the cache).
+    fn block_in_place(&self, mem: &Arc<Vec<u8>>, i: usize) -> Result<Option<Arc<Block>>> {
+        let h = self.index.handle(i);
+        let (start, end) = (h.offset as usize, (h.offset + h.len) as usize);
+        let stored = mem
+            .get(start..end)
+            .ok_or_else(|| self.corruption(h.offset, "data block outside the file"))?;
+        let (word, bit) = (&self.verified[i / 64], 1u64 << (i % 64));
+        let codec = if word.load(AtomicOrdering::Relaxed) & bit != 0 {
+            stored[stored.len() - TRAILER_LEN]
+        } else {
+            let (codec, _) = check_block(stored, h.offset, "data").map_err(|c| self.to_error(c))?;
+            word.fetch_or(bit, AtomicOrdering::Relaxed);
+            codec
+        };
+        if codec != 0 {
+            return Ok(None);
         }
-    }
-
-    /// Verifies the checksum of data block `i` and decodes it.
-    fn load_block_checked(&self, i: usize) -> Result<Block> {
-        let f = &self.fences[i];
-        Block::open(&self.map, f.offset, f.len).map_err(|c| self.to_error(c))
-    }
-
-    /// Entry `j` of `block` as slices of the mapping.
-    pub(crate) fn kv(&self, block: &Block, j: usize) -> Result<KeyValue<'_>> {
-        let e = block.entry(&self.map, j).map_err(|c| self.to_error(c))?;
-        Ok((&self.map[e.key], &self.map[e.value]))
+        let bytes = BlockBytes::Shared(Arc::clone(mem), start..end - TRAILER_LEN);
+        let block = Block::decode(bytes, h.offset).map_err(|c| self.to_error(c))?;
+        Ok(Some(Arc::new(block)))
     }
 
     /// An `Error::Corruption` for this file.
@@ -335,98 +388,135 @@ impl RunFile {
         Error::corruption(&self.path, offset, why)
     }
 
-    fn to_error(&self, c: Corrupt) -> Error {
+    pub(crate) fn to_error(&self, c: Corrupt) -> Error {
         Error::corruption(&self.path, c.offset, c.reason)
     }
 
+    /// A failed read of `h`: a file shorter than its index says was damaged
+    /// (truncated, perhaps by another process); anything else is I/O.
+    fn read_error(&self, h: Handle, e: std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            self.corruption(h.offset, "the file ends before this block (truncated?)")
+        } else {
+            Error::io(&self.path, e)
+        }
+    }
+
     /// The first entry `>= lookup` in a block whose last key is `>= lookup`.
-    fn answer_in(
-        &self,
-        block: &Block,
-        lookup: &[u8],
-        from: usize,
-    ) -> Result<(usize, KeyValue<'_>)> {
+    pub(crate) fn answer_in(&self, block: &Block, lookup: &[u8], from: usize) -> Result<usize> {
         let j = block
-            .lower_bound(&self.map, lookup, from)
+            .lower_bound(lookup, from)
             .map_err(|c| self.to_error(c))?;
         if j == block.count() {
             return Err(self.corruption(block.offset(), "block does not match its fence pointer"));
         }
-        Ok((j, self.kv(block, j)?))
+        Ok(j)
     }
 }
 
 impl Drop for RunFile {
-    /// An obsolete file is unmapped and deleted on the clean-up thread (see
-    /// `reaper`): the thread dropping the last reference may be a writer.
+    /// An obsolete file is deleted on the clean-up thread (see `reaper`):
+    /// the thread dropping the last reference may be a writer.
     fn drop(&mut self) {
         if self.obsolete.load(AtomicOrdering::Acquire) {
-            let map = std::mem::replace(&mut self.map, FileBytes::Owned(Vec::new()));
             let (fs, path) = (Arc::clone(&self.fs), std::mem::take(&mut self.path));
             crate::reaper::defer(move || {
-                drop(map);
                 let _ = fs.remove_file(&path);
             });
         }
     }
 }
 
-/// A meta block's verified payload and where it starts.
-fn meta_block<'a>(file: &'a [u8], h: Handle, what: &str) -> Decoded<(usize, &'a [u8])> {
-    let limit = file.len() - FOOTER_LEN;
-    let bytes = h.slice(file, limit).ok_or_else(|| {
-        corrupt(
-            limit as u64,
+/// Reads and verifies the meta block `h`; returns its payload.
+fn meta_block(file: &dyn RandomAccessFile, path: &Path, h: Handle, what: &str) -> Result<Vec<u8>> {
+    let limit = file.len() - FOOTER_LEN as u64;
+    if !h.within(limit) {
+        return Err(Error::corruption(
+            path,
+            limit,
             format!("{what} block handle outside the file"),
-        )
-    })?;
-    Ok((h.offset as usize, check_block(bytes, h.offset, what)?))
+        ));
+    }
+    let mut stored = vec![0u8; h.len as usize];
+    file.read_at(h.offset, &mut stored)
+        .map_err(|e| Error::io(path, e))?;
+    let (codec, payload) = check_block(&stored, h.offset, what)
+        .map_err(|c| Error::corruption(path, c.offset, c.reason))?;
+    if codec != 0 {
+        return Err(Error::corruption(
+            path,
+            h.offset,
+            format!("{what} block is not stored raw"),
+        ));
+    }
+    let len = payload.len();
+    stored.truncate(len);
+    Ok(stored)
 }
 
-fn decode_meta(file: &[u8]) -> Decoded<Meta> {
-    let footer_at = file.len() - FOOTER_LEN;
-    let footer = Footer::decode(&file[footer_at..], footer_at as u64)?;
-    let (at, payload) = meta_block(file, footer.properties, "properties")?;
-    let props = format::decode_properties(payload, file.len() as u64)
-        .ok_or_else(|| corrupt(at as u64, "malformed properties block"))?;
-    let (at, payload) = meta_block(file, footer.range_dels, "range tombstone")?;
-    let range_dels = format::decode_range_tombstones(payload)
-        .filter(|l| l.len() as u64 == props.range_tombstones)
-        .ok_or_else(|| corrupt(at as u64, "malformed range tombstone block"))?;
-    let (at, payload) = meta_block(file, footer.filter, "filter")?;
-    BloomView::parse(payload).ok_or_else(|| corrupt(at as u64, "malformed filter block"))?;
-    let filter = at..at + payload.len();
-    let (at, payload) = meta_block(file, footer.index, "index")?;
-    if footer.index.offset != props.data_bytes {
-        return Err(corrupt(
-            at as u64,
+fn read_meta(file: &dyn RandomAccessFile, path: &Path) -> Result<Meta> {
+    let corrupt_at = |c: Corrupt| Error::corruption(path, c.offset, c.reason);
+    let footer_at = file.len() - FOOTER_LEN as u64;
+    let mut footer = vec![0u8; FOOTER_LEN];
+    file.read_at(footer_at, &mut footer)
+        .map_err(|e| Error::io(path, e))?;
+    let footer = Footer::decode(&footer, footer_at).map_err(corrupt_at)?;
+    let payload = meta_block(file, path, footer.properties, "properties")?;
+    let props =
+        format::decode_properties(&payload, file.len(), footer.body_crc).ok_or_else(|| {
+            Error::corruption(path, footer.properties.offset, "malformed properties block")
+        })?;
+    let payload = meta_block(file, path, footer.range_dels, "range tombstone")?;
+    let range_dels = format::decode_range_tombstones(&payload)
+        .filter(|l| l.len() as u64 == props.props.range_tombstones)
+        .ok_or_else(|| {
+            Error::corruption(
+                path,
+                footer.range_dels.offset,
+                "malformed range tombstone block",
+            )
+        })?;
+    let filter = meta_block(file, path, footer.filter, "filter")?;
+    if BloomView::parse(&filter).is_none() {
+        return Err(Error::corruption(
+            path,
+            footer.filter.offset,
+            "malformed filter block",
+        ));
+    }
+    let at = footer.index.offset;
+    if at != props.props.data_bytes {
+        return Err(Error::corruption(
+            path,
+            at,
             "index block does not follow the data blocks",
         ));
     }
-    let fences = index::decode(file, at, payload, props.data_bytes)?;
-    check_props(file, &props, &fences).map_err(|why| corrupt(at as u64, why))?;
+    let payload = meta_block(file, path, footer.index, "index")?;
+    let index = Index::decode(&payload, at, props.props.data_bytes).map_err(corrupt_at)?;
+    check_props(&props.props, &index).map_err(|why| Error::corruption(path, at, why))?;
     Ok(Meta {
-        props,
-        fences,
+        file: props,
+        index,
         filter,
         range_dels,
     })
 }
 
 /// Cross-checks the properties against the fence pointers.
-fn check_props(file: &[u8], props: &RunProperties, fences: &[Fence]) -> Result<(), &'static str> {
-    let (Some(first), Some(last)) = (fences.first(), fences.last()) else {
+fn check_props(props: &RunProperties, index: &Index) -> std::result::Result<(), &'static str> {
+    let Some(last) = index.len().checked_sub(1) else {
         return match props.entries {
             0 => Ok(()),
             _ => Err("properties count entries but there are no data blocks"),
         };
     };
-    if props.entries < fences.len() as u64 || props.tombstones > props.entries {
+    if props.entries < index.len() as u64 || props.tombstones > props.entries {
         return Err("entry counts disagree with the index");
     }
-    let min = key::user_key(&file[first.first.clone()]);
-    let max = key::user_key(&file[last.last.clone()]);
-    if min != props.min_user_key.as_slice() || max != props.max_user_key.as_slice() {
+    if key::user_key(index.last_key(last)) != props.max_user_key.as_slice()
+        || props.min_user_key > props.max_user_key
+    {
         return Err("min/max user keys disagree with the index");
     }
     Ok(())

@@ -45,6 +45,10 @@ fn owned(kv: Option<(&[u8], &[u8])>) -> Option<(Vec<u8>, Vec<u8>)> {
     kv.map(|(k, v)| (k.to_vec(), v.to_vec()))
 }
 
+fn found(e: Option<Entry>) -> Option<(Vec<u8>, Vec<u8>)> {
+    e.map(|e| (e.key().to_vec(), e.value().to_vec()))
+}
+
 fn scan_forward(it: &mut RunIter) -> Model {
     let mut out = Vec::new();
     it.seek_to_first();
@@ -113,7 +117,7 @@ fn lookup_strategy() -> impl Strategy<Value = Vec<Vec<u8>>> {
 
 fn check_run(run: &Arc<RunFile>, model: &Model, lookups: &[Vec<u8>]) -> Result<(), TestCaseError> {
     for (k, v) in model {
-        prop_assert_eq!(owned(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+        prop_assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
         let uk = key::user_key(k);
         prop_assert!(run.may_contain_hash(hash_key(uk)) && run.overlaps_user_key(uk));
     }
@@ -131,7 +135,7 @@ fn check_run(run: &Arc<RunFile>, model: &Model, lookups: &[Vec<u8>]) -> Result<(
     let mut it = RunIter::new(run.clone());
     for (i, kv) in got {
         prop_assert_eq!(&kv, &lower_bound(model, refs[i]));
-        prop_assert_eq!(owned(run.seek(refs[i]).unwrap()), kv.clone());
+        prop_assert_eq!(found(run.seek(refs[i]).unwrap()), kv.clone());
         it.seek(refs[i]);
         prop_assert_eq!(owned(it.valid().then(|| (it.key(), it.value()))), kv);
         it.seek_for_prev(refs[i]);
@@ -154,11 +158,12 @@ proptest! {
         lookups in lookup_strategy(),
         fence_entries in 1usize..64,
         max_block_bytes in 64usize..2048,
+        codec in prop::sample::select(vec![Codec::None, Codec::Lz4, Codec::Zstd(3)]),
     ) {
         let model = sort_model(entries);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run");
-        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01 };
+        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01, codec, file_number: 3, db_id: [7; 16] };
         let built = build(&path, &model, &rts, opts);
         let run = Arc::new(RunFile::open(&path).unwrap());
         prop_assert_eq!(run.properties(), &built);
@@ -202,7 +207,7 @@ fn small_opts() -> RunOptions {
     RunOptions {
         fence_entries: 3,
         max_block_bytes: 64,
-        bloom_fp_rate: 0.01,
+        ..RunOptions::default()
     }
 }
 
@@ -241,8 +246,8 @@ fn check_damaged(path: &Path, model: &Model, props: &RunProperties) {
     }
     for (k, v) in model {
         assert!(run.may_contain_hash(hash_key(key::user_key(k))));
-        if let Some(kv) = ok_or_corrupt(run.seek(k)) {
-            assert_eq!(owned(kv), Some((k.clone(), v.clone())));
+        if let Some(e) = ok_or_corrupt(run.seek(k)) {
+            assert_eq!(found(e), Some((k.clone(), v.clone())));
         }
     }
     let refs: Vec<&[u8]> = model.iter().map(|(k, _)| k.as_slice()).collect();
@@ -335,7 +340,7 @@ fn empty_run_is_allowed() {
     assert_eq!((props.entries, props.min_seq, props.max_seq), (0, 7, 7));
     let run = Arc::new(RunFile::open(&path).unwrap());
     assert_eq!(run.range_tombstones(), &small_rts()[..]);
-    assert_eq!(run.seek(&key::lookup_key(b"a", 9)).unwrap(), None);
+    assert!(run.seek(&key::lookup_key(b"a", 9)).unwrap().is_none());
     assert!(!run.may_contain_hash(hash_key(b"a")) && !run.overlaps_user_key(b""));
     assert_eq!(run.verify().unwrap(), 0);
     let mut it = RunIter::new(run);
@@ -399,7 +404,7 @@ fn huge_values_get_their_own_blocks() {
     assert_eq!(run.num_blocks(), 3);
     assert!(props.data_bytes > 3 << 20);
     assert_eq!(
-        owned(run.seek(&model[1].0).unwrap()),
+        found(run.seek(&model[1].0).unwrap()),
         Some(model[1].clone())
     );
     assert_eq!(run.verify().unwrap(), 3);

@@ -84,6 +84,11 @@ impl VersionSet {
         self.next_file.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The database's identity (recorded in every run file).
+    pub fn db_id(&self) -> DbId {
+        self.db_id
+    }
+
     /// Applies `edit`: builds the next version, makes it durable in the
     /// manifest if it changes the disk, and publishes it. Files the edit
     /// removes are deleted once the last reader holding them lets go.

@@ -1,0 +1,122 @@
+//! Reading many data blocks at once: a batched lookup or a seek over many
+//! runs asks for all the blocks it will need, and those the device must
+//! serve are read concurrently, so that a batch of misses costs about what
+//! the device does at its queue depth, not one read after another.
+//!
+//! Blocks already in the cache, or in the operating system's page cache
+//! (tried first with a read that refuses to wait), cost no hand-off at all:
+//! a data set in memory never pays for the parallelism. The rest go to a
+//! small pool of reader threads shared by the process.
+//!
+//! A pool of threads rather than `io_uring`: it works wherever the engine
+//! does (container runtimes commonly forbid `io_uring`), and its cost, a
+//! thread wake-up of a few microseconds per read, is small next to a device
+//! read (~57 us for 4 KiB here). The pool's size is the queue depth that
+//! pays on solid-state devices (16 outstanding reads gave 3.7x the reads
+//! per second of one, measured with fio).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::reader::RunFile;
+
+/// Reader threads (the queue depth the device sees).
+const READERS: usize = 16;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+struct Pool {
+    jobs: Mutex<VecDeque<Job>>,
+    work: Condvar,
+}
+
+fn pool() -> Option<&'static Pool> {
+    static POOL: OnceLock<Option<&'static Pool>> = OnceLock::new();
+    *POOL.get_or_init(|| {
+        let pool: &'static Pool = Box::leak(Box::new(Pool {
+            jobs: Mutex::new(VecDeque::new()),
+            work: Condvar::new(),
+        }));
+        let started = (0..READERS)
+            .filter(|i| {
+                std::thread::Builder::new()
+                    .name(format!("slsm-read-{i}"))
+                    .spawn(move || serve(pool))
+                    .is_ok()
+            })
+            .count();
+        (started > 0).then_some(pool)
+    })
+}
+
+fn serve(pool: &'static Pool) {
+    let mut jobs = pool.jobs.lock();
+    loop {
+        match jobs.pop_front() {
+            Some(job) => {
+                drop(jobs);
+                job();
+                jobs = pool.jobs.lock();
+            }
+            None => pool.work.wait(&mut jobs),
+        }
+    }
+}
+
+/// Jobs of one batch still running.
+#[derive(Default)]
+struct Pending {
+    left: Mutex<usize>,
+    done: Condvar,
+}
+
+/// Puts blocks `(file, index)` in the block cache, reading those that are
+/// in neither the cache nor the page cache concurrently. A hint: a block
+/// that cannot be read is left for the read that needs it, which reports
+/// the error.
+pub(crate) fn fetch(blocks: &[(Arc<RunFile>, usize)]) {
+    let mut slow: Vec<&(Arc<RunFile>, usize)> = Vec::new();
+    for entry in blocks {
+        let (file, i) = entry;
+        if !matches!(file.block_if_ready(*i), Ok(Some(_)) | Err(_)) {
+            slow.push(entry);
+        }
+    }
+    match (slow.len(), pool()) {
+        (0, _) => {}
+        (1, _) | (_, None) => {
+            for (file, i) in slow {
+                let _ = file.block(*i);
+            }
+        }
+        (n, Some(pool)) => read_concurrently(pool, &slow, n),
+    }
+}
+
+fn read_concurrently(pool: &'static Pool, slow: &[&(Arc<RunFile>, usize)], n: usize) {
+    let pending = Arc::new(Pending {
+        left: Mutex::new(n),
+        done: Condvar::new(),
+    });
+    {
+        let mut jobs = pool.jobs.lock();
+        for (file, i) in slow.iter().map(|e| (Arc::clone(&e.0), e.1)) {
+            let pending = Arc::clone(&pending);
+            jobs.push_back(Box::new(move || {
+                let _ = file.block(i);
+                let mut left = pending.left.lock();
+                *left -= 1;
+                if *left == 0 {
+                    pending.done.notify_all();
+                }
+            }));
+        }
+    }
+    pool.work.notify_all();
+    let mut left = pending.left.lock();
+    while *left > 0 {
+        pending.done.wait(&mut left);
+    }
+}
