@@ -1,14 +1,24 @@
-//! A batched lookup: the keys are sorted once, then every source newest to
-//! oldest is searched for the keys still unresolved, in key order: finger
-//! search in a memory run's skiplist (the technique of RocksDB pull request
-//! #14428, "memtable MultiGet finger search"), one forward sweep over a run
-//! file's fence pointers.
+//! A batched lookup: the keys are sorted once; every memory run is searched
+//! for the keys still unresolved, in key order, with finger search (the
+//! technique of RocksDB pull request #14428, "memtable MultiGet finger
+//! search"); then the run files, with the reads of the whole batch issued
+//! together.
+//!
+//! For the run files each key walks the runs newest to oldest on its own:
+//! its key range, range tombstones and Bloom filter (all in memory) pick
+//! the first run that may hold it. The blocks those picks need, for every
+//! key at once, are fetched concurrently (`run::fetch`); then each key is
+//! searched in its block. A key whose pick was a filter's false positive
+//! moves on to its next run in another round (about 1% of keys per run).
+
+use std::sync::Arc;
 
 use super::{answer_of, check_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
 use crate::memtable::{newest_version, MemRun};
+use crate::run::RunFile;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
 
@@ -20,8 +30,6 @@ struct Batch<'a> {
     /// Unresolved keys (indexes into `keys`), in key order.
     pending: Vec<usize>,
     results: Vec<Option<Slice>>,
-    /// Resolved in the current source (a run file resolves after its sweep).
-    resolved: Vec<bool>,
 }
 
 /// The values of `keys` (any order, duplicates allowed), in the caller's
@@ -39,90 +47,117 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
         hashes: keys.iter().map(|k| hash_key(k)).collect(),
         pending,
         results: vec![None; keys.len()],
-        resolved: vec![false; keys.len()],
     };
+    let mut runs = Vec::new();
     for source in view.version.sources() {
-        if b.pending.is_empty() {
-            break;
-        }
         match source {
-            Source::Mem(mem) => search_mem(view, mem, &mut b),
-            Source::Disk(run) => search_run(view, run, &mut b)?,
+            Source::Mem(mem) if !b.pending.is_empty() => search_mem(view, mem, &mut b),
+            Source::Mem(_) => {}
+            Source::Disk(run) => runs.push(run),
         }
-        let resolved = &b.resolved;
-        b.pending.retain(|&i| !resolved[i]);
     }
+    search_runs(view, &runs, &mut b)?;
     Ok(b.results)
 }
 
 /// Finger search for the pending keys in one memory run.
 fn search_mem(view: &ReadView<'_>, mem: &MemRun, b: &mut Batch<'_>) {
     let mut finger = mem.finger();
-    for &i in &b.pending {
-        let key = b.keys[i];
+    let (keys, hashes, lookups, results) = (b.keys, &b.hashes, &b.lookups, &mut b.results);
+    b.pending.retain(|&i| {
+        let key = keys[i];
         let range_del = mem.covering_range_del(key, view.snapshot);
-        let hit = if mem.may_contain(key, b.hashes[i]) {
+        let hit = if mem.may_contain(key, hashes[i]) {
             finger
-                .seek_ge(&b.lookups[i])
+                .seek_ge(&lookups[i])
                 .and_then(|(k, v)| newest_version(key, k, v))
         } else {
             None
         };
-        if let Some(found) = answer_of(hit, range_del) {
-            b.results[i] = value_of(found);
-            b.resolved[i] = true;
+        match answer_of(hit, range_del) {
+            Some(found) => {
+                results[i] = value_of(found);
+                false
+            }
+            None => true,
         }
-    }
+    });
 }
 
-/// One sorted sweep over a run file's fence pointers for the pending keys
-/// its key range and filter do not rule out.
-fn search_run(view: &ReadView<'_>, run: &DiskRun, b: &mut Batch<'_>) -> Result<()> {
-    let file = &run.file;
+/// Where one key's walk over the run files stands.
+struct Walk {
+    key: usize,
+    /// The next run to consider.
+    run: usize,
+}
+
+/// The run files, newest first, for every pending key; the reads of each
+/// round issued together.
+fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -> Result<()> {
+    let mut walks: Vec<Walk> = b.pending.iter().map(|&key| Walk { key, run: 0 }).collect();
+    while !walks.is_empty() {
+        // Each key to the first run its filters let through (or an answer).
+        let mut reads: Vec<(Arc<RunFile>, usize)> = Vec::new();
+        walks.retain_mut(|w| {
+            let resolved = advance(view, runs, b, w);
+            if !resolved {
+                let file = &runs[w.run].file;
+                let block = file.block_for_point(&b.lookups[w.key]);
+                if block < file.num_blocks() {
+                    reads.push((Arc::clone(file), block));
+                }
+            }
+            !resolved
+        });
+        if reads.len() > 1 {
+            reads.sort_by_key(|(f, i)| (Arc::as_ptr(f) as usize, *i));
+            reads.dedup_by(|x, y| Arc::ptr_eq(&x.0, &y.0) && x.1 == y.1);
+            crate::run::fetch(&reads);
+        }
+        // Search each key's block; a false positive walks on.
+        for w in &mut walks {
+            let (key, run) = (b.keys[w.key], runs[w.run]);
+            let range_del = run.covering_range_del(key, view.snapshot);
+            let entry = run.file.seek(&b.lookups[w.key])?;
+            let hit = entry
+                .as_ref()
+                .and_then(|e| newest_version(key, e.key(), e.value()));
+            if hit.is_none() {
+                view.counters.bloom_false_positives.add(1);
+            }
+            match answer_of(hit, range_del) {
+                Some(found) => {
+                    b.results[w.key] = value_of(found);
+                    w.run = runs.len(); // done
+                }
+                None => w.run += 1,
+            }
+        }
+        walks.retain(|w| w.run < runs.len());
+    }
+    Ok(())
+}
+
+/// Moves `w` to the first run (from `w.run` on) that may hold its key, or
+/// resolves it: a covering range tombstone in a run that cannot hold the
+/// key deletes it; no run left means absent. True if resolved.
+fn advance(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>, w: &mut Walk) -> bool {
+    let key = b.keys[w.key];
     let c = view.counters;
-    let mut range_dels: Vec<Option<u64>> = Vec::with_capacity(b.pending.len());
-    let mut probe: Vec<usize> = Vec::new();
-    for &i in &b.pending {
-        let key = b.keys[i];
-        let range_del = run.covering_range_del(key, view.snapshot);
-        range_dels.push(range_del);
-        if range_del.is_some() {
-            // Deleted here unless this run has a newer version.
-            b.results[i] = None;
-            b.resolved[i] = true;
-        }
-        if !file.overlaps_user_key(key) {
-            continue;
-        }
-        c.bloom_checks.add(1);
-        if file.may_contain_hash(b.hashes[i]) {
-            probe.push(range_dels.len() - 1);
-        } else {
+    while let Some(run) = runs.get(w.run) {
+        let file = &run.file;
+        if file.overlaps_user_key(key) {
+            c.bloom_checks.add(1);
+            if file.may_contain_hash(b.hashes[w.key]) {
+                return false;
+            }
             c.bloom_negatives.add(1);
         }
-    }
-    if probe.is_empty() {
-        return Ok(());
-    }
-    let sorted: Vec<&[u8]> = probe
-        .iter()
-        .map(|&p| b.lookups[b.pending[p]].as_slice())
-        .collect();
-    let mut misses = 0u64;
-    let pending = &b.pending;
-    let (keys, results, resolved) = (b.keys, &mut b.results, &mut b.resolved);
-    file.multi_seek(&sorted, &mut |j, hit| {
-        let p = probe[j];
-        let i = pending[p];
-        let hit = hit.and_then(|(k, v)| newest_version(keys[i], k, v));
-        if hit.is_none() {
-            misses += 1;
+        if run.covering_range_del(key, view.snapshot).is_some() {
+            b.results[w.key] = None;
+            return true;
         }
-        if let Some(found) = answer_of(hit, range_dels[p]) {
-            results[i] = value_of(found);
-            resolved[i] = true;
-        }
-    })?;
-    c.bloom_false_positives.add(misses);
-    Ok(())
+        w.run += 1;
+    }
+    true
 }
