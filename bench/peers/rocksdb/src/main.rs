@@ -19,7 +19,7 @@
 
 use anyhow::{bail, Result};
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, Options, WaitForCompactOptions, WriteBatch,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options, WaitForCompactOptions, WriteBatch,
     WriteOptions, DB,
 };
 use slsm_cli::bench::flags::{Compression, FlagError};
@@ -307,12 +307,14 @@ RocksDB flags (db_bench's names; defaults as db_bench with --bloom_bits=10):
             (per_entry * entries * 3 / 2).max(64 << 20)
         });
         // The default column family is opened by name so that its handle
-        // exists for batched_multi_get_cf.
-        let db = DB::open_cf(
-            &config.options(memtable_size),
-            path,
-            [rocksdb::DEFAULT_COLUMN_FAMILY_NAME],
-        )?;
+        // exists for batched_multi_get_cf, and with a descriptor carrying the
+        // same options: `DB::open_cf` would give it `Options::default()`
+        // (LZ4, no Bloom filter, RocksDB's own 32 MiB cache), whatever the
+        // flags said.
+        let options = config.options(memtable_size);
+        let default_cf =
+            ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, options.clone());
+        let db = DB::open_cf_descriptors(&options, path, [default_cf])?;
         Ok(Arc::new(RocksEngine { db }))
     }
 }

@@ -45,6 +45,7 @@ pub(super) fn build_run(
             .for_level(plan.level, plan.policy.bottommost),
         file_number: plan.number,
         db_id: plan.db_id,
+        ..RunOptions::default()
     };
     let fs = &plan.opts.fs;
     let mut builder = RunBuilder::create_with(fs.clone(), &path, run_opts)?;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::block::BlockBuilder;
 use super::compress::compress_into;
-use super::format::{self, seal_block, FileProperties, Footer, Handle};
-use super::{index, RangeTombstone, RunOptions, RunProperties};
+use super::format::{self, seal_block, FileProperties, Footer, Handle, TRAILER_LEN};
+use super::{index, Codec, RangeTombstone, RunOptions, RunProperties};
 use crate::bloom;
 use crate::codec::put_varint;
 use crate::error::{Error, Result};
@@ -84,14 +84,13 @@ impl RunBuilder {
         self.check_usable()?;
         let parsed = self.check_entry(ikey, value)?;
         let entry_size = BlockBuilder::entry_size(ikey, value);
-        if self.block.count() > 0 && self.block.size() + entry_size > self.opts.max_block_bytes {
+        let limit = self.block_limit();
+        if self.block.count() > 0 && self.block.size() + entry_size > limit {
             self.flush_block()?;
         }
         self.record(ikey, parsed);
         self.block.add(ikey, value);
-        if self.block.count() >= self.opts.fence_entries
-            || self.block.size() >= self.opts.max_block_bytes
-        {
+        if self.block.count() >= self.opts.fence_entries || self.block.size() >= limit {
             self.flush_block()?;
         }
         Ok(())
@@ -141,6 +140,7 @@ impl RunBuilder {
         self.props.data_bytes = self.offset;
         let mut idx = Vec::with_capacity(self.index.len() + 10);
         put_varint(&mut idx, self.blocks);
+        put_varint(&mut idx, self.opts.block_align);
         idx.extend_from_slice(&self.index);
         let index = self.write_block(idx)?;
         let filter =
@@ -236,6 +236,38 @@ impl RunBuilder {
         });
     }
 
+    /// The raw size at which the current block closes: `max_block_bytes`,
+    /// less the trailer when blocks are stored raw and aligned, so that a
+    /// full block fills its pages exactly.
+    fn block_limit(&self) -> usize {
+        if self.opts.block_align != 0 && self.opts.codec == Codec::None {
+            self.opts
+                .max_block_bytes
+                .saturating_sub(TRAILER_LEN)
+                .max(64)
+        } else {
+            self.opts.max_block_bytes
+        }
+    }
+
+    /// Zero bytes to write before a block of `len` stored bytes so that it
+    /// starts a page (see the [format](super)): only when that makes it
+    /// touch fewer pages and wastes at most an eighth of one.
+    fn padding_before(&self, len: u64) -> u64 {
+        let align = self.opts.block_align;
+        if align == 0 || self.offset.is_multiple_of(align) {
+            return 0;
+        }
+        let pad = align - self.offset % align;
+        let pages_here = (self.offset % align + len).div_ceil(align);
+        let pages_aligned = len.div_ceil(align);
+        if pages_aligned < pages_here && pad <= align / 8 {
+            pad
+        } else {
+            0
+        }
+    }
+
     /// Compresses (if that pays), seals and writes the buffered block.
     fn flush_block(&mut self) -> Result<()> {
         let raw = self.block.finish();
@@ -243,14 +275,19 @@ impl RunBuilder {
         self.stored.clear();
         let codec = compress_into(self.opts.codec, raw, &mut self.stored);
         seal_block(&mut self.stored, 0, codec);
+        let pad = self.padding_before(self.stored.len() as u64);
         index::put_entry(
             &mut self.index,
             self.block.last_key(),
             self.stored.len() as u64,
+            pad > 0,
         );
         self.block.reset();
         self.props.raw_data_bytes += raw_len;
         self.max_block_raw = self.max_block_raw.max(raw_len);
+        if pad > 0 {
+            self.write_raw(&vec![0u8; pad as usize])?;
+        }
         let stored = std::mem::take(&mut self.stored);
         let res = self.write_raw(&stored);
         self.stored = stored;

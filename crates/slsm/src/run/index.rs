@@ -3,13 +3,14 @@
 //! block, held in memory while the run is open.
 //!
 //! ```text
-//! payload = varint num_blocks
-//!           then per block: varint len | last internal key | varint stored length
+//! payload = varint num_blocks | varint alignment
+//!           then per block: varint len | last internal key |
+//!                           varint (stored length << 1 | padded)
 //! block   = payload | trailer (codec byte, CRC)
 //! ```
 //!
-//! Blocks are contiguous from offset 0, so each one's offset is the sum of
-//! the lengths before it.
+//! Blocks follow one another from offset 0; a `padded` block starts at the
+//! next multiple of the alignment instead (see the [format](super)).
 
 use std::cmp::Ordering;
 
@@ -26,9 +27,9 @@ const MIN_BLOCK_LEN: u64 = 2 + 4 + 4 + TRAILER_LEN as u64;
 const GROUP: usize = 16;
 
 /// Appends the index entry of one data block to an index payload.
-pub(crate) fn put_entry(out: &mut Vec<u8>, last: &[u8], stored_len: u64) {
+pub(crate) fn put_entry(out: &mut Vec<u8>, last: &[u8], stored_len: u64, padded: bool) {
     put_bytes(out, last);
-    put_varint(out, stored_len);
+    put_varint(out, stored_len << 1 | padded as u64);
 }
 
 /// The fence pointers of one run, in memory.
@@ -38,8 +39,12 @@ pub(crate) struct Index {
     keys: Vec<u8>,
     /// Where each key ends in `keys`.
     key_ends: Vec<u32>,
-    /// Where each block ends in the file (the next one starts there).
+    /// Where each block ends in the file (the next one starts there, or at
+    /// the next multiple of `align` if it is padded).
     block_ends: Vec<u64>,
+    /// One bit per block: it starts at a multiple of `align`.
+    padded: Vec<u64>,
+    align: u64,
     /// The 8-byte big-endian prefix of each last key's user key, beside the
     /// fences so that a search compares integers over a dense array (the
     /// skiplist's trick, after goleveldb pull request #387); key bytes are
@@ -59,25 +64,39 @@ impl Index {
         let bad = |why: &str| corrupt(payload_at, format!("index block: {why}"));
         let mut r = Reader::new(payload);
         let n = r.varint_usize().ok_or_else(|| bad("truncated"))?;
+        let align = r.varint().ok_or_else(|| bad("truncated"))?;
+        if align != 0 && !(align.is_power_of_two() && align <= 1 << 20) {
+            return Err(bad("impossible alignment"));
+        }
         // Each entry takes at least two bytes: never trust `n` for allocation.
         let cap = n.min(payload.len() / 2);
         let mut index = Index {
             keys: Vec::with_capacity(payload.len()),
             key_ends: Vec::with_capacity(cap),
             block_ends: Vec::with_capacity(cap),
+            padded: Vec::new(),
+            align,
             prefixes: Vec::with_capacity(cap),
             groups: Vec::new(),
         };
         let mut end = 0u64;
         for i in 0..n {
             let last = r.length_prefixed().ok_or_else(|| bad("truncated key"))?;
-            let len = r.varint().ok_or_else(|| bad("truncated block length"))?;
+            let len_and_pad = r.varint().ok_or_else(|| bad("truncated block length"))?;
+            let (len, padded) = (len_and_pad >> 1, len_and_pad & 1 == 1);
             if len < MIN_BLOCK_LEN {
                 return Err(bad("impossible block length"));
             }
             let parsed = key::parse(last).ok_or_else(|| bad("invalid key"))?;
             if i > 0 && key::compare(index.last_key(i - 1), last) != Ordering::Less {
                 return Err(bad("fence keys out of order"));
+            }
+            if padded {
+                if align == 0 || end.is_multiple_of(align) {
+                    return Err(bad("padding where none belongs"));
+                }
+                end = end.next_multiple_of(align);
+                index.mark_padded(i);
             }
             end = end
                 .checked_add(len)
@@ -119,18 +138,38 @@ impl Index {
 
     /// Where block `i` is stored.
     pub fn handle(&self, i: usize) -> Handle {
-        let offset = if i == 0 { 0 } else { self.block_ends[i - 1] };
+        let mut offset = if i == 0 { 0 } else { self.block_ends[i - 1] };
+        if self.is_padded(i) {
+            offset = offset.next_multiple_of(self.align);
+        }
         Handle {
             offset,
             len: self.block_ends[i] - offset,
         }
     }
 
+    fn mark_padded(&mut self, i: usize) {
+        let word = i / 64;
+        if self.padded.len() <= word {
+            self.padded.resize(word + 1, 0);
+        }
+        self.padded[word] |= 1 << (i % 64);
+    }
+
+    fn is_padded(&self, i: usize) -> bool {
+        self.padded
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
     /// Bytes the index holds in memory.
     pub fn memory_usage(&self) -> usize {
         self.keys.capacity()
             + 4 * self.key_ends.capacity()
-            + 8 * (self.block_ends.capacity() + self.prefixes.capacity() + self.groups.capacity())
+            + 8 * (self.block_ends.capacity()
+                + self.padded.capacity()
+                + self.prefixes.capacity()
+                + self.groups.capacity())
     }
 
     /// Index of the first block whose last key is `>= target` (`len()` if
@@ -183,8 +222,9 @@ mod tests {
     fn index_of(keys: &[Vec<u8>], len: u64) -> Vec<u8> {
         let mut out = Vec::new();
         put_varint(&mut out, keys.len() as u64);
+        put_varint(&mut out, 0);
         for k in keys {
-            put_entry(&mut out, k, len);
+            put_entry(&mut out, k, len, false);
         }
         out
     }
@@ -235,5 +275,52 @@ mod tests {
         assert!(Index::decode(&[0xff], 0, 0).is_err(), "truncated");
         let ok = index_of(&[a, b], 100);
         assert!(Index::decode(&ok, 0, 200).is_ok());
+    }
+
+    #[test]
+    fn padded_blocks_start_on_the_next_multiple_of_the_alignment() {
+        let keys: Vec<Vec<u8>> = (0..3u64)
+            .map(|i| encode(&i.to_be_bytes(), 5, Kind::Value))
+            .collect();
+        let mut payload = Vec::new();
+        put_varint(&mut payload, 3);
+        put_varint(&mut payload, 4096);
+        put_entry(&mut payload, &keys[0], 4000, false);
+        put_entry(&mut payload, &keys[1], 4096, true);
+        put_entry(&mut payload, &keys[2], 100, false);
+        let index = Index::decode(&payload, 0, 4096 + 4096 + 100).unwrap();
+        let h = |i| index.handle(i);
+        assert_eq!(
+            h(0),
+            Handle {
+                offset: 0,
+                len: 4000
+            }
+        );
+        assert_eq!(
+            h(1),
+            Handle {
+                offset: 4096,
+                len: 4096
+            }
+        );
+        assert_eq!(
+            h(2),
+            Handle {
+                offset: 8192,
+                len: 100
+            }
+        );
+        // Padding that is not needed, or no alignment, is corruption.
+        let mut bad = Vec::new();
+        put_varint(&mut bad, 1);
+        put_varint(&mut bad, 4096);
+        put_entry(&mut bad, &keys[0], 4000, true);
+        assert!(Index::decode(&bad, 0, 4000).is_err());
+        let mut bad = Vec::new();
+        put_varint(&mut bad, 1);
+        put_varint(&mut bad, 3000);
+        put_entry(&mut bad, &keys[0], 4000, false);
+        assert!(Index::decode(&bad, 0, 4000).is_err());
     }
 }

@@ -20,10 +20,11 @@
 //! +-----------------------------+  data blocks, contiguous, in key order; raw form:
 //! | data block 0                |  entry*  = varint key_len | varint value_len | key | value
 //! | data block 1                |  then    u32 offset (from block start) of each entry
-//! | ...                         |          u32 entry count (>= 1)
+//! | (padding) data block 2      |          u32 entry count (>= 1)
+//! | ...                         |
 //! +-----------------------------+
-//! | index block                 |  varint n; per data block: varint len | last ikey |
-//! |  (the fence pointers)       |  varint stored length (offsets follow: blocks are contiguous)
+//! | index block                 |  varint n | varint alignment (0: none); per data block:
+//! |  (the fence pointers)       |  varint len | last ikey | varint (stored length << 1 | padded)
 //! +-----------------------------+
 //! | filter block                |  bloom::build_filter over the distinct user keys
 //! +-----------------------------+
@@ -45,7 +46,18 @@
 //!
 //! A data block is closed once it reaches `max_block_bytes` (4 KiB by
 //! default, about one read from the device) or `fence_entries` entries (the
-//! paper's mu); an entry bigger than that gets a block of its own. The
+//! paper's mu); an entry bigger than that gets a block of its own.
+//!
+//! Blocks follow one another, except that a block that would straddle a
+//! page boundary (`block_align`, 4 KiB) but fits in fewer pages when
+//! started on the next one is moved there, if that wastes at most an
+//! eighth of a page; its index entry says so (the `padded` bit) and the
+//! padding is zeros. An uncompressed block's stored form, trailer
+//! included, is kept within `max_block_bytes`, so 4 KiB blocks tile 4 KiB
+//! pages: a lookup that misses the cache reads one page from the device
+//! instead of two, and the page cache holds whole blocks (measured: a
+//! 4,039-byte block read at a random offset touches two pages ~99% of the
+//! time). The
 //! index keeps the last internal key of each block: a seek reads the one
 //! block whose last key is the first at or after its target.
 //!
@@ -106,6 +118,10 @@ pub struct RunOptions {
     pub bloom_fp_rate: f64,
     /// How data blocks are compressed. Default none.
     pub codec: Codec,
+    /// Blocks that fit a page of this many bytes are kept from straddling
+    /// two (a power of two; 0: blocks are packed with no padding). Default
+    /// 4096. See the [module docs](self).
+    pub block_align: u64,
     /// The file's number in its database (recorded in the file).
     pub file_number: u64,
     /// The database the file belongs to (recorded in the file).
@@ -119,6 +135,7 @@ impl Default for RunOptions {
             max_block_bytes: 4 * 1024,
             bloom_fp_rate: 0.01,
             codec: Codec::None,
+            block_align: 4096,
             file_number: 0,
             db_id: [0; 16],
         }
@@ -145,6 +162,14 @@ impl RunOptions {
             return Err(Error::InvalidArgument(format!(
                 "bloom_fp_rate must be strictly between 0 and 1, got {}",
                 self.bloom_fp_rate
+            )));
+        }
+        if self.block_align != 0
+            && !(self.block_align.is_power_of_two() && (512..=1 << 20).contains(&self.block_align))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "block_align must be 0 or a power of two from 512 bytes to 1 MiB, got {}",
+                self.block_align
             )));
         }
         Ok(())

@@ -159,11 +159,12 @@ proptest! {
         fence_entries in 1usize..64,
         max_block_bytes in 64usize..2048,
         codec in prop::sample::select(vec![Codec::None, Codec::Lz4, Codec::Zstd(3)]),
+        block_align in prop::sample::select(vec![0u64, 512, 4096]),
     ) {
         let model = sort_model(entries);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run");
-        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01, codec, file_number: 3, db_id: [7; 16] };
+        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01, codec, block_align, file_number: 3, db_id: [7; 16] };
         let built = build(&path, &model, &rts, opts);
         let run = Arc::new(RunFile::open(&path).unwrap());
         prop_assert_eq!(run.properties(), &built);
@@ -408,6 +409,49 @@ fn huge_values_get_their_own_blocks() {
         Some(model[1].clone())
     );
     assert_eq!(run.verify().unwrap(), 3);
+}
+
+#[test]
+fn uncompressed_blocks_of_a_page_never_straddle_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    let model = sort_model(
+        (0..20_000u32)
+            .map(|i| {
+                let value = vec![b'v'; 90 + (i % 23) as usize];
+                (
+                    key::encode(format!("key{i:08}").as_bytes(), 1, Kind::Value),
+                    value,
+                )
+            })
+            .collect(),
+    );
+    let props = build(&path, &model, &[], RunOptions::default());
+    let run = RunFile::open(&path).unwrap();
+    let mut padding = 0;
+    let mut end = 0;
+    for i in 0..run.num_blocks() {
+        let h = run.index().handle(i);
+        assert!(h.len <= 4096, "block {i}: {h:?}");
+        assert_eq!(
+            h.offset / 4096,
+            (h.offset + h.len - 1) / 4096,
+            "block {i} straddles: {h:?}"
+        );
+        padding += h.offset - end;
+        end = h.offset + h.len;
+    }
+    assert!(run.num_blocks() > 500);
+    // Full blocks: the padding is a small part of the data.
+    assert!(
+        padding * 20 < props.data_bytes,
+        "{padding} of {}",
+        props.data_bytes
+    );
+    assert_eq!(run.verify().unwrap(), model.len() as u64);
+    for (k, v) in model.iter().step_by(97) {
+        assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+    }
 }
 
 #[test]

@@ -67,6 +67,7 @@
 //! reports as a torn tail of zeros; recovery knows that is no damage.
 
 mod reader;
+mod resync;
 mod writer;
 
 use crate::codec::mask_crc;

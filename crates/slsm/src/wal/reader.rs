@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::resync::{find_valid_record, Scan};
 use super::{
     encode_file_header, record_crc, RecoveryMode, TailDrop, TailDropKind, FILE_HEADER_LEN,
     MAX_RECORD_LEN, RECORD_HEADER_LEN, WAL_FORMAT_VERSION, WAL_MAGIC,
@@ -10,11 +11,13 @@ use super::{
 use crate::codec::{mask_crc, u32_at as le_u32, u64_at as le_u64};
 use crate::error::{Error, Result};
 
-/// How many payload bytes the forward scan after a bad record may checksum
-/// before giving up. Only adversarial data comes near it; when it is
-/// exhausted the damage is treated as corruption (never silently as a torn
-/// tail), which is the safe answer.
-const RESYNC_CRC_BUDGET: u64 = 1 << 30;
+/// How many candidate records the forward scan after a bad record may
+/// checksum before giving up (each costs about a microsecond: a few seconds
+/// at most). Behind a torn record of random bytes, about `len / 2^32` of the
+/// offsets are candidates, so only a torn record of hundreds of megabytes
+/// comes near it; then the damage is treated as corruption (never silently
+/// as a torn tail), which is the safe answer.
+const RESYNC_BUDGET: u64 = 1 << 22;
 
 /// Reads the records of one log file in order.
 ///
@@ -150,7 +153,7 @@ impl WalReader {
 
     /// Decides between torn tail and corruption for the bad record at `pos`.
     fn handle_bad_record(&mut self, pos: usize, reason: &str) -> Result<()> {
-        let next_valid = match find_valid_record(&self.data, pos + 1, RESYNC_CRC_BUDGET) {
+        let next_valid = match find_valid_record(&self.data, pos + 1, RESYNC_BUDGET) {
             Scan::NotFound => {
                 self.drop_from(pos, TailDropKind::Torn);
                 return Ok(());
@@ -296,46 +299,4 @@ fn check_record(data: &[u8], pos: usize) -> Result<usize, &'static str> {
         return Err("checksum mismatch");
     }
     Ok(len)
-}
-
-/// Outcome of the forward scan after a bad record.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Scan {
-    /// A record verifies at this offset.
-    Found(usize),
-    /// No record verifies anywhere after the start.
-    NotFound,
-    /// The checksum budget ran out at this offset.
-    GaveUp(usize),
-}
-
-/// Scans byte by byte from `from` for an offset where a whole record
-/// verifies, checksumming at most `budget` payload bytes.
-pub(super) fn find_valid_record(data: &[u8], from: usize, mut budget: u64) -> Scan {
-    // The common tail: space the mapped writer reserved and never used. An
-    // all-zero header never verifies, so no record can start in it.
-    if data
-        .get(from..)
-        .is_none_or(|tail| tail.iter().all(|&b| b == 0))
-    {
-        return Scan::NotFound;
-    }
-    let last_start = match data.len().checked_sub(RECORD_HEADER_LEN) {
-        Some(n) => n,
-        None => return Scan::NotFound,
-    };
-    for pos in from..=last_start {
-        let len = le_u32(data, pos + 4) as u64;
-        if len > (data.len() - pos - RECORD_HEADER_LEN) as u64 {
-            continue; // cannot be a complete record: no checksum needed
-        }
-        if budget < len {
-            return Scan::GaveUp(pos);
-        }
-        budget -= len;
-        if check_record(data, pos).is_ok() {
-            return Scan::Found(pos);
-        }
-    }
-    Scan::NotFound
 }

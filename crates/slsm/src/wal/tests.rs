@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
-use super::reader::{find_valid_record, Scan};
+use super::resync::{find_valid_record, Scan};
 use super::writer::check_payload_len;
 use super::*;
 use crate::error::Error;
@@ -526,8 +526,63 @@ fn resync_scan_finds_records_and_respects_its_budget() {
     encode_record_into(&mut data, &payload(1, 100));
     assert_eq!(find_valid_record(&data, 0, u64::MAX), Scan::Found(at));
     assert_eq!(find_valid_record(&data, at + 1, u64::MAX), Scan::NotFound);
-    assert_eq!(find_valid_record(&data, 0, 99), Scan::GaveUp(at));
+    assert_eq!(find_valid_record(&data, 0, 0), Scan::GaveUp(at));
     assert_eq!(find_valid_record(&[1, 2, 3], 0, u64::MAX), Scan::NotFound);
+}
+
+/// Incompressible bytes (a record a user fills with random data).
+fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// A log of a small record, then a random 8 MiB one cut short by a crash
+/// after `written` of its bytes, then `zeros` of reserved space.
+fn torn_big_record(dir: &Path, written: usize, zeros: usize) -> (PathBuf, Vec<u8>) {
+    let small = payload(1, 50);
+    let big = random_bytes(0x5eed, 8 << 20);
+    let (path, offsets) = write_log(dir, 1, &[small.clone(), big]);
+    let mut bytes = fs::read(&path).unwrap();
+    bytes.truncate(offsets[1] as usize + written);
+    bytes.resize(bytes.len() + zeros, 0);
+    rewrite(&path, &bytes);
+    (path, small)
+}
+
+#[test]
+fn a_torn_big_random_record_is_a_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    for (written, zeros) in [(5 << 20, 0), (3 << 20, 6 << 20), (4, 1 << 20), (9, 0)] {
+        let (path, small) = torn_big_record(dir.path(), written, zeros);
+        let started = std::time::Instant::now();
+        let (got, r) = read_all(&path, Some(1), RecoveryMode::Strict)
+            .unwrap_or_else(|e| panic!("{written} written, {zeros} zeros: {e}"));
+        assert_eq!(got, vec![small]);
+        assert_eq!(r.tail_dropped().map(|t| t.kind), Some(TailDropKind::Torn));
+        assert!(started.elapsed().as_secs() < 20, "the scan is linear");
+        fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+fn damage_inside_a_big_random_record_before_a_good_one_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = [payload(1, 50), random_bytes(7, 8 << 20), payload(2, 70)];
+    let (path, offsets) = write_log(dir.path(), 1, &records);
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[offsets[1] as usize + 1000] ^= 0x40;
+    rewrite(&path, &bytes);
+    let err = read_all(&path, Some(1), RecoveryMode::Strict).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    let (got, _) = read_all(&path, Some(1), RecoveryMode::BestEffort).unwrap();
+    assert_eq!(got, records[..1].to_vec());
 }
 
 // The writer through the operating system's mapped log file.
