@@ -8,14 +8,17 @@
 //! * **Calls**: [`Jobs`] (what the threads do) and the version set (to see
 //!   whether work is due).
 //! * **Thread safety**: every method may be called from any thread.
-//! * **Failure**: the first error of a background job stops the engine's
-//!   writes ([`Error::BackgroundFailed`]) until the database is reopened,
-//!   so that nothing is lost silently.
+//! * **Failure**: a job that fails (a full disk, an I/O error) is retried,
+//!   after a pause that doubles up to [`MAX_BACKOFF`], until it succeeds:
+//!   nothing is lost (the inputs stay where they were, their logs kept), and
+//!   once the cause is gone the engine carries on by itself. Meanwhile
+//!   writes go on while the memory runs have room; a writer that needs a
+//!   flush that is failing gets its error at once instead of waiting, and
+//!   [`Background::wait_until_idle`] reports it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -23,11 +26,50 @@ use crate::error::{Error, Result};
 use crate::jobs::Jobs;
 use crate::version::{Version, VersionSet};
 
+/// First pause before a failed job is retried.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+/// Longest pause between retries of a failing job.
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// The two kinds of background job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Flush,
+    Merge,
+}
+
+/// A job kind that is failing.
+#[derive(Debug)]
+struct Failure {
+    error: Error,
+    attempts: u32,
+    retry_at: Instant,
+}
+
 #[derive(Default)]
 struct State {
     shutdown: bool,
-    /// The first background failure; writes are refused after it.
-    error: Option<Error>,
+    flush_failure: Option<Failure>,
+    merge_failure: Option<Failure>,
+    /// Jobs finished (ok or not): waiters see progress by its change.
+    finished: u64,
+}
+
+impl State {
+    fn failure(&mut self, kind: Kind) -> &mut Option<Failure> {
+        match kind {
+            Kind::Flush => &mut self.flush_failure,
+            Kind::Merge => &mut self.merge_failure,
+        }
+    }
+
+    /// The error of a failing job kind, flushes first.
+    fn first_error(&self) -> Option<Error> {
+        self.flush_failure
+            .as_ref()
+            .or(self.merge_failure.as_ref())
+            .map(|f| f.error.clone())
+    }
 }
 
 /// The background threads and what they share. See the [module docs](self).
@@ -41,8 +83,6 @@ pub(crate) struct Background {
     work: Condvar,
     /// Signalled when a job completed (or failed).
     done: Condvar,
-    /// Set with `State::error`, so writers can check it without the lock.
-    failed: AtomicBool,
 }
 
 impl Background {
@@ -54,7 +94,6 @@ impl Background {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
             done: Condvar::new(),
-            failed: AtomicBool::new(false),
         }
     }
 
@@ -77,55 +116,70 @@ impl Background {
 
     fn flush_loop(&self) {
         let picker = self.jobs.picker();
-        while self.wait_for_work(|v| picker.flush_due(v)) {
+        while self.wait_for_work(Kind::Flush, |v| picker.flush_due(v)) {
             let r = self.jobs.flush_oldest(picker.runs_per_flush()).map(|_| ());
-            self.finish(r);
+            self.finish(Kind::Flush, r);
         }
     }
 
     fn merge_loop(&self) {
         let picker = self.jobs.picker();
-        while self.wait_for_work(|v| picker.level_to_merge(v).is_some()) {
+        while self.wait_for_work(Kind::Merge, |v| picker.level_to_merge(v).is_some()) {
             let r = self.jobs.merge_levels();
-            self.finish(r);
+            self.finish(Kind::Merge, r);
         }
     }
 
-    /// Blocks until `due` holds for the current version (true) or the
-    /// database shuts down or failed (false).
-    fn wait_for_work(&self, due: impl Fn(&Version) -> bool) -> bool {
+    /// Blocks until `due` holds for the current version and a failed job
+    /// of this kind is due for its retry (true), or the database shuts
+    /// down (false).
+    fn wait_for_work(&self, kind: Kind, due: impl Fn(&Version) -> bool) -> bool {
         let mut state = self.state.lock();
         loop {
-            if state.shutdown || state.error.is_some() {
+            if state.shutdown {
                 return false;
+            }
+            if let Some(retry_at) = state.failure(kind).as_ref().map(|f| f.retry_at) {
+                if Instant::now() < retry_at {
+                    self.work.wait_until(&mut state, retry_at);
+                    continue;
+                }
             }
             if due(&self.versions.current()) {
                 return true;
             }
+            // Nothing to retry any more (another thread did the work).
+            *state.failure(kind) = None;
             // The timeout is a safety net only; work is signalled.
             self.work.wait_for(&mut state, Duration::from_millis(500));
         }
     }
 
-    fn finish(&self, result: Result<()>) {
+    fn finish(&self, kind: Kind, result: Result<()>) {
         let mut state = self.state.lock();
-        if let Err(e) = result {
-            state.error.get_or_insert(e);
-            self.failed.store(true, Ordering::Release);
+        match result {
+            Ok(()) => *state.failure(kind) = None,
+            Err(error) => {
+                let attempts = state.failure(kind).as_ref().map_or(0, |f| f.attempts) + 1;
+                let pause = FIRST_BACKOFF
+                    .saturating_mul(1 << (attempts - 1).min(16))
+                    .min(MAX_BACKOFF);
+                *state.failure(kind) = Some(Failure {
+                    error,
+                    attempts,
+                    retry_at: Instant::now() + pause,
+                });
+            }
         }
+        state.finished += 1;
         self.done.notify_all();
         self.work.notify_all();
     }
 
-    /// Fails if a background job failed earlier.
-    pub fn check(&self) -> Result<()> {
-        if !self.failed.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        match &self.state.lock().error {
-            Some(e) => Err(Error::BackgroundFailed(e.to_string())),
-            None => Ok(()),
-        }
+    /// The error of a background job that is failing (and being retried),
+    /// if any.
+    pub fn error(&self) -> Option<Error> {
+        self.state.lock().first_error()
     }
 
     /// Says that work may be due: wakes the threads, or runs the due jobs
@@ -149,21 +203,24 @@ impl Background {
     }
 
     /// A writer found every memory run full: waits until a flush removed one
-    /// (there were `mems_before`), the engine failed or shut down. Inline,
-    /// runs the flush itself.
+    /// (there were `mems_before`) or the engine shut down; the flush's
+    /// error if it is failing (at once: it is retried in the background,
+    /// and a later write may succeed). Inline, runs the flush itself.
     pub fn wait_for_flush(&self, mems_before: usize) -> Result<()> {
         if !self.threaded {
             return self.run_inline();
         }
         let mut state = self.state.lock();
         self.work.notify_all();
-        while state.error.is_none()
-            && !state.shutdown
-            && self.versions.current().mems.len() >= mems_before
-        {
+        loop {
+            if let Some(f) = &state.flush_failure {
+                return Err(f.error.clone());
+            }
+            if state.shutdown || self.versions.current().mems.len() < mems_before {
+                return Ok(());
+            }
             self.done.wait(&mut state);
         }
-        Ok(())
     }
 
     /// Blocks until no flush or merge is due (`Db::wait_for_compaction`).
@@ -174,8 +231,8 @@ impl Background {
         let picker = self.jobs.picker();
         let mut state = self.state.lock();
         loop {
-            if let Some(e) = &state.error {
-                return Err(Error::BackgroundFailed(e.to_string()));
+            if let Some(e) = state.first_error() {
+                return Err(e);
             }
             if state.shutdown || !picker.work_due(&self.versions.current()) {
                 return Ok(());

@@ -23,13 +23,38 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::background::Background;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::files;
 use crate::memtable::MemRun;
 use crate::options::Options;
 use crate::stats::Counters;
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::WalWriter;
+
+/// The write-ahead log the commit pipeline writes to.
+#[derive(Debug)]
+pub(crate) enum ActiveLog {
+    /// The database runs without one (`disable_wal`).
+    Off,
+    /// Writes go here. A writer poisoned by a failed write or sync is
+    /// retired by the next write, which continues in a new log.
+    Open(WalWriter),
+    /// None yet: starting one failed (a full disk, say); the next write
+    /// tries again, so writes resume by themselves once space is back.
+    Missing,
+    /// The database was closed.
+    Closed,
+}
+
+impl ActiveLog {
+    /// The writer, if a log is open.
+    pub fn writer(&mut self) -> Option<&mut WalWriter> {
+        match self {
+            ActiveLog::Open(w) => Some(w),
+            _ => None,
+        }
+    }
+}
 
 /// The memory runs' policy. See the [module docs](self).
 pub(crate) struct MemoryBuffer {
@@ -60,10 +85,10 @@ impl MemoryBuffer {
     /// The run the next write goes to: the active run, sealed first if it
     /// is full (or, with `force`, if it holds anything). Stalls, counted,
     /// while every memory run is full and the flush is behind.
-    pub fn make_room(&self, log: &mut Option<WalWriter>, force: bool) -> Result<Arc<MemRun>> {
+    pub fn make_room(&self, log: &mut ActiveLog, force: bool) -> Result<Arc<MemRun>> {
+        self.ensure_log(log)?;
         let mut stalled: Option<Instant> = None;
         let result = loop {
-            self.background.check()?;
             let version = self.versions.current();
             let active = version.active();
             if !(active.is_full() || force && !active.is_empty()) {
@@ -99,22 +124,16 @@ impl MemoryBuffer {
     /// that size, and starting a log costs several journal commits (create,
     /// directory sync, retiring the old log), so logs span several runs; a
     /// log is deleted once every run in it is flushed.
-    fn seal(&self, log: &mut Option<WalWriter>, force: bool) -> Result<()> {
-        let keep_log = !force
-            && log
-                .as_ref()
-                .is_some_and(|w| w.len() < self.opts.run_size as u64);
-        let wal_number = match log {
-            Some(_) if keep_log => self.versions.current().active().wal_number,
+    fn seal(&self, log: &mut ActiveLog, force: bool) -> Result<()> {
+        let wal_number = match log.writer() {
+            Some(w) if !force && w.len() < self.opts.run_size as u64 => w.log_number(),
             Some(old) => {
-                // Sync the old log first: if it failed earlier (poisoned,
-                // maybe with a torn record), this fails too and no newer log
-                // is ever started behind the damage (recovery would refuse
-                // it, and the failed write's sequence number would be
-                // reused).
+                // Sync the old log first: if it failed (poisoned, maybe with
+                // a torn record), this fails too, and no newer log is
+                // started until the damaged one is retired (`ensure_log`).
                 old.sync()?;
                 let (number, new_log) = self.create_log()?;
-                if let Some(old) = log.replace(new_log) {
+                if let ActiveLog::Open(old) = std::mem::replace(log, ActiveLog::Open(new_log)) {
                     // Durable (and trimmed) before newer writes can be.
                     old.close()?;
                 }
@@ -130,6 +149,29 @@ impl MemoryBuffer {
         if next.mems.len() > self.opts.runs_per_flush() {
             self.background.work_may_be_due()?;
         }
+        Ok(())
+    }
+
+    /// Makes sure writes have a healthy log: retires a poisoned one (its
+    /// failed tail cut off, the rest synced) and starts a new one. The
+    /// memory runs keep the number of the log they started in; every log
+    /// from the oldest of those on is kept and replayed, so a run spanning
+    /// the old log and the new one is recovered whole.
+    fn ensure_log(&self, log: &mut ActiveLog) -> Result<()> {
+        match log {
+            ActiveLog::Off => return Ok(()),
+            ActiveLog::Closed => {
+                return Err(Error::InvalidArgument("the database is closed".into()))
+            }
+            ActiveLog::Open(w) if w.poisoned().is_none() => return Ok(()),
+            ActiveLog::Open(w) => {
+                w.retire_damaged()?;
+                *log = ActiveLog::Missing;
+            }
+            ActiveLog::Missing => {}
+        }
+        let (_, writer) = self.create_log()?;
+        *log = ActiveLog::Open(writer);
         Ok(())
     }
 

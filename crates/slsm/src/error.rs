@@ -46,9 +46,6 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
-    /// A background merge failed earlier; the database refuses further
-    /// writes until it is reopened so that nothing is lost silently.
-    BackgroundFailed(String),
 }
 
 impl Error {
@@ -72,6 +69,22 @@ impl Error {
     /// True for [`Error::Corruption`].
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
+    }
+
+    /// True if the device (or the user's quota) is out of space: the
+    /// operation may succeed once space is freed, without reopening.
+    pub fn is_no_space(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => {
+                source.kind() == io::ErrorKind::StorageFull
+                    || source.kind() == io::ErrorKind::QuotaExceeded
+                    || matches!(
+                        source.raw_os_error(),
+                        Some(libc::ENOSPC) | Some(libc::EDQUOT)
+                    )
+            }
+            _ => false,
+        }
     }
 }
 
@@ -98,10 +111,6 @@ impl fmt::Display for Error {
             Error::NotADatabase { path, reason } => {
                 write!(f, "{} is not an slsm database: {reason}", path.display())
             }
-            Error::BackgroundFailed(msg) => write!(
-                f,
-                "a background merge failed ({msg}); writes are refused until the database is reopened"
-            ),
         }
     }
 }
@@ -137,7 +146,6 @@ impl Clone for Error {
                 path: path.clone(),
                 reason: reason.clone(),
             },
-            Error::BackgroundFailed(m) => Error::BackgroundFailed(m.clone()),
         }
     }
 }

@@ -38,7 +38,7 @@ pub(crate) fn replay_logs(
     opts: &Options,
 ) -> Result<Replayed> {
     let mut replay = Replay {
-        runs: vec![MemRun::new(opts, 0)],
+        runs: Vec::new(),
         max_seq: flushed,
         flushed,
     };
@@ -61,7 +61,7 @@ pub(crate) fn replay_logs(
                 )
             });
             match (decoded, opts.recovery) {
-                (Ok(b), _) => replay.apply(b, opts),
+                (Ok(b), _) => replay.apply(b, opts, number),
                 (Err(e), RecoveryMode::Strict) => return Err(e),
                 (Err(_), RecoveryMode::BestEffort) => return Ok(replay.finish()),
             }
@@ -100,16 +100,19 @@ struct Replay {
 }
 
 impl Replay {
-    /// Applies one batch past the flushed sequence number; a full run is
-    /// sealed between batches, as the write path seals between groups.
-    fn apply(&mut self, b: batch::DecodedBatch<'_>, opts: &Options) {
+    /// Applies one batch of log `log_number` past the flushed sequence
+    /// number; a full run is sealed between batches, as the write path
+    /// seals between groups. A run records the log it starts in: until it
+    /// is flushed, that log and every later one are kept (if the flush at
+    /// open cannot run, on a full disk, the next open replays them again).
+    fn apply(&mut self, b: batch::DecodedBatch<'_>, opts: &Options, log_number: u64) {
         let count = b.ops.clone().count() as u64;
         let last = b.first_seq + count.saturating_sub(1);
         if count == 0 || last <= self.flushed {
             return;
         }
-        if self.runs.last().is_some_and(MemRun::is_full) {
-            self.runs.push(MemRun::new(opts, 0));
+        if self.runs.last().is_none_or(MemRun::is_full) {
+            self.runs.push(MemRun::new(opts, log_number));
         }
         let skip = self.flushed.saturating_sub(b.first_seq - 1);
         let run = self.runs.last().expect("at least one run");

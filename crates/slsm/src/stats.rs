@@ -126,6 +126,9 @@ pub struct Stats {
     pub last_sequence: u64,
     /// Where the memory goes, against the budget.
     pub memory: crate::budget::MemoryUsage,
+    /// The error of a background flush or merge that is failing and being
+    /// retried (a full disk, say), if any.
+    pub background_error: Option<String>,
 }
 
 /// Hashes `stats` tests every run filter with to measure its false-positive
@@ -175,6 +178,7 @@ impl Stats {
             stall_micros: c.stall_micros.load(Ordering::Relaxed),
             last_sequence,
             memory: crate::budget::MemoryUsage::default(),
+            background_error: None,
         }
     }
 
@@ -252,7 +256,7 @@ impl fmt::Display for Stats {
         write!(
             f,
             "memory: {:.1} of {:.1} MiB budget: memory runs {:.1} (limit {:.1}), indexes and filters {:.1}, \
-             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit), buffers {:.1}",
+             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit, {:.1} MiB read), buffers {:.1}",
             mib(m.total()),
             mib(m.budget),
             mib(m.memory_runs),
@@ -263,7 +267,12 @@ impl fmt::Display for Stats {
             c.entries,
             100.0 * c.hits as f64 / lookups as f64,
             c.hits + c.misses,
+            mib(c.bytes_read),
             mib(m.buffers)
-        )
+        )?;
+        if let Some(e) = &self.background_error {
+            write!(f, "\nbackground jobs failing (retried): {e}")?;
+        }
+        Ok(())
     }
 }

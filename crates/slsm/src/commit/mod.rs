@@ -47,12 +47,11 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::batch::WriteBatch;
-use crate::buffer::MemoryBuffer;
+use crate::buffer::{ActiveLog, MemoryBuffer};
 use crate::error::Result;
 use crate::memtable::{Inserters, MemRun};
 use crate::options::WriteOptions;
 use crate::stats::Counters;
-use crate::wal::WalWriter;
 use queue::Queue;
 
 /// Largest spent batch a thread keeps for its next `put` or `delete`.
@@ -111,7 +110,7 @@ impl CommitPipeline {
         counters: Arc<Counters>,
         opts: &crate::options::Options,
         last_seq: u64,
-        log: Option<WalWriter>,
+        log: ActiveLog,
     ) -> CommitPipeline {
         CommitPipeline {
             buffer,
@@ -168,7 +167,7 @@ impl CommitPipeline {
 
     /// Syncs the log (`Db::sync`).
     pub fn sync_log(&self) -> Result<()> {
-        match &mut self.queue.lock().log {
+        match self.queue.lock().log.writer() {
             Some(log) => log.sync(),
             None => Ok(()),
         }
@@ -176,9 +175,14 @@ impl CommitPipeline {
 
     /// Syncs and trims the log for a clean close; later writes fail.
     pub fn close_log(&self) -> Result<()> {
-        match self.queue.lock().log.take() {
-            Some(log) => log.close(),
-            None => Ok(()),
+        let mut q = self.queue.lock();
+        match std::mem::replace(&mut q.log, ActiveLog::Closed) {
+            ActiveLog::Open(log) => log.close(),
+            ActiveLog::Off => {
+                q.log = ActiveLog::Off;
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -236,7 +240,7 @@ impl CommitPipeline {
             .user_bytes_written
             .add(batch.encoded_size() as u64);
         let payload = batch.seal(first_seq);
-        match (&mut q.log, no_wal) {
+        match (q.log.writer(), no_wal) {
             (Some(log), false) => {
                 log.append(payload)?;
                 Ok(payload.len() as u64)
@@ -251,7 +255,7 @@ impl CommitPipeline {
     /// Hands the records just appended to the file system, or makes them
     /// durable if `sync`.
     fn finish_log(&self, q: &mut Queue, logged: u64, sync: bool) -> Result<()> {
-        if let Some(log) = &mut q.log {
+        if let Some(log) = q.log.writer() {
             if sync {
                 log.sync()?;
             } else if logged > 0 {

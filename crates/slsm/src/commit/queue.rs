@@ -10,10 +10,10 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{recycle_batch, CommitPipeline, Durability};
 use crate::batch::WriteBatch;
+use crate::buffer::ActiveLog;
 use crate::error::{Error, Result};
 use crate::key::MAX_SEQUENCE;
 use crate::memtable::{Inserters, MemRun};
-use crate::wal::WalWriter;
 
 /// Largest group a leader forms, in encoded bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -33,11 +33,11 @@ pub(super) struct Queue {
     pub busy: bool,
     /// Highest sequence number handed out.
     pub last_seq: u64,
-    pub log: Option<WalWriter>,
+    pub log: ActiveLog,
 }
 
 impl Queue {
-    pub fn new(last_seq: u64, log: Option<WalWriter>) -> Queue {
+    pub fn new(last_seq: u64, log: ActiveLog) -> Queue {
         Queue {
             waiting: VecDeque::new(),
             busy: false,

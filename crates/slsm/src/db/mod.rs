@@ -66,7 +66,6 @@ impl Components {
 
     /// Seals the active run and flushes every memory run.
     fn flush(&self) -> Result<()> {
-        self.background.check()?;
         self.commit.take_unlogged();
         self.commit.seal_active()?;
         self.jobs.flush_all()?;
@@ -259,6 +258,7 @@ impl Db {
         let version = self.inner.versions.current();
         let mut stats = Stats::collect(&version, &self.inner.counters, self.inner.commit.visible());
         stats.memory = self.inner.budget.usage(&version);
+        stats.background_error = self.inner.background.error().map(|e| e.to_string());
         stats
     }
 

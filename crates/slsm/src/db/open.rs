@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use super::Components;
 use crate::background::Background;
 use crate::budget::MemoryBudget;
-use crate::buffer::MemoryBuffer;
+use crate::buffer::{ActiveLog, MemoryBuffer};
 use crate::commit::CommitPipeline;
 use crate::error::{Error, Result};
 use crate::files::LOCK_FILE;
@@ -24,6 +24,7 @@ use crate::run::{BlockCache, RunFile, RunProperties};
 use crate::snapshot::SnapshotList;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version, VersionSet};
+use crate::wal::WalWriter;
 
 /// Opens the database in `dir`: its components, and the background threads
 /// already running.
@@ -32,6 +33,9 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     prepare_dir(dir, &opts)?;
     let opts = Arc::new(opts);
     let fs = &*opts.fs;
+    // Before the lock file is created: a refused directory is left as it
+    // was found.
+    refuse_foreign(fs, dir)?;
     let lock = lock_dir(fs, dir)?;
     let manifest = load_or_create_manifest(dir, &opts)?;
     let budget = Arc::new(MemoryBudget::new(&opts));
@@ -47,20 +51,13 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     let last_sequence = replayed.max_seq.max(manifest.last_sequence);
 
     let log_number = manifest.next_file_number.max(max_seen + 1);
-    let log = if opts.disable_wal {
-        None
-    } else {
-        let path = dir.join(manifest::wal_file_name(log_number));
-        Some(crate::wal::WalWriter::create_sized(
-            fs,
-            &path,
-            log_number,
-            opts.run_size as u64,
-        )?)
-    };
+    let log = start_log(&opts, dir, log_number)?;
+    // The active run's log is `log_number` even if it could not be started
+    // yet: the one the first write starts has a higher number, and every
+    // log from a memory run's own on is kept.
     let active = Arc::new(MemRun::new(
         &opts,
-        if log.is_some() { log_number } else { 0 },
+        if opts.disable_wal { 0 } else { log_number },
     ));
     let mems = std::iter::once(active)
         .chain(replayed.runs.into_iter().rev())
@@ -83,9 +80,12 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Arc::clone(&budget),
     ));
     budget.rebalance(&versions.current());
-    // What was replayed goes to a run file, so the old logs can go.
-    jobs.flush_all()?;
-    versions.persist(last_sequence)?;
+    // What was replayed goes to a run file, so the old logs can go. On a
+    // full disk it stays in memory runs instead (their logs are kept), and
+    // the background flush writes it once there is space: the database
+    // opens for reading whatever the free space.
+    tolerate_no_space(jobs.flush_all())?;
+    tolerate_no_space(versions.persist(last_sequence))?;
     remove_obsolete_files(fs, dir, &files, &versions);
 
     let background = Arc::new(Background::new(
@@ -117,6 +117,29 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     Ok((Arc::new(components), threads))
 }
 
+/// The log writes go to: none with `disable_wal`, and none yet if the
+/// disk is full (the first write starts it, and fails while there is no
+/// space).
+fn start_log(opts: &Options, dir: &Path, number: u64) -> Result<ActiveLog> {
+    if opts.disable_wal {
+        return Ok(ActiveLog::Off);
+    }
+    let path = dir.join(manifest::wal_file_name(number));
+    match WalWriter::create_sized(&*opts.fs, &path, number, opts.run_size as u64) {
+        Ok(log) => Ok(ActiveLog::Open(log)),
+        Err(e) if e.is_no_space() => Ok(ActiveLog::Missing),
+        Err(e) => Err(e),
+    }
+}
+
+/// `Ok` for a step of opening that may wait for free space.
+fn tolerate_no_space(result: Result<()>) -> Result<()> {
+    match result {
+        Err(e) if !e.is_no_space() => Err(e),
+        _ => Ok(()),
+    }
+}
+
 fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
     let fs = &*opts.fs;
     match fs.is_dir(dir) {
@@ -141,6 +164,36 @@ fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
             Ok(())
         }
         Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+/// Refuses a directory that holds files but no slsm manifest, or a
+/// manifest that is not ours.
+fn refuse_foreign(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    let names = fs.read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let refuse = |reason: String| {
+        Err(Error::NotADatabase {
+            path: dir.to_path_buf(),
+            reason,
+        })
+    };
+    if names.iter().any(|n| n == manifest::MANIFEST_FILE) {
+        let path = dir.join(manifest::MANIFEST_FILE);
+        let head = fs.read(&path).map_err(|e| Error::io(&path, e))?;
+        if !head.is_empty() && !head.starts_with(&manifest::MANIFEST_MAGIC) {
+            return refuse("its MANIFEST is not an slsm manifest".into());
+        }
+        return Ok(());
+    }
+    match names
+        .iter()
+        .find(|name| *name != LOCK_FILE && !name.ends_with(fsutil::TMP_SUFFIX))
+    {
+        Some(name) => refuse(format!(
+            "it holds {name:?} but no {}",
+            manifest::MANIFEST_FILE
+        )),
+        None => Ok(()),
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{Advice, FileBytes, FileSystem, FsFile, FsLock, LogFile, MemFs, RandomAccessFile};
+use super::{Advice, FileSystem, FsFile, FsLock, LogFile, MemFs, RandomAccessFile};
 
 /// The kinds of operation [`FaultFs`] can fail.
 #[doc(hidden)]
@@ -382,10 +382,6 @@ impl FileSystem for FaultFs {
             path: path.to_path_buf(),
             inner: self.inner.open_random(path)?,
         }))
-    }
-    fn map(&self, path: &Path) -> io::Result<FileBytes> {
-        self.check(FaultOp::Read, path)?;
-        self.inner.map(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.check(FaultOp::Rename, from)?;

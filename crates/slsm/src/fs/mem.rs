@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileBytes, FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
+use super::{FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
 
 /// A file's bytes and how many of them are durable. The bytes are shared
 /// with mappings: an append copies them only while a reader still maps an
@@ -297,11 +297,6 @@ impl FileSystem for MemFs {
         let data = Arc::clone(&node.lock().data);
         Ok(Box::new(MemRandomFile { data }))
     }
-    fn map(&self, path: &Path) -> io::Result<FileBytes> {
-        let node = self.state.lock().node(path)?;
-        let data = Arc::clone(&node.lock().data);
-        Ok(FileBytes::Shared(data))
-    }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut s = self.state.lock();
         let node = s.live.remove(from).ok_or_else(|| not_found(from))?;
@@ -398,9 +393,7 @@ mod tests {
         fs.create_dir_all(dir).unwrap();
         let mut f = fs.create_new(&file).unwrap();
         f.write_all(b"hello ").unwrap();
-        let mapped = fs.map(&file).unwrap();
         f.write_all(b"world").unwrap();
-        assert_eq!(&mapped[..], b"hello ", "a map is a snapshot");
         assert_eq!(fs.read(&file).unwrap(), b"hello world");
         assert!(fs.create_new(&file).is_err());
         fs.rename(&file, &dir.join("b")).unwrap();

@@ -10,11 +10,14 @@
 //! The trait covers exactly what the engine does: create a file and append
 //! to it (run files, the manifest), create a write-ahead log
 //! ([`LogFile`]: reserved space, positional writes, syncs), read a whole
-//! file, map an immutable run file, rename, remove, list a directory,
-//! create and sync a directory, and lock the database directory.
+//! file, open a file for positional reads (run files: never mapped, so a
+//! file another process truncates is a failed read, not a signal), rename,
+//! remove, list a directory, create and sync a directory, and lock the
+//! database directory.
 
 mod fault;
 mod mem;
+mod sigbus;
 mod std_fs;
 
 pub use fault::{FaultFs, FaultOp};
@@ -31,11 +34,8 @@ pub(crate) fn log_file_for_test(file: std::fs::File) -> Box<dyn LogFile> {
 use std::any::Any;
 use std::fmt::Debug;
 use std::io::{self, Write};
-use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
-
-use memmap2::Mmap;
 
 /// A file open for appending (run files and the manifest are written this
 /// way, start to end).
@@ -119,55 +119,6 @@ pub enum Advice {
     DontNeed(u64, u64),
 }
 
-/// The bytes of a whole (immutable) file: a memory map or a private copy.
-#[derive(Debug)]
-pub enum FileBytes {
-    /// A read-only memory map.
-    Mapped(Mmap),
-    /// A copy in memory.
-    Owned(Vec<u8>),
-    /// The bytes of a [`MemFs`] file, shared with the file system.
-    Shared(Arc<Vec<u8>>),
-}
-
-impl FileBytes {
-    /// Tells the OS this process no longer needs `range` resident (a merge
-    /// that has read past it), so a merge does not make its whole input
-    /// resident. Only affects memory maps; a no-op elsewhere.
-    pub fn release(&self, range: std::ops::Range<usize>) {
-        #[cfg(target_os = "linux")]
-        if let FileBytes::Mapped(m) = self {
-            if range.start < range.end && range.end <= m.len() {
-                // SAFETY: the map is a read-only, shared mapping of an
-                // immutable file: MADV_DONTNEED only unmaps the pages from
-                // this process (they stay in the page cache, nothing is
-                // discarded), and any later read through a live slice faults
-                // the same bytes back in.
-                let _ = unsafe {
-                    m.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        range.start,
-                        range.len(),
-                    )
-                };
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = range;
-    }
-}
-
-impl Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Mapped(m) => m,
-            FileBytes::Owned(v) => v,
-            FileBytes::Shared(v) => v,
-        }
-    }
-}
-
 /// A held directory lock; dropping it releases the lock.
 pub struct FsLock(#[allow(dead_code)] Box<dyn Any + Send + Sync>);
 
@@ -196,9 +147,6 @@ pub trait FileSystem: Send + Sync + Debug {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// Opens `path` for positional reads.
     fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>>;
-    /// The whole contents of an immutable file (memory-mapped where the
-    /// file system can).
-    fn map(&self, path: &Path) -> io::Result<FileBytes>;
     /// Atomically renames `from` to `to`, replacing `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes a file.

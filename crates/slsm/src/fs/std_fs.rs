@@ -17,9 +17,10 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::{Mmap, MmapMut, MmapOptions};
+use memmap2::{MmapMut, MmapOptions};
 
-use super::{Advice, FileBytes, FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
+use super::sigbus::Guard;
+use super::{Advice, FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
 
 /// The operating system's file system (the default).
 #[derive(Clone, Copy, Debug, Default)]
@@ -135,18 +136,6 @@ impl FileSystem for StdFs {
             len,
             cachestat: std::sync::atomic::AtomicBool::new(true),
         }))
-    }
-    fn map(&self, path: &Path) -> io::Result<FileBytes> {
-        let file = File::open(path)?;
-        if file.metadata()?.len() == 0 {
-            return Ok(FileBytes::Owned(Vec::new()));
-        }
-        // SAFETY: run files are immutable once written: the engine never
-        // writes to or truncates them again, it only deletes them
-        // (unlinking keeps the mapping valid). The mapping is therefore
-        // sound unless an outside process truncates or rewrites a file
-        // inside the database directory.
-        Ok(FileBytes::Mapped(unsafe { Mmap::map(&file)? }))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::rename(from, to)
@@ -370,8 +359,12 @@ const PAGE: u64 = 4096;
 struct MappedLog {
     file: File,
     /// `None` until space is reserved, and for good where `fallocate` is
-    /// not supported (then every write is a `pwrite`).
+    /// not supported or no [`Guard`] is to be had (then every write is a
+    /// `pwrite`).
     map: Option<MmapMut>,
+    /// Keeps a truncation of the file by another process from killing us
+    /// with `SIGBUS` while we write through `map`.
+    guard: Option<Guard>,
     map_len: u64,
     reserved: u64,
     /// `fallocate` failed as unsupported: never map.
@@ -385,6 +378,7 @@ impl MappedLog {
         MappedLog {
             file,
             map: None,
+            guard: None,
             map_len: 0,
             reserved: 0,
             plain: false,
@@ -393,15 +387,33 @@ impl MappedLog {
     }
 
     fn remap(&mut self, len: u64) -> io::Result<()> {
+        self.guard = None;
+        self.map = None;
         // SAFETY: the file is created and owned by this log; nothing in the
         // engine truncates it while the log lives (logs are truncated only
         // when retired, after the last write). The mapping may extend past
         // the end of the file, but writes only touch bytes below `reserved`,
-        // which `fallocate` has allocated, so no access faults past the end.
+        // which `fallocate` has allocated, so no access faults past the end;
+        // if another process truncates the file, the guard turns the fault
+        // into a failed write.
         let map = unsafe { MmapOptions::new().len(len as usize).map_mut(&self.file)? };
-        self.map = Some(map);
-        self.map_len = len;
+        match Guard::new(map.as_ptr(), map.len()) {
+            Some(guard) => {
+                self.guard = Some(guard);
+                self.map = Some(map);
+                self.map_len = len;
+            }
+            None => self.plain = true,
+        }
         Ok(())
+    }
+
+    /// Stops writing through the map for good (it may hold pages that
+    /// are no longer the file's).
+    fn unmap(&mut self) {
+        self.map = None;
+        self.guard = None;
+        self.map_len = 0;
     }
 
     /// Drops `[from, to)` (whole pages behind the writer) from this
@@ -466,6 +478,13 @@ impl LogFile for MappedLog {
         match &mut self.map {
             Some(map) if bytes.len() < WRITE_CALL_MIN && end <= self.reserved => {
                 map[offset as usize..end as usize].copy_from_slice(bytes);
+                if self.guard.as_ref().is_some_and(Guard::take_damage) {
+                    self.unmap();
+                    self.plain = true;
+                    return Err(io::Error::other(
+                        "the log file was truncated by another process while it was written",
+                    ));
+                }
                 Ok(())
             }
             _ => self.file.write_all_at(bytes, offset),
@@ -507,8 +526,7 @@ impl LogFile for MappedLog {
     }
 
     fn truncate(&mut self, len: u64) -> io::Result<()> {
-        self.map = None;
-        self.map_len = 0;
+        self.unmap();
         self.file.set_len(len)?;
         self.reserved = self.reserved.min(len);
         self.file.sync_all()

@@ -46,12 +46,15 @@ pub struct CacheStats {
     pub hits: u64,
     /// Lookups it could not.
     pub misses: u64,
+    /// Bytes of blocks read from files because the cache lacked them.
+    pub bytes_read: u64,
 }
 
 /// A cache of data blocks shared by every run file of a database. See the
 /// [module docs](self).
 pub struct BlockCache {
     cache: Cache<BlockKey, Arc<Block>, ChargeBytes>,
+    bytes_read: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -69,6 +72,7 @@ impl BlockCache {
         let estimated_blocks = (capacity / 4096).clamp(16, 1 << 24) as usize;
         Arc::new(BlockCache {
             cache: Cache::with_weighter(estimated_blocks, capacity.max(1), ChargeBytes),
+            bytes_read: Default::default(),
         })
     }
 
@@ -82,6 +86,12 @@ impl BlockCache {
         if self.cache.capacity() > 1 {
             self.cache.insert((file, index), block);
         }
+    }
+
+    /// Counts `bytes` read from a file for a block the cache lacked.
+    pub(crate) fn note_read(&self, bytes: usize) {
+        self.bytes_read
+            .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Changes the capacity (evicting what no longer fits).
@@ -98,6 +108,7 @@ impl BlockCache {
             entries: self.cache.len() as u64,
             hits: self.cache.hits(),
             misses: self.cache.misses(),
+            bytes_read: self.bytes_read.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 }

@@ -47,8 +47,10 @@ const MAX_RETAINED_BUF: usize = 4 << 20;
 /// every later one return the same error. The file may hold a partial
 /// record, and after a failed sync the kernel may have dropped dirty pages
 /// while reporting later syncs as successful, so retrying could
-/// acknowledge a write that is not on disk. The engine stops accepting
-/// writes on this log instead.
+/// acknowledge a write that is not on disk. The engine stops writing to
+/// this log: [`retire_damaged`](Self::retire_damaged) cuts the records of
+/// the failed call (never acknowledged) off the file and syncs it, and the
+/// engine continues in a new log.
 ///
 /// Dropping a writer does not flush it: records appended since the last
 /// successful `flush` were never acknowledged and are discarded.
@@ -70,6 +72,9 @@ pub struct WalWriter {
     /// Writeback was started for the bytes below this offset.
     writeback_started: u64,
     poisoned: Option<Error>,
+    /// Where the records of the call that poisoned the writer begin: the
+    /// file is cut there when it is retired.
+    good_len: u64,
 }
 
 impl WalWriter {
@@ -108,6 +113,7 @@ impl WalWriter {
                 .next_power_of_two(),
             writeback_started: 0,
             poisoned: None,
+            good_len: 0,
         };
         writer
             .buf
@@ -162,7 +168,7 @@ impl WalWriter {
             .reserve(end)
             .and_then(|()| self.file.write_at(self.flushed, &self.buf));
         if let Err(e) = written {
-            return Err(self.poison(e));
+            return Err(self.poison(e, self.flushed));
         }
         self.flushed = end;
         self.buf.clear();
@@ -192,15 +198,37 @@ impl WalWriter {
     /// record appended so far survives a machine crash. Skips the sync when
     /// nothing was written since the last successful one.
     pub fn sync(&mut self) -> Result<()> {
+        // The records of this call: written by the flush, but acknowledged
+        // only once the sync succeeds.
+        let call_start = self.flushed;
         self.flush()?;
         if self.synced == self.flushed {
             return Ok(());
         }
         if let Err(e) = self.file.sync(self.flushed) {
-            return Err(self.poison(e));
+            return Err(self.poison(e, call_start));
         }
         self.synced = self.flushed;
         Ok(())
+    }
+
+    /// Retires a poisoned log so that the engine can continue in a new one:
+    /// cuts off the records of the call that failed (they were never
+    /// acknowledged, and their sequence numbers will be used again) and
+    /// syncs what is left. An error leaves the writer poisoned; it may be
+    /// retried.
+    pub fn retire_damaged(&mut self) -> Result<()> {
+        self.buf = Vec::new();
+        let cut = self.good_len;
+        match self.file.truncate(cut) {
+            Ok(()) => {
+                self.flushed = cut;
+                self.synced = cut;
+                self.reserved = cut;
+                Ok(())
+            }
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
     }
 
     /// Retires the log: syncs every record and trims the reserved tail.
@@ -208,7 +236,7 @@ impl WalWriter {
         self.sync()?;
         if self.reserved > self.flushed {
             if let Err(e) = self.file.truncate(self.flushed) {
-                return Err(self.poison(e));
+                return Err(self.poison(e, self.flushed));
             }
         }
         Ok(())
@@ -257,9 +285,13 @@ impl WalWriter {
         }
     }
 
-    /// Records `e` as the poisoning error and returns it.
-    fn poison(&mut self, e: std::io::Error) -> Error {
+    /// Records `e` as the poisoning error of a call whose records begin at
+    /// `call_start`, and returns it.
+    fn poison(&mut self, e: std::io::Error, call_start: u64) -> Error {
         let err = Error::io(&self.path, e);
+        if self.poisoned.is_none() {
+            self.good_len = call_start;
+        }
         self.poisoned = Some(err.clone());
         err
     }

@@ -278,7 +278,8 @@ pub enum Status {
     Acked,
     /// Returned an I/O error: may or may not have been applied.
     Failed,
-    /// Refused up front (`BackgroundFailed`): never applied.
+    /// Failed and known not to be applied (refused, or superseded by a
+    /// later write that succeeded).
     Rejected,
 }
 
