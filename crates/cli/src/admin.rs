@@ -14,6 +14,21 @@ pub struct Encoding {
     pub hex: bool,
 }
 
+/// Opens `db` for reading only: the commands that only read (`get`, `scan`,
+/// `stats`, `check`) change nothing in the directory (the log is replayed
+/// in memory), take no lock (they work beside a process writing to it, and
+/// on a read-only file system).
+fn open_read_only(db: &Path) -> Result<slsm::Db> {
+    if !db.exists() {
+        anyhow::bail!(
+            "no database at {} (the directory does not exist)",
+            db.display()
+        );
+    }
+    slsm::Db::open_read_only(db, slsm::Options::default())
+        .with_context(|| format!("opening {} read-only", db.display()))
+}
+
 fn open(db: &Path, create: bool) -> Result<slsm::Db> {
     if !create && !db.exists() {
         anyhow::bail!(
@@ -71,7 +86,7 @@ fn write_bytes(out: &mut impl Write, b: &[u8], enc: Encoding) -> std::io::Result
 /// `slsm get`: prints the value and a newline; exit 1 if absent.
 pub fn get(db: &Path, key: &str, enc: Encoding) -> Result<i32> {
     let key = decode("key", key, enc)?;
-    let db = open(db, false)?;
+    let db = open_read_only(db)?;
     match db.get(&key)? {
         Some(v) => {
             let mut out = std::io::stdout().lock();
@@ -136,7 +151,7 @@ pub fn scan(db: &Path, a: ScanArgs, enc: Encoding) -> Result<()> {
             )));
         }
     }
-    let db = open(db, false)?;
+    let db = open_read_only(db)?;
     let iter = db.range::<Vec<u8>, _>((start, end));
     let iter: Box<dyn Iterator<Item = slsm::Result<(slsm::Slice, slsm::Slice)>>> = if a.reverse {
         Box::new(iter.rev())
@@ -160,7 +175,7 @@ pub fn scan(db: &Path, a: ScanArgs, enc: Encoding) -> Result<()> {
 
 /// `slsm stats`.
 pub fn stats(db: &Path, json: bool) -> Result<()> {
-    let db = open(db, false)?;
+    let db = open_read_only(db)?;
     let s = db.stats();
     if json {
         let levels: Vec<_> = s
@@ -192,6 +207,25 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
             "write_amplification": s.write_amplification(),
             "stall_count": s.stall_count,
             "stall_micros": s.stall_micros,
+            "memory": {
+                "budget": s.memory.budget,
+                "total": s.memory.total(),
+                "memory_runs": s.memory.memory_runs,
+                "memory_runs_limit": s.memory.memory_runs_limit,
+                "pinned_indexes_and_filters": s.memory.pinned,
+                "buffers": s.memory.buffers,
+                "block_cache": {
+                    "capacity": s.memory.cache.capacity,
+                    "usage": s.memory.cache.usage,
+                    "entries": s.memory.cache.entries,
+                    "hits": s.memory.cache.hits,
+                    "misses": s.memory.cache.misses,
+                    "hit_rate": s.memory.cache.hits as f64
+                        / (s.memory.cache.hits + s.memory.cache.misses).max(1) as f64,
+                    "bytes_read": s.memory.cache.bytes_read,
+                },
+            },
+            "background_error": s.background_error,
         });
         writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
@@ -202,7 +236,7 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
 
 /// `slsm check`: exit 3 on corruption (the error names file and offset).
 pub fn check(db: &Path) -> Result<i32> {
-    let db = open(db, false)?;
+    let db = open_read_only(db)?;
     let report = db.check()?;
     writeln!(std::io::stdout(), "{report}")?;
     Ok(exit::OK)

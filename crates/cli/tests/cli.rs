@@ -271,16 +271,94 @@ fn bench_use_existing_db_skips_fills() {
 }
 
 #[test]
-fn locked_database_is_exit_4() {
+fn locked_database_is_exit_4_for_writes_and_readable_beside_the_writer() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let open = slsm::Db::open(&db, slsm::Options::default()).unwrap();
     open.put(b"k", b"v").unwrap();
-    let o = slsm(&["get", path_str(&db), "k"]);
+    let o = slsm(&["put", path_str(&db), "k", "w"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert!(stderr(&o).contains("locked"), "{}", stderr(&o));
+    // Reading commands open read-only: no lock, the writer's state so far.
+    let o = slsm(&["get", path_str(&db), "k"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "v\n");
     drop(open);
     let o = slsm(&["get", path_str(&db), "k"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "v\n");
+}
+
+/// Name and contents of every file in `dir`.
+fn dir_state(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            (p, bytes)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn reading_commands_change_nothing_even_with_a_log_to_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let dbp = dir.path().join("db");
+    {
+        let d = slsm::Db::open(&dbp, slsm::Options::default()).unwrap();
+        for i in 0..500u32 {
+            d.put(format!("key{i:04}"), format!("value{i}")).unwrap();
+        }
+        // Not flushed: the writes are in the log only.
+    }
+    let before = dir_state(&dbp);
+    let db = path_str(&dbp);
+    let o = slsm(&["get", db, "key0042"]);
+    assert_eq!(stdout(&o), "value42\n", "{}", stderr(&o));
+    let o = slsm(&["scan", db, "--limit", "3", "--keys-only"]);
+    assert_eq!(stdout(&o), "key0000\nkey0001\nkey0002\n", "{}", stderr(&o));
+    for cmd in [&["stats", db][..], &["stats", db, "--json"], &["check", db]] {
+        let o = slsm(cmd);
+        assert_eq!(o.status.code(), Some(0), "{cmd:?}: {}", stderr(&o));
+    }
+    assert_eq!(
+        dir_state(&dbp),
+        before,
+        "a reading command changed the directory"
+    );
+}
+
+#[test]
+fn bench_refuses_a_directory_that_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), b"my notes").unwrap();
+    let before = dir_state(dir.path());
+    let db = format!("--db={}", dir.path().display());
+    let o = slsm(&["bench", "--benchmarks=fillrandom", "--num=100", &db]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("refusing to delete"), "{}", stderr(&o));
+    assert_eq!(
+        dir_state(dir.path()),
+        before,
+        "bench touched a user's files"
+    );
+}
+
+#[test]
+fn bench_use_existing_db_on_a_missing_path_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing");
+    let db = format!("--db={}", missing.display());
+    let o = slsm(&[
+        "bench",
+        "--benchmarks=readrandom",
+        "--num=100",
+        "--use_existing_db=1",
+        &db,
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!missing.exists(), "a database was created");
 }

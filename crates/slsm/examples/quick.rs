@@ -62,13 +62,13 @@ fn main() -> slsm::Result<()> {
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let t = Instant::now();
     for _ in 0..n {
-        db.put(&key(next(&mut rng) % n), &value)?;
+        db.put(key(next(&mut rng) % n), value)?;
     }
     let put_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
     let t = Instant::now();
     let mut found = 0;
     for _ in 0..n {
-        found += db.get(&key(next(&mut rng) % n))?.is_some() as u64;
+        found += db.get(key(next(&mut rng) % n))?.is_some() as u64;
     }
     let get_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
     let t = Instant::now();

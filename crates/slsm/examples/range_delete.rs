@@ -33,16 +33,16 @@ fn run(n: u64, fraction: f64, by_range: bool) -> slsm::Result<Times> {
     let db = Db::open(dir.path(), opts)?;
     let value = [b'v'; 100];
     for i in 0..n {
-        db.put(&key(i), &value)?;
+        db.put(key(i), value)?;
     }
     db.flush()?;
     let (lo, hi) = (n / 4, n / 4 + (n as f64 * fraction) as u64);
     let t = Instant::now();
     if by_range {
-        db.delete_range(&key(lo), &key(hi))?;
+        db.delete_range(key(lo), key(hi))?;
     } else {
         for i in lo..hi {
-            db.delete(&key(i))?;
+            db.delete(key(i))?;
         }
     }
     let delete = t.elapsed().as_secs_f64();
@@ -56,7 +56,7 @@ fn run(n: u64, fraction: f64, by_range: bool) -> slsm::Result<Times> {
     );
     let t = Instant::now();
     for i in 0..n {
-        let got = db.get(&key(i))?;
+        let got = db.get(key(i))?;
         assert_eq!(got.is_some(), !(lo..hi).contains(&i));
     }
     let get = t.elapsed().as_secs_f64();

@@ -94,7 +94,8 @@ impl WriteBatch {
     }
 
     /// Sets `key` to `value`.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
+        let (key, value) = (key.as_ref(), value.as_ref());
         if value.len() > MAX_VALUE_SIZE {
             self.invalid.get_or_insert_with(|| {
                 format!(
@@ -109,7 +110,8 @@ impl WriteBatch {
     }
 
     /// Deletes `key` (a tombstone; deleting an absent key is not an error).
-    pub fn delete(&mut self, key: &[u8]) -> &mut Self {
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
         if self.check_key(key) {
             self.push_op(TAG_DELETE, key, None);
         }
@@ -118,7 +120,8 @@ impl WriteBatch {
 
     /// Deletes every key `k` with `start <= k < end`. `start < end` is
     /// required.
-    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) -> &mut Self {
+    pub fn delete_range(&mut self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> &mut Self {
+        let (start, end) = (start.as_ref(), end.as_ref());
         if start >= end {
             self.invalid
                 .get_or_insert_with(|| "delete_range needs start < end".to_string());
@@ -249,7 +252,7 @@ mod tests {
     fn round_trip() {
         let mut b = WriteBatch::new();
         b.put(b"a", b"1").delete(b"").delete_range(b"b", b"c");
-        b.put(b"k", &vec![7u8; 1000]);
+        b.put(b"k", vec![7u8; 1000]);
         let enc = b.seal(42).to_vec();
         let d = decode(&enc).unwrap();
         assert_eq!(d.first_seq, 42);
@@ -276,13 +279,13 @@ mod tests {
     #[test]
     fn invalid_ops_are_reported() {
         let mut b = WriteBatch::new();
-        b.put(&vec![0u8; MAX_KEY_SIZE + 1], b"v");
+        b.put(vec![0u8; MAX_KEY_SIZE + 1], b"v");
         assert!(b.validate().is_err());
         let mut b = WriteBatch::new();
         b.delete_range(b"z", b"a");
         assert!(b.validate().is_err());
         let mut b = WriteBatch::new();
-        b.put(&vec![0u8; MAX_KEY_SIZE], b"v");
+        b.put(vec![0u8; MAX_KEY_SIZE], b"v");
         assert!(b.validate().is_ok());
     }
 }

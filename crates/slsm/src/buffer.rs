@@ -82,6 +82,11 @@ impl MemoryBuffer {
         }
     }
 
+    /// The database directory.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// The run the next write goes to: the active run, sealed first if it
     /// is full (or, with `force`, if it holds anything). Stalls, counted,
     /// while every memory run is full and the flush is behind.

@@ -38,6 +38,8 @@ pub enum Error {
     /// Another process, or another `Db` in this process, holds the lock on
     /// the directory.
     Locked(PathBuf),
+    /// A write to a database opened read-only.
+    ReadOnly(PathBuf),
     /// The directory exists, is not empty, and is not an slsm database (or
     /// was written by an incompatible format version).
     NotADatabase {
@@ -111,6 +113,11 @@ impl fmt::Display for Error {
             Error::NotADatabase { path, reason } => {
                 write!(f, "{} is not an slsm database: {reason}", path.display())
             }
+            Error::ReadOnly(path) => write!(
+                f,
+                "database {} is open read-only; open it with Db::open to write",
+                path.display()
+            ),
         }
     }
 }
@@ -142,6 +149,7 @@ impl Clone for Error {
             },
             Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
             Error::Locked(p) => Error::Locked(p.clone()),
+            Error::ReadOnly(p) => Error::ReadOnly(p.clone()),
             Error::NotADatabase { path, reason } => Error::NotADatabase {
                 path: path.clone(),
                 reason: reason.clone(),

@@ -42,6 +42,13 @@ pub struct Options {
     /// Fail with [`Error::InvalidArgument`] if a database already exists.
     /// Default `false`.
     pub error_if_exists: bool,
+    /// Open for reading only ([`Db::open_read_only`](crate::Db::open_read_only)):
+    /// no lock is taken, nothing in the directory is created or changed
+    /// (the logs are replayed in memory), no background thread runs, and
+    /// every write fails with [`Error::ReadOnly`]. Works on a read-only file
+    /// system and beside a process that has the database open for writing
+    /// (it reads the state as of its open). Default `false`.
+    pub read_only: bool,
     /// `Rn`: size in bytes of one memory run before it is sealed.
     /// Default 8 MiB (measured: see the README's parameter sweep).
     pub run_size: usize,
@@ -112,6 +119,7 @@ impl Default for Options {
         Options {
             create_if_missing: true,
             error_if_exists: false,
+            read_only: false,
             run_size: 8 << 20,
             run_entries: 24 << 10,
             memory_runs: 8,

@@ -71,7 +71,7 @@ fn accounted_memory_never_exceeds_the_budget() {
         for round in 0..2 {
             for i in 0..KEYS {
                 let v = value(i, round);
-                db.put(&key(i), &v).unwrap();
+                db.put(key(i), &v).unwrap();
                 model.insert(key(i), v);
                 if i.is_multiple_of(5_000) {
                     assert_within_budget(db.memory_usage(), "while writing");

@@ -31,7 +31,7 @@ fn concurrent_writers_readers_and_merges() {
                     for i in 0..PER_WRITER {
                         let (a, b) = pair_keys(t, i);
                         let mut batch = WriteBatch::new();
-                        batch.put(&a, &value(i)).put(&b, &value(i));
+                        batch.put(&a, value(i)).put(&b, value(i));
                         db.write(batch).unwrap();
                         // Read your own write.
                         assert_eq!(db.get(&a).unwrap().unwrap(), value(i));
@@ -86,20 +86,20 @@ fn snapshot_is_stable_while_merges_rewrite_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), small_options()).unwrap();
     for i in 0..2000 {
-        db.put(&key(i), b"old").unwrap();
+        db.put(key(i), b"old").unwrap();
     }
     let snap = db.snapshot();
     let it = db.range::<&[u8], _>(..);
     for i in 0..2000 {
-        db.put(&key(i), b"new").unwrap();
+        db.put(key(i), b"new").unwrap();
         if i % 3 == 0 {
-            db.delete(&key(i)).unwrap();
+            db.delete(key(i)).unwrap();
         }
     }
     db.compact().unwrap();
     assert_eq!(it.count(), 2000);
     for i in (0..2000).step_by(7) {
-        assert_eq!(snap.get(&key(i)).unwrap().unwrap(), b"old");
+        assert_eq!(snap.get(key(i)).unwrap().unwrap(), b"old");
     }
     assert!(snap.range::<&[u8], _>(..).all(|r| &*r.unwrap().1 == b"old"));
     drop(snap);
@@ -174,20 +174,20 @@ fn many_writers_with_flushes_lose_nothing() {
                 for i in 0..PER_THREAD {
                     let k = key(t * PER_THREAD + i);
                     match i % 10 {
-                        0 => db.put_opt(&k, &value(i), &sync).unwrap(),
+                        0 => db.put_opt(&k, value(i), &sync).unwrap(),
                         1 => {
                             // A pair that must appear together.
                             let mut b = WriteBatch::new();
-                            b.put(&k, &value(i));
-                            b.put(&[&k[..], b"-twin"].concat(), &value(i));
+                            b.put(&k, value(i));
+                            b.put([&k[..], b"-twin"].concat(), value(i));
                             db.write(b).unwrap();
                         }
-                        _ => db.put(&k, &value(i)).unwrap(),
+                        _ => db.put(&k, value(i)).unwrap(),
                     }
                     if i % 97 == 0 {
                         let twin = [&key(t * PER_THREAD + 1)[..], b"-twin"].concat();
                         let snap = db.snapshot();
-                        let a = snap.get(&key(t * PER_THREAD + 1)).unwrap();
+                        let a = snap.get(key(t * PER_THREAD + 1)).unwrap();
                         let b = snap.get(&twin).unwrap();
                         assert_eq!(a.is_some(), b.is_some(), "torn batch");
                     }

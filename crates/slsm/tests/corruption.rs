@@ -451,9 +451,9 @@ fn v(i: u32) -> Vec<u8> {
 fn db_with_one_run(dir: &Path, n: u32) -> PathBuf {
     let db = Db::open(dir, small()).unwrap();
     for i in 0..n {
-        db.put(&k(i), &v(i)).unwrap();
+        db.put(k(i), v(i)).unwrap();
     }
-    db.delete_range(&k(10), &k(20)).unwrap();
+    db.delete_range(k(10), k(20)).unwrap();
     db.compact().unwrap();
     drop(db);
     let runs: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -487,7 +487,7 @@ fn db_check_and_reads_report_damaged_run_data() {
         expect_corruption(&e, &run, off, "db check");
         let mut errors = 0;
         for i in 0..n {
-            match db.get(&k(i)) {
+            match db.get(k(i)) {
                 Ok(got) => assert_eq!(got.map(|s| s.to_vec()), expected(i), "get({i}) wrong"),
                 Err(e) => {
                     assert!(e.is_corruption(), "{e}");
@@ -561,7 +561,7 @@ fn db_open_refuses_damaged_run_meta_manifest_and_wal() {
     {
         let db = Db::open(tmp.path(), big.clone()).unwrap();
         for i in 0..50 {
-            db.put(&k(i), &v(i)).unwrap();
+            db.put(k(i), v(i)).unwrap();
         }
         std::mem::forget(db); // a crash: no flush at close
     }
@@ -665,10 +665,10 @@ fn write_fuzz_seeds() {
     };
     let db = Db::open("/db", opts).unwrap();
     for i in 0..20 {
-        db.put(&k(i), &v(i)).unwrap();
+        db.put(k(i), v(i)).unwrap();
     }
-    db.delete(&k(3)).unwrap();
-    db.delete_range(&k(5), &k(8)).unwrap();
+    db.delete(k(3)).unwrap();
+    db.delete_range(k(5), k(8)).unwrap();
     let mut batch = slsm::WriteBatch::new();
     batch
         .put(b"x", b"y")
@@ -729,7 +729,7 @@ fn wal_record_with_repeated_sequence_numbers_is_corruption() {
         ..Default::default()
     };
     for i in 0..5 {
-        db.put_opt(&k(i), &v(i), &synced).unwrap();
+        db.put_opt(k(i), v(i), &synced).unwrap();
     }
     fs.power_off(); // leave the log as it is (no flush at close)
     drop(db);

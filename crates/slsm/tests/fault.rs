@@ -120,7 +120,7 @@ fn run_ops(db: &Db, w: &mut Workload, max: usize, max_errors: usize) -> Attempt 
         }
         // Reads go through the file system too (runs opened by merges).
         if w.rng.chance(3) {
-            let _ = db.get(&key(w.rng.below(KEY_SPACE)));
+            let _ = db.get(key(w.rng.below(KEY_SPACE)));
         }
     }
     mark_superseded(&mut a.status);
@@ -330,18 +330,18 @@ fn wal_write_error_then_writes_resume_in_a_new_log() {
     let dir = db_dir();
     let db = Db::open(&dir, options(&fs, false)).unwrap();
     for i in 0..20 {
-        db.put(&key(i), b"before").unwrap();
+        db.put(key(i), b"before").unwrap();
     }
     fs.fail_nth(FaultOp::Write, 1);
     let e = db
-        .put(&key(100), b"failed")
+        .put(key(100), b"failed")
         .expect_err("injected write error");
     assert!(!e.is_corruption(), "{e}");
     db.flush().expect("a flush after a failed WAL write");
-    db.put(&key(101), b"after")
+    db.put(key(101), b"after")
         .expect("writes resume after a WAL failure");
     assert_eq!(
-        db.get(&key(100)).unwrap(),
+        db.get(key(100)).unwrap(),
         None,
         "the failed write is not applied"
     );
@@ -349,10 +349,10 @@ fn wal_write_error_then_writes_resume_in_a_new_log() {
     fs.clear_faults();
     let db = Db::open(&dir, options(&fs, true)).expect("reopen after a WAL write error");
     for i in 0..20 {
-        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"before"[..]));
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&b"before"[..]));
     }
-    assert_eq!(db.get(&key(100)).unwrap(), None);
-    assert_eq!(db.get(&key(101)).unwrap().as_deref(), Some(&b"after"[..]));
+    assert_eq!(db.get(key(100)).unwrap(), None);
+    assert_eq!(db.get(key(101)).unwrap().as_deref(), Some(&b"after"[..]));
     read_all(&db).unwrap();
 }
 
@@ -368,17 +368,17 @@ fn wal_write_error_then_power_loss_recovers_the_acknowledged() {
             sync: true,
             ..Default::default()
         };
-        db.put_opt(&key(i), b"before", &wo).unwrap();
+        db.put_opt(key(i), b"before", &wo).unwrap();
     }
     fs.fail_nth(FaultOp::Write, 1);
-    db.put(&key(100), b"failed")
+    db.put(key(100), b"failed")
         .expect_err("injected write error");
     drop(db);
     fs.crash();
     fs.clear_faults();
     let db = Db::open(&dir, options(&fs, true)).expect("reopen after a WAL write error");
     for i in 0..20 {
-        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"before"[..]));
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&b"before"[..]));
     }
     read_all(&db).unwrap();
 }
@@ -393,7 +393,7 @@ fn torn_log_followed_by_empty_log_recovers() {
     let db = Db::open(&dir, options(&fs, false)).unwrap();
     for i in 0..10 {
         db.put_opt(
-            &key(i),
+            key(i),
             b"synced",
             &slsm::WriteOptions {
                 sync: true,
@@ -402,7 +402,7 @@ fn torn_log_followed_by_empty_log_recovers() {
         )
         .unwrap();
     }
-    db.put(&key(50), b"unsynced, torn").unwrap();
+    db.put(key(50), b"unsynced, torn").unwrap();
     fs.power_off();
     drop(db);
     fs.crash();
@@ -428,7 +428,7 @@ fn torn_log_followed_by_empty_log_recovers() {
         .unwrap();
     let db = Db::open(&dir, options(&fs, true)).expect("torn log + empty newer log must open");
     for i in 0..10 {
-        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"synced"[..]));
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&b"synced"[..]));
     }
     read_all(&db).unwrap();
 }

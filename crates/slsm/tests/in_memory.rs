@@ -52,7 +52,7 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     assert_eq!(all, want);
     for k in (0..600u16).step_by(7) {
         assert_eq!(
-            db.get(&key(k)).unwrap().map(|s| s.to_vec()),
+            db.get(key(k)).unwrap().map(|s| s.to_vec()),
             model.get(&key(k)).cloned()
         );
     }
@@ -70,15 +70,15 @@ proptest! {
         for op in ops {
             match op {
                 Op::Put(k, v) => {
-                    db.put(&key(k), &value(k, v)).unwrap();
+                    db.put(key(k), value(k, v)).unwrap();
                     model.insert(key(k), value(k, v));
                 }
                 Op::Delete(k) => {
-                    db.delete(&key(k)).unwrap();
+                    db.delete(key(k)).unwrap();
                     model.remove(&key(k));
                 }
                 Op::DeleteRange(a, b) => {
-                    db.delete_range(&key(a), &key(b)).unwrap();
+                    db.delete_range(key(a), key(b)).unwrap();
                     model.retain(|k, _| k.as_slice() < key(a).as_slice() || k.as_slice() >= key(b).as_slice());
                 }
                 Op::Reopen => {
@@ -102,7 +102,7 @@ fn flushes_and_merges_stay_in_memory_and_fresh_options_start_empty() {
     let opts = small();
     let db = Db::open(&path, opts.clone()).unwrap();
     for i in 0..20_000u32 {
-        db.put(format!("key{i:06}").as_bytes(), &[7u8; 40]).unwrap();
+        db.put(format!("key{i:06}").as_bytes(), [7u8; 40]).unwrap();
     }
     db.flush().unwrap();
     let stats = db.stats();

@@ -20,7 +20,7 @@ fn records_end(path: &std::path::Path) -> u64 {
 fn write_unflushed(dir: &std::path::Path, n: u32) {
     let db = Db::open(dir, Options::default()).unwrap();
     for i in 0..n {
-        db.put(&key(i), &value(i)).unwrap();
+        db.put(key(i), value(i)).unwrap();
     }
 }
 
@@ -30,7 +30,7 @@ fn acknowledged_writes_survive_reopen_without_flush() {
     write_unflushed(dir.path(), 1000);
     let db = Db::open(dir.path(), Options::default()).unwrap();
     for i in 0..1000 {
-        assert_eq!(db.get(&key(i)).unwrap().unwrap(), value(i));
+        assert_eq!(db.get(key(i)).unwrap().unwrap(), value(i));
     }
 }
 
@@ -56,9 +56,9 @@ fn torn_last_wal_record_is_dropped() {
             .unwrap();
         let db = Db::open(copy.path(), Options::default()).unwrap();
         for i in 0..99 {
-            assert_eq!(db.get(&key(i)).unwrap().unwrap(), value(i), "cut {cut}");
+            assert_eq!(db.get(key(i)).unwrap().unwrap(), value(i), "cut {cut}");
         }
-        assert!(db.get(&key(99)).unwrap().is_none(), "cut {cut}");
+        assert!(db.get(key(99)).unwrap().is_none(), "cut {cut}");
     }
 }
 
@@ -80,13 +80,13 @@ fn corrupt_wal_middle_is_refused_unless_best_effort() {
     let db = Db::open(dir.path(), opts).unwrap();
     // A prefix of the writes survives, nothing after the damage.
     let present: Vec<bool> = (0..200)
-        .map(|i| db.get(&key(i)).unwrap().is_some())
+        .map(|i| db.get(key(i)).unwrap().is_some())
         .collect();
     let first_missing = present.iter().position(|p| !p).unwrap();
     assert!(first_missing > 0);
     assert!(present[first_missing..].iter().all(|p| !p));
     for i in 0..first_missing as u32 {
-        assert_eq!(db.get(&key(i)).unwrap().unwrap(), value(i));
+        assert_eq!(db.get(key(i)).unwrap().unwrap(), value(i));
     }
 }
 
@@ -96,7 +96,7 @@ fn flipped_byte_in_run_file_is_corruption_never_wrong_data() {
     {
         let db = Db::open(dir.path(), Options::default()).unwrap();
         for i in 0..300 {
-            db.put(&key(i), &value(i)).unwrap();
+            db.put(key(i), value(i)).unwrap();
         }
         db.flush().unwrap();
     }
@@ -117,7 +117,7 @@ fn flipped_byte_in_run_file_is_corruption_never_wrong_data() {
         };
         let mut saw_error = false;
         for i in 0..300 {
-            match db.get(&key(i)) {
+            match db.get(key(i)) {
                 Ok(Some(v)) => assert_eq!(v, value(i), "wrong data at offset {offset}"),
                 Ok(None) => panic!("key {i} lost without an error (offset {offset})"),
                 Err(e) => {
@@ -181,7 +181,7 @@ fn unlogged_writes_are_flushed_on_clean_close() {
     {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for i in 0..100 {
-            db.put(&key(i), &value(i)).unwrap();
+            db.put(key(i), value(i)).unwrap();
         }
     }
     assert!(files_with_ext(dir.path(), "wal").is_empty());
@@ -195,7 +195,7 @@ fn obsolete_files_are_removed() {
     {
         let db = Db::open(dir.path(), small_options()).unwrap();
         for i in 0..5000 {
-            db.put(&key(i % 500), &value(i)).unwrap();
+            db.put(key(i % 500), value(i)).unwrap();
         }
         db.compact().unwrap();
         assert_eq!(files_with_ext(dir.path(), "run").len(), 1);
@@ -231,11 +231,11 @@ fn logs_shared_by_several_runs_recover_and_are_deleted_once_flushed() {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         let mut most_logs = 0;
         for i in 0..3000 {
-            db.put(&key(i), &value(i)).unwrap();
+            db.put(key(i), value(i)).unwrap();
             most_logs = most_logs.max(files_with_ext(dir.path(), "wal").len());
         }
         for i in (0..3000).step_by(3) {
-            db.put(&key(i), &value(i + 1)).unwrap();
+            db.put(key(i), value(i + 1)).unwrap();
         }
         let flushes = db.stats().flushes;
         // ~2.5 KiB of log per 64-entry run: one log spans ~25 runs.
@@ -245,7 +245,7 @@ fn logs_shared_by_several_runs_recover_and_are_deleted_once_flushed() {
             "{most_logs} logs at once: flushed logs linger"
         );
         for i in 0..3000 {
-            assert_eq!(db.get(&key(i)).unwrap().unwrap(), newest(i), "key {i}");
+            assert_eq!(db.get(key(i)).unwrap().unwrap(), newest(i), "key {i}");
         }
     } // Closed with unflushed runs: reopening replays the shared logs.
     for round in 0..2 {
@@ -256,7 +256,7 @@ fn logs_shared_by_several_runs_recover_and_are_deleted_once_flushed() {
         );
         for i in 0..3000 {
             assert_eq!(
-                db.get(&key(i)).unwrap().unwrap(),
+                db.get(key(i)).unwrap().unwrap(),
                 newest(i),
                 "round {round} key {i}"
             );

@@ -67,7 +67,7 @@ fn disjoint_runs_are_not_rewritten_but_overlapping_ones_are() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
     for i in 0..6000u32 {
-        db.put(format!("k{i:06}").as_bytes(), &[1; 40]).unwrap();
+        db.put(format!("k{i:06}").as_bytes(), [1; 40]).unwrap();
     }
     db.flush().unwrap();
     let stats = db.stats();
@@ -80,7 +80,7 @@ fn disjoint_runs_are_not_rewritten_but_overlapping_ones_are() {
     // A delete of every key overlaps them all: now merges are due.
     for i in (0..6000u32).rev() {
         db.delete(format!("k{i:06}").as_bytes()).unwrap();
-        db.put(format!("k{:06}", 6000 - i).as_bytes(), &[2; 40])
+        db.put(format!("k{:06}", 6000 - i).as_bytes(), [2; 40])
             .unwrap();
     }
     db.flush().unwrap();
@@ -111,7 +111,7 @@ fn stats_measure_each_levels_filter_false_positive_rate() {
         )
         .unwrap();
         for i in 0..60_000u32 {
-            db.put(&i.to_be_bytes(), b"v").unwrap();
+            db.put(i.to_be_bytes(), b"v").unwrap();
         }
         db.flush().unwrap();
         let stats = db.stats();

@@ -94,7 +94,7 @@ impl<'a> Runner<'a> {
         let ours = meta.is_dir() && self.factory.recognizes(path);
         if !(empty_dir || ours) {
             bail!(
-                "refusing to delete {}: it is not empty and not a {} database (give --db a new or \
+                "refusing to delete {}: it is not empty and holds no {} database (give --db a new or \
                  empty directory, or one an earlier run of this benchmark created)",
                 path.display(),
                 self.factory.name()

@@ -34,9 +34,12 @@
 //! * **Durability**: a write is acknowledged after its record reached the
 //!   operating system (default; survives a process crash) or, with `sync`,
 //!   after the log was synced (survives a machine crash). A failed log
-//!   write or sync poisons the log: every later write fails until the
-//!   database is reopened, so nothing acknowledged depends on a record that
-//!   may be torn.
+//!   write or sync poisons the log and fails the writes of its group; the
+//!   next write retires that log (the failed records cut off, the rest
+//!   synced) and continues in a new one, so nothing acknowledged ever sits
+//!   behind a torn record, a failed write is never applied once a later
+//!   one succeeded, and writes resume by themselves once the cause (a full
+//!   disk) is gone.
 
 mod queue;
 
@@ -101,6 +104,8 @@ pub(crate) struct CommitPipeline {
     visible_seq: AtomicU64,
     /// Some write skipped the log since the last flush.
     unlogged: AtomicBool,
+    /// The database directory, if it was opened read-only: writes fail.
+    read_only: Option<std::path::PathBuf>,
 }
 
 impl CommitPipeline {
@@ -112,7 +117,9 @@ impl CommitPipeline {
         last_seq: u64,
         log: ActiveLog,
     ) -> CommitPipeline {
+        let read_only = opts.read_only.then(|| buffer.dir().to_path_buf());
         CommitPipeline {
+            read_only,
             buffer,
             counters,
             sync_writes: opts.sync_writes,
@@ -125,6 +132,9 @@ impl CommitPipeline {
 
     /// Applies `batch` atomically with the durability `opts` asks for.
     pub fn commit(&self, mut batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        if let Some(dir) = &self.read_only {
+            return Err(crate::Error::ReadOnly(dir.clone()));
+        }
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());

@@ -41,7 +41,8 @@ use crate::version::VersionSet;
 pub(crate) struct Components {
     dir: PathBuf,
     opts: Arc<Options>,
-    _lock: FsLock,
+    /// `None` when read-only.
+    _lock: Option<FsLock>,
     versions: Arc<VersionSet>,
     snapshots: Arc<SnapshotList>,
     counters: Arc<Counters>,
@@ -64,8 +65,16 @@ impl Components {
         f(&view)
     }
 
+    fn refuse_if_read_only(&self) -> Result<()> {
+        match self.opts.read_only {
+            true => Err(crate::Error::ReadOnly(self.dir.clone())),
+            false => Ok(()),
+        }
+    }
+
     /// Seals the active run and flushes every memory run.
     fn flush(&self) -> Result<()> {
+        self.refuse_if_read_only()?;
         self.commit.take_unlogged();
         self.commit.seal_active()?;
         self.jobs.flush_all()?;
@@ -121,6 +130,14 @@ impl Db {
         Ok(Db { inner, threads })
     }
 
+    /// Opens the database in `path` for reading only: see
+    /// [`Options::read_only`]. `opts` tunes the reads (memory budget,
+    /// recovery mode); its `read_only` is set.
+    pub fn open_read_only(path: impl AsRef<Path>, mut opts: Options) -> Result<Db> {
+        opts.read_only = true;
+        Db::open(path, opts)
+    }
+
     /// True if `dir` holds an slsm database (a MANIFEST carrying slsm's
     /// magic number). Reads one file; changes nothing.
     pub fn is_database(dir: impl AsRef<Path>) -> bool {
@@ -142,24 +159,29 @@ impl Db {
     }
 
     /// Sets `key` to `value`. Durable as described on [`Options`].
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
 
     /// [`put`](Self::put) with per-write options.
-    pub fn put_opt(&self, key: &[u8], value: &[u8], opts: &WriteOptions) -> Result<()> {
+    pub fn put_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         let mut batch = take_batch();
         batch.put(key, value);
         self.inner.commit.commit(batch, opts)
     }
 
     /// Deletes `key` (writes a tombstone).
-    pub fn delete(&self, key: &[u8]) -> Result<()> {
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_opt(key, &WriteOptions::default())
     }
 
     /// [`delete`](Self::delete) with per-write options.
-    pub fn delete_opt(&self, key: &[u8], opts: &WriteOptions) -> Result<()> {
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
         let mut batch = take_batch();
         batch.delete(key);
         self.inner.commit.commit(batch, opts)
@@ -168,7 +190,7 @@ impl Db {
     /// Deletes every key `k` with `start <= k < end` in O(1): one range
     /// tombstone, logged and applied atomically like any write. Requires
     /// `start < end`.
-    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+    pub fn delete_range(&self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
         let mut batch = WriteBatch::new();
         batch.delete_range(start, end);
         self.inner.commit.commit(batch, &WriteOptions::default())
@@ -185,15 +207,16 @@ impl Db {
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
-        self.inner.read(None, |view| read::get(view, key))
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
+        self.inner.read(None, |view| read::get(view, key.as_ref()))
     }
 
     /// Looks up many keys at once (any order, duplicates allowed); results
     /// come in the caller's order. The batch is sorted once and searched with
     /// finger search in every memory run and one sorted sweep per run file.
-    pub fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Slice>>> {
-        self.inner.read(None, |view| read::multi_get(view, keys))
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Slice>>> {
+        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        self.inner.read(None, |view| read::multi_get(view, &keys))
     }
 
     /// An iterator over the keys in `range` (any kind of bounds), as of now.
@@ -203,8 +226,8 @@ impl Db {
     }
 
     /// An iterator over every key that starts with `prefix`.
-    pub fn prefix(&self, prefix: &[u8]) -> Iter {
-        self.range(read::prefix_range(prefix))
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
+        self.range(read::prefix_range(prefix.as_ref()))
     }
 
     /// An iterator over the whole database.
@@ -233,6 +256,9 @@ impl Db {
     /// writes so far made necessary has finished (RocksDB's
     /// `WaitForCompact`). Fails with the background error if one occurred.
     pub fn wait_for_compaction(&self) -> Result<()> {
+        if self.inner.opts.read_only {
+            return Ok(()); // nothing runs, nothing is due
+        }
         self.inner.background.wait_until_idle()
     }
 

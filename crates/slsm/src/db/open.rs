@@ -30,16 +30,24 @@ use crate::wal::WalWriter;
 /// already running.
 pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<JoinHandle<()>>)> {
     opts.validate()?;
-    prepare_dir(dir, &opts)?;
+    let read_only = opts.read_only;
+    if read_only {
+        require_dir(dir, &opts)?;
+    } else {
+        prepare_dir(dir, &opts)?;
+    }
     let opts = Arc::new(opts);
     let fs = &*opts.fs;
     // Before the lock file is created: a refused directory is left as it
     // was found.
     refuse_foreign(fs, dir)?;
-    let lock = lock_dir(fs, dir)?;
-    let manifest = load_or_create_manifest(dir, &opts)?;
+    let lock = if read_only {
+        None
+    } else {
+        Some(lock_dir(fs, dir)?)
+    };
     let budget = Arc::new(MemoryBudget::new(&opts));
-    let levels = open_runs(&opts, dir, &manifest, budget.cache())?;
+    let (manifest, levels) = load_version(dir, &opts, budget.cache())?;
     let files = scan_dir(fs, dir)?;
     let max_seen = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
     let logs: Vec<u64> = files
@@ -51,7 +59,10 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     let last_sequence = replayed.max_seq.max(manifest.last_sequence);
 
     let log_number = manifest.next_file_number.max(max_seen + 1);
-    let log = start_log(&opts, dir, log_number)?;
+    let log = match read_only {
+        true => ActiveLog::Off,
+        false => start_log(&opts, dir, log_number)?,
+    };
     // The active run's log is `log_number` even if it could not be started
     // yet: the one the first write starts has a higher number, and every
     // log from a memory run's own on is kept.
@@ -80,18 +91,25 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Arc::clone(&budget),
     ));
     budget.rebalance(&versions.current());
-    // What was replayed goes to a run file, so the old logs can go. On a
-    // full disk it stays in memory runs instead (their logs are kept), and
-    // the background flush writes it once there is space: the database
-    // opens for reading whatever the free space.
-    tolerate_no_space(jobs.flush_all())?;
-    tolerate_no_space(versions.persist(last_sequence))?;
-    remove_obsolete_files(fs, dir, &files, &versions);
+    if !read_only {
+        // What was replayed goes to a run file, so the old logs can go. On a
+        // full disk it stays in memory runs instead (their logs are kept),
+        // and the background flush writes it once there is space: the
+        // database opens for reading whatever the free space.
+        // (The manifest's sequence number says what run files hold: it is
+        // recorded only once the replayed writes are in them.)
+        match jobs.flush_all() {
+            Ok(()) => tolerate_no_space(versions.persist(last_sequence))?,
+            Err(e) if e.is_no_space() => {}
+            Err(e) => return Err(e),
+        }
+        remove_obsolete_files(fs, dir, &files, &versions);
+    }
 
     let background = Arc::new(Background::new(
         Arc::clone(&jobs),
         Arc::clone(&versions),
-        opts.background_merges,
+        opts.background_merges && !read_only,
     ));
     let buffer = MemoryBuffer::new(
         dir.to_path_buf(),
@@ -101,7 +119,10 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Arc::clone(&counters),
     );
     let commit = CommitPipeline::new(buffer, Arc::clone(&counters), &opts, last_sequence, log);
-    let threads = background.start().map_err(|e| Error::io(dir, e))?;
+    let threads = match read_only {
+        true => Vec::new(),
+        false => background.start().map_err(|e| Error::io(dir, e))?,
+    };
     let components = Components {
         dir: dir.to_path_buf(),
         opts,
@@ -132,11 +153,65 @@ fn start_log(opts: &Options, dir: &Path, number: u64) -> Result<ActiveLog> {
     }
 }
 
-/// `Ok` for a step of opening that may wait for free space.
+/// `Ok` for a step of opening that may wait for free space (a manifest
+/// rewrite whose content the next one also records).
 fn tolerate_no_space(result: Result<()>) -> Result<()> {
     match result {
         Err(e) if !e.is_no_space() => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// The manifest and the run files it names. Read-only, a writer in another
+/// process may replace run files between the two steps: the manifest is
+/// then read again (a few times).
+fn load_version(
+    dir: &Path,
+    opts: &Options,
+    cache: &Arc<BlockCache>,
+) -> Result<(Manifest, Vec<Vec<Arc<DiskRun>>>)> {
+    if !opts.read_only {
+        let manifest = load_or_create_manifest(dir, opts)?;
+        let levels = open_runs(opts, dir, &manifest, cache)?;
+        return Ok((manifest, levels));
+    }
+    let mut attempts = 0;
+    loop {
+        let manifest = load_existing_manifest(dir, opts)?;
+        match open_runs(opts, dir, &manifest, cache) {
+            Err(e) if e.is_corruption() && attempts < 3 => attempts += 1,
+            result => return result.map(|levels| (manifest, levels)),
+        }
+    }
+}
+
+/// The manifest of an existing database (read-only opens create nothing).
+fn load_existing_manifest(dir: &Path, opts: &Options) -> Result<Manifest> {
+    match Manifest::load_with(&*opts.fs, dir)? {
+        Some(m) => Ok(m),
+        None => Err(Error::NotADatabase {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "it has no {} (nothing to open read-only)",
+                manifest::MANIFEST_FILE
+            ),
+        }),
+    }
+}
+
+/// A read-only open needs the directory to exist.
+fn require_dir(dir: &Path, opts: &Options) -> Result<()> {
+    match opts.fs.is_dir(dir) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::NotADatabase {
+            path: dir.to_path_buf(),
+            reason: "it is a file, not a directory".into(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::InvalidArgument(format!(
+            "database {} does not exist",
+            dir.display()
+        ))),
+        Err(e) => Err(Error::io(dir, e)),
     }
 }
 

@@ -36,14 +36,16 @@ impl Snapshot {
     }
 
     /// [`Db::get`] as of the snapshot.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Slice>> {
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
+        let key = key.as_ref();
         self.inner.read(Some(self.seq), |view| read::get(view, key))
     }
 
     /// [`Db::multi_get`] as of the snapshot.
-    pub fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Slice>>> {
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Slice>>> {
+        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
         self.inner
-            .read(Some(self.seq), |view| read::multi_get(view, keys))
+            .read(Some(self.seq), |view| read::multi_get(view, &keys))
     }
 
     /// [`Db::range`] as of the snapshot.
@@ -52,7 +54,8 @@ impl Snapshot {
     }
 
     /// [`Db::prefix`] as of the snapshot.
-    pub fn prefix(&self, prefix: &[u8]) -> Iter {
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
+        let prefix = prefix.as_ref();
         self.range(read::prefix_range(prefix))
     }
 }

@@ -51,6 +51,11 @@ struct Faults {
     /// After this many more mutating calls every call fails: the power is
     /// off. `Some(0)` means off.
     power_left: Option<u64>,
+    /// The disk is full: writes and creates fail with `ENOSPC`.
+    full: bool,
+    /// The file system is mounted read-only: every change fails with
+    /// `EROFS`.
+    read_only: bool,
     rng: u64,
     injected: u64,
 }
@@ -81,6 +86,16 @@ impl Faults {
                 *left -= 1;
             }
         }
+        if self.full && matches!(op, FaultOp::Write | FaultOp::Create) {
+            return Err(no_space(op, path));
+        }
+        if self.read_only && op.mutates() {
+            let e = io::Error::from_raw_os_error(libc::EROFS);
+            return Err(io::Error::new(
+                e.kind(),
+                format!("faultfs: {op:?} on {}: {e}", path.display()),
+            ));
+        }
         let i = op.index();
         self.calls[i] += 1;
         let calls = self.calls[i];
@@ -96,8 +111,14 @@ impl Faults {
         }
         if fail {
             self.injected += 1;
+            // Space can run out wherever space is taken: half of the
+            // injected write, create and rename errors are ENOSPC.
+            let space = matches!(op, FaultOp::Write | FaultOp::Create | FaultOp::Rename);
+            if space && self.rand().is_multiple_of(2) {
+                return Err(no_space(op, path));
+            }
             return Err(io::Error::other(format!(
-                "faultfs: injected {op:?} error on {}",
+                "faultfs: injected {op:?} error (EIO) on {}",
                 path.display()
             )));
         }
@@ -112,6 +133,15 @@ impl Faults {
             (self.rand() % len as u64) as usize
         }
     }
+}
+
+/// An `ENOSPC` error, as the operating system reports it.
+fn no_space(op: FaultOp, path: &Path) -> io::Error {
+    let e = io::Error::from_raw_os_error(libc::ENOSPC);
+    io::Error::new(
+        e.kind(),
+        format!("faultfs: {op:?} on {}: {e}", path.display()),
+    )
 }
 
 /// A file system for tests: every operation is passed to the wrapped one
@@ -189,6 +219,18 @@ impl FaultFs {
         let mut f = self.faults.lock();
         f.nth.clear();
         f.probability = [0; FAULT_OPS];
+    }
+
+    /// Makes the disk full (every write, reservation and create fails with
+    /// `ENOSPC`) or gives space back.
+    pub fn set_full(&self, full: bool) {
+        self.faults.lock().full = full;
+    }
+
+    /// Makes the file system read-only (every change fails with `EROFS`,
+    /// as on a read-only mount) or writable again.
+    pub fn set_read_only(&self, read_only: bool) {
+        self.faults.lock().read_only = read_only;
     }
 
     /// Errors injected so far.
@@ -410,9 +452,14 @@ impl FileSystem for FaultFs {
         self.inner.sync_dir(dir)
     }
     fn lock(&self, path: &Path) -> io::Result<Option<FsLock>> {
-        if self.faults.lock().powered_off() {
+        let f = self.faults.lock();
+        if f.powered_off() {
             return Err(io::Error::other("faultfs: power is off"));
         }
+        if f.read_only && !self.inner.exists(path) {
+            return Err(io::Error::from_raw_os_error(libc::EROFS));
+        }
+        drop(f);
         self.inner.lock(path)
     }
 }
