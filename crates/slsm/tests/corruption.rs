@@ -19,6 +19,7 @@ use slsm::key::{self, Kind};
 use slsm::manifest::{self, Manifest};
 use slsm::run::{RunBuilder, RunFile, RunIter, RunOptions, RunProperties};
 use slsm::wal::{TailDropKind, WalReader, WalWriter};
+use slsm::Codec;
 use slsm::{Db, Error, Options, RecoveryMode};
 
 /// The damage applied at one offset.
@@ -72,8 +73,9 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Builds a run with 60 entries (puts and deletes, 4 per block) and two range
-/// tombstones in `fs`; returns its image and entries.
-fn build_run(fs: &FaultFs, path: &Path) -> (Vec<u8>, Entries) {
+/// tombstones in `fs`, its blocks compressed with `codec`; returns its image
+/// and entries.
+fn build_run(fs: &FaultFs, path: &Path, codec: Codec) -> (Vec<u8>, Entries) {
     let mut entries = Vec::new();
     for i in 0..60u64 {
         let uk = format!("key{i:04}");
@@ -89,6 +91,7 @@ fn build_run(fs: &FaultFs, path: &Path) -> (Vec<u8>, Entries) {
     }
     let opts = RunOptions {
         fence_entries: 4,
+        codec,
         ..RunOptions::default()
     };
     let mut b = RunBuilder::create_with(fs.as_dyn(), path, opts).expect("create run");
@@ -191,10 +194,16 @@ fn exercise_run(
 
 #[test]
 fn run_file_every_byte_flipped_zeroed_or_truncated() {
+    for codec in [Codec::None, Codec::Lz4, Codec::Zstd(3)] {
+        every_byte_of_a_run(codec);
+    }
+}
+
+fn every_byte_of_a_run(codec: Codec) {
     let fs = FaultFs::new(1);
     fs.create_dir_all(Path::new("/c")).unwrap();
     let path = PathBuf::from("/c/000001.run");
-    let (image, entries) = build_run(&fs, &path);
+    let (image, entries) = build_run(&fs, &path, codec);
     let classes = run_classes(&image);
     let covered: usize = classes.iter().map(|(_, r)| r.len()).sum();
     assert_eq!(covered, image.len(), "offset classes must tile the file");
@@ -207,7 +216,7 @@ fn run_file_every_byte_flipped_zeroed_or_truncated() {
                     continue;
                 };
                 fs.edit(&path, |data| *data = bad).unwrap();
-                let what = format!("run {class} byte {off} {d:?}");
+                let what = format!("{codec:?} run {class} byte {off} {d:?}");
                 let detected = exercise_run(&fs, &path, &entries, off, &what);
                 assert!(detected, "{what}: damage went unnoticed");
                 *per_class.entry(class).or_default() += 1;
@@ -218,13 +227,13 @@ fn run_file_every_byte_flipped_zeroed_or_truncated() {
     for len in 0..image.len() {
         fs.edit(&path, |data| *data = image[..len].to_vec())
             .unwrap();
-        let what = format!("run truncated to {len}");
+        let what = format!("{codec:?} run truncated to {len}");
         let e = RunFile::open_with(fs.as_dyn(), &path).expect_err(&what);
         expect_corruption(&e, &path, len, &what);
         cases += 1;
     }
     println!(
-        "run file corruption: {cases} cases ({} bytes; per class {per_class:?}; plus {} truncations), all detected",
+        "run file corruption ({codec:?} blocks): {cases} cases ({} bytes; per class {per_class:?}; plus {} truncations), all detected",
         image.len(),
         image.len()
     );
@@ -637,7 +646,7 @@ fn write_fuzz_seeds() {
     let fs = FaultFs::new(9);
     fs.create_dir_all(Path::new("/c")).unwrap();
     // Run files: the 60-entry run, and a run holding only range tombstones.
-    let (image, _) = build_run(&fs, Path::new("/c/000001.run"));
+    let (image, _) = build_run(&fs, Path::new("/c/000001.run"), Codec::None);
     put("run_reader", "60-entries", &image);
     let mut b = RunBuilder::create_with(
         fs.as_dyn(),

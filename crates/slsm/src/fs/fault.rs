@@ -56,6 +56,9 @@ struct Faults {
     /// The file system is mounted read-only: every change fails with
     /// `EROFS`.
     read_only: bool,
+    /// Injected errors are all `ENOSPC` (`Some(true)`), all `EIO`
+    /// (`Some(false)`), or either (`None`).
+    no_space: Option<bool>,
     rng: u64,
     injected: u64,
 }
@@ -114,7 +117,11 @@ impl Faults {
             // Space can run out wherever space is taken: half of the
             // injected write, create and rename errors are ENOSPC.
             let space = matches!(op, FaultOp::Write | FaultOp::Create | FaultOp::Rename);
-            if space && self.rand().is_multiple_of(2) {
+            let no_space_now = match self.no_space {
+                Some(choice) => choice,
+                None => space && self.rand().is_multiple_of(2),
+            };
+            if no_space_now {
                 return Err(no_space(op, path));
             }
             return Err(io::Error::other(format!(
@@ -225,6 +232,12 @@ impl FaultFs {
     /// `ENOSPC`) or gives space back.
     pub fn set_full(&self, full: bool) {
         self.faults.lock().full = full;
+    }
+
+    /// What injected errors are: `ENOSPC` (`Some(true)`), `EIO`
+    /// (`Some(false)`), or, by default, either at random (`None`).
+    pub fn inject_no_space(&self, choice: Option<bool>) {
+        self.faults.lock().no_space = choice;
     }
 
     /// Makes the file system read-only (every change fails with `EROFS`,
