@@ -392,9 +392,9 @@ impl RandomAccessFile for FaultFile<dyn RandomAccessFile> {
         self.check(FaultOp::Read)?;
         self.inner.read_vec_at(offset, len)
     }
-    fn read_at_if_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<bool> {
+    fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {
         self.check(FaultOp::Read)?;
-        self.inner.read_at_if_cached(offset, buf)
+        self.inner.read_vec_at_if_cached(offset, len)
     }
     fn advise(&self, advice: Advice) {
         self.inner.advise(advice);

@@ -91,12 +91,12 @@ pub trait RandomAccessFile: Send + Sync + Debug {
         self.read_at(offset, &mut buf)?;
         Ok(buf)
     }
-    /// Like [`read_at`](Self::read_at), but only if every byte is already in
-    /// memory (the operating system's page cache): `Ok(false)` if the read
-    /// would wait for the device. Reads that would wait can then be issued
-    /// together (see `run::fetch`).
-    fn read_at_if_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<bool> {
-        self.read_at(offset, buf).map(|()| true)
+    /// Like [`read_vec_at`](Self::read_vec_at), but only if every byte is
+    /// already in memory (the operating system's page cache): `Ok(None)` if
+    /// the read would wait for the device. Reads that would wait can then be
+    /// issued together (see `run::fetch`).
+    fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {
+        self.read_vec_at(offset, len).map(Some)
     }
     /// The whole file, if it already lives in memory (a [`MemFs`] file):
     /// readers then use it in place instead of copying blocks into a cache.

@@ -253,22 +253,22 @@ impl RandomAccessFile for StdRandomFile {
         Ok(buf)
     }
 
-    fn read_at_if_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<bool> {
+    fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {
         use std::sync::atomic::Ordering;
-        if !self.cachestat.load(Ordering::Relaxed) || buf.is_empty() {
-            return self.read_at(offset, buf).map(|()| true);
+        if !self.cachestat.load(Ordering::Relaxed) || len == 0 {
+            return self.read_vec_at(offset, len).map(Some);
         }
-        match page_cache_holds(&self.file, offset, buf.len() as u64) {
+        match page_cache_holds(&self.file, offset, len as u64) {
             // Evicted between the two calls: the read waits, which is only
             // slower, never wrong.
-            Ok(true) => self.read_at(offset, buf).map(|()| true),
-            Ok(false) => Ok(false),
+            Ok(true) => self.read_vec_at(offset, len).map(Some),
+            Ok(false) => Ok(None),
             Err(_) => {
                 // No cachestat(2) (kernel before 6.5, or a seccomp filter):
                 // every read is "ready" and is read in place, as before the
                 // fetch existed.
                 self.cachestat.store(false, Ordering::Relaxed);
-                self.read_at(offset, buf).map(|()| true)
+                self.read_vec_at(offset, len).map(Some)
             }
         }
     }

@@ -318,10 +318,9 @@ impl RunFile {
             return Ok(Some(block));
         }
         let h = self.index.handle(i);
-        let mut stored = vec![0u8; h.len as usize];
-        match self.file.read_at_if_cached(h.offset, &mut stored) {
-            Ok(true) => self.admit(i, stored).map(Some),
-            Ok(false) => Ok(None),
+        match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
+            Ok(Some(stored)) => self.admit(i, stored).map(Some),
+            Ok(None) => Ok(None),
             Err(e) => Err(self.read_error(h, e)),
         }
     }
