@@ -87,16 +87,24 @@ impl MemoryBuffer {
         &self.dir
     }
 
-    /// The run the next write goes to: the active run, sealed first if it
-    /// is full (or, with `force`, if it holds anything). Stalls, counted,
-    /// while every memory run is full and the flush is behind.
-    pub fn make_room(&self, log: &mut ActiveLog, force: bool) -> Result<Arc<MemRun>> {
+    /// The run the next write (`incoming` encoded bytes) goes to: the
+    /// active run, sealed first if that write would not fit (or, with
+    /// `force`, if it holds anything), so memory runs never grow past their
+    /// share of the budget. Stalls, counted, while every memory run is full
+    /// and the flush is behind.
+    pub fn make_room(
+        &self,
+        log: &mut ActiveLog,
+        force: bool,
+        incoming: usize,
+    ) -> Result<Arc<MemRun>> {
         self.ensure_log(log)?;
         let mut stalled: Option<Instant> = None;
         let result = loop {
             let version = self.versions.current();
             let active = version.active();
-            if !(active.is_full() || force && !active.is_empty()) {
+            let must_seal = force && !active.is_empty();
+            if !must_seal && active.has_room_for(incoming) {
                 break Ok(Arc::clone(active));
             }
             if version.mems.len() < self.opts.memory_runs {

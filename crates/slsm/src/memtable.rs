@@ -51,6 +51,8 @@ pub(crate) struct MemRun {
     bloom: AtomicBloom,
     /// Limits (`Rn`) past which the run is full.
     run_size: usize,
+    /// Bytes the skiplist's arena takes at a time.
+    arena_chunk: usize,
     run_entries: usize,
     /// Number of the WAL file holding this run's writes (0: none). A log
     /// may hold several consecutive runs (see `buffer::MemoryBuffer`).
@@ -117,10 +119,11 @@ impl MemRun {
     /// `Options::effective_run_size`) and `opts.run_entries`.
     pub fn new(opts: &Options, wal_number: u64) -> MemRun {
         let run_size = opts.effective_run_size();
+        let arena_chunk = (run_size / 16).clamp(1024, 1 << 20);
         let list_opts = slsm_skiplist::Options {
             // Small chunks for small runs so that `memory_usage` tracks the
             // run size closely; 1 MiB chunks for large runs.
-            arena_chunk_size: (run_size / 16).clamp(1024, 1 << 20),
+            arena_chunk_size: arena_chunk,
             ..Default::default()
         };
         let expected_entries = (run_size / ASSUMED_BYTES_PER_ENTRY).min(opts.run_entries);
@@ -128,6 +131,7 @@ impl MemRun {
             list: Arc::new(SkipList::with_order(InternalOrder, list_opts)),
             bloom: AtomicBloom::new(expected_entries.max(1024), opts.bloom_fp_rate),
             run_size,
+            arena_chunk,
             run_entries: opts.run_entries,
             wal_number,
             max_seq: AtomicU64::new(0),
@@ -236,6 +240,21 @@ impl MemRun {
     /// (`Options`): it should be sealed before it takes more writes.
     pub fn is_full(&self) -> bool {
         self.len() >= self.run_entries || self.memory_usage() >= self.run_size
+    }
+
+    /// True if writes of about `bytes` (encoded) fit without the run
+    /// growing past `run_size`: their nodes, and a fresh arena chunk if the
+    /// current one runs out. An empty run takes any write (a write bigger
+    /// than a run gets one to itself).
+    pub fn has_room_for(&self, bytes: usize) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        // A node costs about its key and value, plus a tower and a header
+        // of a few dozen bytes: twice the encoded size is a safe bound for
+        // the entries the engine stores.
+        let needed = bytes.saturating_mul(2) + self.arena_chunk;
+        !self.is_full() && self.memory_usage() + needed <= self.run_size
     }
 
     /// Number of entries (every version counts).

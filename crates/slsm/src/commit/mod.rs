@@ -206,7 +206,7 @@ impl CommitPipeline {
         q.busy = true;
         let result = self
             .buffer
-            .make_room(&mut q.log, false)
+            .make_room(&mut q.log, false, batch.encoded_size())
             .and_then(|run| self.commit_single(q, &run, batch, d));
         q.busy = false;
         q.wake_front();

@@ -200,12 +200,13 @@ fn lead<'a>(
     mut q: MutexGuard<'a, Queue>,
     me: &Arc<Writer>,
 ) -> Result<()> {
-    let room = pipeline.buffer.make_room(&mut q.log, me.seal);
-    let group_len = if room.is_ok() && !me.seal {
-        group_size(&q.waiting)
+    let (group_len, group_bytes) = if me.seal {
+        (1, 0)
     } else {
-        1
+        group_size(&q.waiting)
     };
+    let room = pipeline.buffer.make_room(&mut q.log, me.seal, group_bytes);
+    let group_len = if room.is_ok() { group_len } else { 1 };
     let result = room.and_then(|run| match (me.seal, group_len) {
         (true, _) => Ok(()),
         (false, 1) => {
@@ -279,8 +280,9 @@ fn commit_group(
     Ok(())
 }
 
-/// How many queued writers (from the front) the leader takes.
-fn group_size(queue: &VecDeque<Arc<Writer>>) -> usize {
+/// How many queued writers (from the front) the leader takes, and their
+/// encoded bytes.
+fn group_size(queue: &VecDeque<Arc<Writer>>) -> (usize, usize) {
     let leader = &queue[0];
     let mut bytes = leader.batch.lock().encoded_size();
     let mut n = 1;
@@ -288,11 +290,12 @@ fn group_size(queue: &VecDeque<Arc<Writer>>) -> usize {
         if w.seal || w.durability.no_wal != leader.durability.no_wal {
             break;
         }
-        bytes += w.batch.lock().encoded_size();
-        if bytes > MAX_GROUP_BYTES {
+        let more = w.batch.lock().encoded_size();
+        if bytes + more > MAX_GROUP_BYTES {
             break;
         }
+        bytes += more;
         n += 1;
     }
-    n
+    (n, bytes)
 }

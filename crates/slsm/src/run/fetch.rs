@@ -53,7 +53,7 @@ fn note_readiness(ready: usize, asked: usize) {
 /// memory, and this is not a sampling fetch.
 fn skip_fetch() -> bool {
     let n = FETCHES.fetch_add(1, Ordering::Relaxed);
-    READY_PER_1024.load(Ordering::Relaxed) >= IN_MEMORY && n % SAMPLE_EVERY != 0
+    READY_PER_1024.load(Ordering::Relaxed) >= IN_MEMORY && !n.is_multiple_of(SAMPLE_EVERY)
 }
 
 type Job = Box<dyn FnOnce() + Send>;
