@@ -3,11 +3,17 @@
 //!
 //! Encoding: `sequence: u64 LE | count: u32 LE | op*`, each op is
 //! `tag: u8 | varint len | key [| varint len | value-or-end]`. Operation `i`
-//! of a batch gets sequence number `sequence + i`.
+//! of a batch gets sequence number `sequence + i`. Keys (and range ends)
+//! are stored keys: the keyspace's tag, then the user's key
+//! (`keyspace::tag`).
 
-use crate::codec::{put_bytes, Reader};
+use std::sync::Arc;
+
+use crate::codec::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
-use crate::key::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
+use crate::key::{MAX_KEY_SIZE, MAX_STORED_KEY_SIZE, MAX_VALUE_SIZE};
+use crate::keyspace::tag::{Tag, DEFAULT_TAG};
+use crate::keyspace::{Keyspace, KeyspaceState};
 
 const HEADER_LEN: usize = 12;
 const TAG_PUT: u8 = 1;
@@ -26,6 +32,9 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     invalid: Option<String>,
+    /// Keyspaces other than the default one the batch writes to: a batch
+    /// naming a dropped keyspace is refused.
+    keyspaces: Vec<Arc<KeyspaceState>>,
 }
 
 /// One operation of a decoded batch.
@@ -68,11 +77,17 @@ impl WriteBatch {
             rep,
             count: 0,
             invalid: None,
+            keyspaces: Vec::new(),
         }
     }
 
-    fn check_key(&mut self, key: &[u8]) -> bool {
-        if key.len() > MAX_KEY_SIZE {
+    /// Checks a user's key (or, without a tag, a stored key).
+    fn check_key(&mut self, key: &[u8], tag: &Tag) -> bool {
+        let limit = match tag.as_bytes().is_empty() {
+            true => MAX_STORED_KEY_SIZE,
+            false => MAX_KEY_SIZE,
+        };
+        if key.len() > limit {
             self.invalid.get_or_insert_with(|| {
                 format!(
                     "key of {} bytes exceeds the limit of {MAX_KEY_SIZE} bytes",
@@ -84,18 +99,75 @@ impl WriteBatch {
         true
     }
 
-    fn push_op(&mut self, tag: u8, a: &[u8], b: Option<&[u8]>) {
-        self.rep.push(tag);
-        put_bytes(&mut self.rep, a);
+    fn push_op(&mut self, op: u8, tag: &Tag, a: &[u8], b: Option<&[u8]>) {
+        self.rep.push(op);
+        let t = tag.as_bytes();
+        put_varint(&mut self.rep, (t.len() + a.len()) as u64);
+        self.rep.extend_from_slice(t);
+        self.rep.extend_from_slice(a);
         if let Some(b) = b {
-            put_bytes(&mut self.rep, b);
+            match op {
+                TAG_DELETE_RANGE => {
+                    put_varint(&mut self.rep, (t.len() + b.len()) as u64);
+                    self.rep.extend_from_slice(t);
+                    self.rep.extend_from_slice(b);
+                }
+                _ => put_bytes(&mut self.rep, b),
+            }
         }
         self.count += 1;
     }
 
-    /// Sets `key` to `value`.
+    fn note_keyspace(&mut self, keyspace: &Keyspace) -> Tag {
+        let state = keyspace.state();
+        if state.id != 0 && !self.keyspaces.iter().any(|k| Arc::ptr_eq(k, state)) {
+            self.keyspaces.push(Arc::clone(state));
+        }
+        state.tag
+    }
+
+    /// Sets `key` to `value` in the default keyspace.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
-        let (key, value) = (key.as_ref(), value.as_ref());
+        self.put_tagged(&DEFAULT_TAG, key.as_ref(), value.as_ref())
+    }
+
+    /// Sets `key` to `value` in `keyspace`.
+    pub fn put_in(
+        &mut self,
+        keyspace: &Keyspace,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let tag = self.note_keyspace(keyspace);
+        self.put_tagged(&tag, key.as_ref(), value.as_ref())
+    }
+
+    /// Deletes `key` in `keyspace`.
+    pub fn delete_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> &mut Self {
+        let tag = self.note_keyspace(keyspace);
+        self.delete_tagged(&tag, key.as_ref())
+    }
+
+    /// Deletes every key `k` with `start <= k < end` in `keyspace`.
+    pub fn delete_range_in(
+        &mut self,
+        keyspace: &Keyspace,
+        start: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let tag = self.note_keyspace(keyspace);
+        self.delete_range_tagged(&tag, start.as_ref(), end.as_ref())
+    }
+
+    /// Fails if a keyspace the batch writes to was dropped.
+    fn check_keyspaces(&self) -> Result<()> {
+        match self.keyspaces.iter().find(|k| k.is_dropped()) {
+            Some(k) => Err(k.dropped_error()),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn put_tagged(&mut self, tag: &Tag, key: &[u8], value: &[u8]) -> &mut Self {
         if value.len() > MAX_VALUE_SIZE {
             self.invalid.get_or_insert_with(|| {
                 format!(
@@ -103,30 +175,37 @@ impl WriteBatch {
                     value.len()
                 )
             });
-        } else if self.check_key(key) {
-            self.push_op(TAG_PUT, key, Some(value));
+        } else if self.check_key(key, tag) {
+            self.push_op(TAG_PUT, tag, key, Some(value));
         }
         self
     }
 
-    /// Deletes `key` (a tombstone; deleting an absent key is not an error).
+    /// Deletes `key` in the default keyspace (a tombstone; deleting an
+    /// absent key is not an error).
     pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
-        let key = key.as_ref();
-        if self.check_key(key) {
-            self.push_op(TAG_DELETE, key, None);
+        self.delete_tagged(&DEFAULT_TAG, key.as_ref())
+    }
+
+    pub(crate) fn delete_tagged(&mut self, tag: &Tag, key: &[u8]) -> &mut Self {
+        if self.check_key(key, tag) {
+            self.push_op(TAG_DELETE, tag, key, None);
         }
         self
     }
 
-    /// Deletes every key `k` with `start <= k < end`. `start < end` is
-    /// required.
+    /// Deletes every key `k` with `start <= k < end` in the default
+    /// keyspace. `start < end` is required.
     pub fn delete_range(&mut self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> &mut Self {
-        let (start, end) = (start.as_ref(), end.as_ref());
+        self.delete_range_tagged(&DEFAULT_TAG, start.as_ref(), end.as_ref())
+    }
+
+    pub(crate) fn delete_range_tagged(&mut self, tag: &Tag, start: &[u8], end: &[u8]) -> &mut Self {
         if start >= end {
             self.invalid
                 .get_or_insert_with(|| "delete_range needs start < end".to_string());
-        } else if self.check_key(start) && self.check_key(end) {
-            self.push_op(TAG_DELETE_RANGE, start, Some(end));
+        } else if self.check_key(start, tag) && self.check_key(end, tag) {
+            self.push_op(TAG_DELETE_RANGE, tag, start, Some(end));
         }
         self
     }
@@ -148,6 +227,7 @@ impl WriteBatch {
         self.rep.fill(0);
         self.count = 0;
         self.invalid = None;
+        self.keyspaces.clear();
     }
 
     /// Bytes allocated for the encoded batch.
@@ -164,7 +244,7 @@ impl WriteBatch {
     pub(crate) fn validate(&self) -> Result<()> {
         match &self.invalid {
             Some(msg) => Err(Error::InvalidArgument(msg.clone())),
-            None => Ok(()),
+            None => self.check_keyspaces(),
         }
     }
 
@@ -257,10 +337,11 @@ mod tests {
         let d = decode(&enc).unwrap();
         assert_eq!(d.first_seq, 42);
         let ops: Vec<_> = d.ops.map(|o| o.unwrap()).collect();
-        assert_eq!(ops[0], Op::Put(b"a", b"1"));
-        assert_eq!(ops[1], Op::Delete(b""));
-        assert_eq!(ops[2], Op::DeleteRange(b"b", b"c"));
-        assert_eq!(ops[3], Op::Put(b"k", &[7u8; 1000][..]));
+        // Stored keys carry the default keyspace's tag, 0x00.
+        assert_eq!(ops[0], Op::Put(b"\0a", b"1"));
+        assert_eq!(ops[1], Op::Delete(b"\0"));
+        assert_eq!(ops[2], Op::DeleteRange(b"\0b", b"\0c"));
+        assert_eq!(ops[3], Op::Put(b"\0k", &[7u8; 1000][..]));
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
+    /// A transaction could not commit: a key or range it read was written
+    /// by someone else after its snapshot. Nothing of it was applied; run
+    /// it again.
+    Conflict,
 }
 
 impl Error {
@@ -118,6 +122,11 @@ impl fmt::Display for Error {
                 "database {} is open read-only; open it with Db::open to write",
                 path.display()
             ),
+            Error::Conflict => write!(
+                f,
+                "transaction conflict: a key or range it read was written since its snapshot; \
+                 nothing was applied, retry the transaction"
+            ),
         }
     }
 }
@@ -150,6 +159,7 @@ impl Clone for Error {
             Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::ReadOnly(p) => Error::ReadOnly(p.clone()),
+            Error::Conflict => Error::Conflict,
             Error::NotADatabase { path, reason } => Error::NotADatabase {
                 path: path.clone(),
                 reason: reason.clone(),

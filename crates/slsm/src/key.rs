@@ -24,6 +24,9 @@ pub const TRAILER_LEN: usize = 8;
 pub const MAX_SEQUENCE: u64 = (1 << 56) - 1;
 /// Largest accepted user key, in bytes.
 pub const MAX_KEY_SIZE: usize = 64 * 1024;
+/// Largest key the engine stores: a user key behind its keyspace's tag
+/// (at most 5 bytes).
+pub const MAX_STORED_KEY_SIZE: usize = MAX_KEY_SIZE + 5;
 /// Largest accepted value, in bytes.
 pub const MAX_VALUE_SIZE: usize = 256 * 1024 * 1024;
 

@@ -5,7 +5,7 @@
 //! database is in exactly the old or exactly the new state. The version set
 //! (`version::VersionSet::apply`) is the only writer.
 //!
-//! # File format (version 2)
+//! # File format (version 3)
 //!
 //! All integers are little-endian; `bytes` is a varint length followed by
 //! that many bytes.
@@ -13,19 +13,27 @@
 //! ```text
 //! +------------+---------+---------------------------------+-----------+
 //! | "SLSMMANI" | version | body                            | CRC       |
-//! | 8 B        | u32 = 2 | (below)                         | u32 masked|
+//! | 8 B        | u32 = 3 | (below)                         | u32 masked|
 //! +------------+---------+---------------------------------+-----------+
 //!
 //! body:
 //!   db_id [16 bytes] | next_file_number u64 | last_sequence u64
 //!   min_wal_number u64 | level_count u32
 //!   level_count x ( run_count u32, run_count x run )
+//!   catalog
 //! run:
 //!   file_number u64 | file_size u64 | entries u64 | tombstones u64
 //!   range_tombstones u64 | min_seq u64 | max_seq u64 | data_bytes u64
 //!   raw_data_bytes u64 | checksum u64 (the file's CRC32C)
 //!   min_user_key bytes | max_user_key bytes
+//! catalog (the keyspaces, `keyspace::Catalog`):
+//!   next_keyspace_id u32 | count u32
+//!   count x ( id u32 | ttl_millis u64 | name bytes )
 //! ```
+//!
+//! Version 3 added the catalog; since then every stored key starts with its
+//! keyspace's tag, so a version-2 database (untagged keys) is refused with
+//! [`Error::NotADatabase`] rather than misread.
 //!
 //! The CRC is CRC32C over everything before it, masked like the WAL's.
 //! [`Manifest::decode`] checks the magic, the CRC, the version, every length,
@@ -42,7 +50,8 @@ use std::path::Path;
 use crate::codec::{masked_crc, put_u32, put_u64, Reader};
 use crate::error::{Error, Result};
 use crate::fsutil;
-use crate::key::MAX_KEY_SIZE;
+use crate::key::MAX_STORED_KEY_SIZE;
+use crate::keyspace::Catalog;
 use crate::run::RunProperties;
 
 pub use crate::files::{
@@ -52,7 +61,7 @@ pub use crate::files::{
 /// Magic bytes at the start of the manifest.
 pub const MANIFEST_MAGIC: [u8; 8] = *b"SLSMMANI";
 /// Current manifest format version.
-pub const MANIFEST_FORMAT_VERSION: u32 = 2;
+pub const MANIFEST_FORMAT_VERSION: u32 = 3;
 
 /// Bytes before the body: magic and version.
 const PREFIX_LEN: usize = 12;
@@ -80,6 +89,8 @@ pub struct Manifest {
     pub min_wal_number: u64,
     /// Level 0 first; within a level, oldest run first.
     pub levels: Vec<Vec<RunProperties>>,
+    /// The keyspaces.
+    pub catalog: Catalog,
 }
 
 impl Default for Manifest {
@@ -118,6 +129,7 @@ impl Manifest {
             last_sequence: 0,
             min_wal_number: 0,
             levels: Vec::new(),
+            catalog: Catalog::default(),
         }
     }
 
@@ -168,6 +180,7 @@ impl Manifest {
                 run.encode_into(&mut out);
             }
         }
+        self.catalog.encode_into(&mut out);
         let crc = masked_crc(&out);
         put_u32(&mut out, crc);
         out
@@ -178,7 +191,13 @@ impl Manifest {
             .runs()
             .map(|r| 90 + r.min_user_key.len() + r.max_user_key.len())
             .sum();
-        PREFIX_LEN + 44 + 4 * self.levels.len() + runs + CRC_LEN
+        let catalog: usize = self
+            .catalog
+            .keyspaces
+            .iter()
+            .map(|k| 14 + k.name.len())
+            .sum();
+        PREFIX_LEN + 52 + 4 * self.levels.len() + runs + catalog + CRC_LEN
     }
 
     /// Decodes and validates a manifest read from `file` (the path is only
@@ -218,7 +237,10 @@ impl Manifest {
         let manifest = decode_body(&mut cur)?;
         if !cur.r.is_empty() {
             let at = cur.r.pos();
-            let reason = format!("{} unexpected bytes after the last level", crc_at - at);
+            let reason = format!(
+                "{} unexpected bytes after the keyspace catalog",
+                crc_at - at
+            );
             return Err(cur.error_at(at, reason));
         }
         Ok(manifest)
@@ -304,9 +326,10 @@ fn check_run(
             run.min_seq, run.max_seq
         ));
     }
-    if run.min_user_key.len() > MAX_KEY_SIZE || run.max_user_key.len() > MAX_KEY_SIZE {
+    if run.min_user_key.len() > MAX_STORED_KEY_SIZE || run.max_user_key.len() > MAX_STORED_KEY_SIZE
+    {
         return Err(format!(
-            "run {n} has a key longer than {MAX_KEY_SIZE} bytes"
+            "run {n} has a key longer than {MAX_STORED_KEY_SIZE} bytes"
         ));
     }
     if run.min_user_key > run.max_user_key {
@@ -340,6 +363,8 @@ fn decode_body(cur: &mut Cursor<'_>) -> Result<Manifest> {
         }
         levels.push(level);
     }
+    let at = cur.r.pos();
+    let catalog = Catalog::decode_from(&mut cur.r).map_err(|r| cur.error_at(at, r))?;
     Ok(Manifest {
         format_version: MANIFEST_FORMAT_VERSION,
         db_id,
@@ -347,6 +372,7 @@ fn decode_body(cur: &mut Cursor<'_>) -> Result<Manifest> {
         last_sequence,
         min_wal_number,
         levels,
+        catalog,
     })
 }
 
@@ -418,6 +444,10 @@ mod tests {
                 vec![],
                 vec![run(3, b"b", b"b", (0, 0))],
             ],
+            catalog: Catalog::default()
+                .with_new("users", 0)
+                .and_then(|c| c.with_new("sessions", 3_600_000))
+                .unwrap(),
         }
     }
 
@@ -663,6 +693,7 @@ mod tests {
                 last_sequence,
                 min_wal_number: next,
                 levels,
+                catalog: Catalog::default(),
             }
         })
     }

@@ -13,9 +13,12 @@
 //! tree (nothing older exists below) and no snapshot predates it, since then
 //! it hides nothing.
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::iter::{InternalIter, MergingIter};
 use crate::key::{self, Kind};
+use crate::keyspace::{tag, Catalog};
 use crate::rangedel::{Fragments, RangeTombstone};
 use crate::run::RunBuilder;
 
@@ -25,6 +28,8 @@ pub(crate) struct MergePolicy {
     pub snapshots: Vec<u64>,
     /// True if no data older than the inputs exists below the output.
     pub bottommost: bool,
+    /// The live keyspaces: entries of dropped ones are dropped.
+    pub catalog: Arc<Catalog>,
 }
 
 impl MergePolicy {
@@ -34,6 +39,16 @@ impl MergePolicy {
 
     fn drops_tombstone(&self, seq: u64) -> bool {
         self.bottommost && self.stripe(seq) == 0
+    }
+
+    /// True if `user_key` belongs to a dropped keyspace.
+    #[inline]
+    fn in_dropped_keyspace(&self, user_key: &[u8]) -> bool {
+        match tag::id_of(user_key) {
+            Some((0, _)) => false,
+            Some((id, _)) => !self.catalog.is_live(id),
+            None => false,
+        }
     }
 }
 
@@ -75,7 +90,8 @@ pub(crate) fn merge_into(
                 .lowest_covering_above(parsed.user_key, parsed.seq)
                 .is_some_and(|t| policy.stripe(t) == stripe);
         let dropped_tombstone = parsed.kind == Kind::Delete && policy.drops_tombstone(parsed.seq);
-        if !shadowed && !covered && !dropped_tombstone {
+        let dropped = dropped_tombstone || policy.in_dropped_keyspace(parsed.user_key);
+        if !shadowed && !covered && !dropped {
             out.add(ikey, input.value())?;
             totals.entries_written += 1;
         }
@@ -83,7 +99,7 @@ pub(crate) fn merge_into(
     }
     input.status()?;
     for t in range_dels {
-        if !policy.drops_tombstone(t.seq) {
+        if !policy.drops_tombstone(t.seq) && !policy.in_dropped_keyspace(&t.start) {
             out.add_range_tombstone(&t.start, &t.end, t.seq);
             totals.range_dels_written += 1;
         }

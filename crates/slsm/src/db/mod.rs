@@ -12,28 +12,37 @@
 //! Data flows one way: write -> commit -> WAL -> memory run -> flush -> run
 //! file -> merge; reads go newest to oldest.
 
+mod keyspace;
 mod open;
 mod snapshot;
+mod transaction;
 
+pub use keyspace::Keyspace;
 pub use snapshot::Snapshot;
+pub use transaction::{Transaction, TxIter};
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use parking_lot::Mutex;
+
 use crate::background::Background;
 use crate::batch::WriteBatch;
 use crate::budget::{MemoryBudget, MemoryUsage};
-use crate::commit::{take_batch, CommitPipeline};
+use crate::commit::CommitPipeline;
 use crate::error::Result;
 use crate::fs::FsLock;
 use crate::iter::Iter;
 use crate::jobs::Jobs;
+use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
 use crate::options::{Options, WriteOptions};
-use crate::read::{self, ReadView};
+use crate::read::ReadView;
 use crate::slice::Slice;
 use crate::snapshot::SnapshotList;
 use crate::stats::{Counters, Stats};
+use crate::txn::Transactions;
 use crate::version::VersionSet;
 
 /// The components of one open database, wired by `open`. A plain record:
@@ -50,6 +59,14 @@ pub(crate) struct Components {
     jobs: Arc<Jobs>,
     background: Arc<Background>,
     commit: CommitPipeline,
+    /// The state of every keyspace a handle was opened on, by name; the
+    /// lock also serialises creating and dropping keyspaces.
+    keyspaces: Mutex<HashMap<String, Arc<KeyspaceState>>>,
+    /// Open transactions and the writes they must be checked against.
+    txns: Transactions,
+    /// Set when the `Db` is dropped: handles that outlive it (keyspaces,
+    /// transactions) may still read, but not write.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Components {
@@ -63,6 +80,29 @@ impl Components {
             counters: &self.counters,
         };
         f(&view)
+    }
+
+    /// Every write outside a transaction comes through here.
+    fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.refuse_if_closed()?;
+        self.txns
+            .plain_write(batch, |b| self.commit_and_see(b, opts))
+    }
+
+    /// Commits `batch`; returns the visible sequence number after it (at
+    /// least the batch's own).
+    fn commit_and_see(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<u64> {
+        self.commit.commit(batch, opts)?;
+        Ok(self.commit.visible())
+    }
+
+    fn refuse_if_closed(&self) -> Result<()> {
+        match self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            true => Err(crate::Error::InvalidArgument(
+                "the database is closed".into(),
+            )),
+            false => Ok(()),
+        }
     }
 
     fn refuse_if_read_only(&self) -> Result<()> {
@@ -94,6 +134,8 @@ impl Components {
 /// survives a process crash; with `sync` it also survives a power loss.
 pub struct Db {
     inner: Arc<Components>,
+    /// The default keyspace, which `Db`'s own reads and writes use.
+    default: Keyspace,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -127,7 +169,7 @@ impl Db {
     /// for invalid options.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, threads) = open::open(path.as_ref(), opts)?;
-        Ok(Db { inner, threads })
+        Ok(Db::wire(inner, threads))
     }
 
     /// Opens the database in `path` for reading only: see
@@ -158,9 +200,19 @@ impl Db {
         &self.inner.opts
     }
 
+    fn wire(inner: Arc<Components>, threads: Vec<JoinHandle<()>>) -> Db {
+        let state = Arc::clone(&inner.keyspaces.lock()[DEFAULT_KEYSPACE]);
+        let default = Keyspace::new(Arc::clone(&inner), state);
+        Db {
+            inner,
+            default,
+            threads,
+        }
+    }
+
     /// Sets `key` to `value`. Durable as described on [`Options`].
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        self.put_opt(key, value, &WriteOptions::default())
+        self.default.put(key, value)
     }
 
     /// [`put`](Self::put) with per-write options.
@@ -170,69 +222,68 @@ impl Db {
         value: impl AsRef<[u8]>,
         opts: &WriteOptions,
     ) -> Result<()> {
-        let mut batch = take_batch();
-        batch.put(key, value);
-        self.inner.commit.commit(batch, opts)
+        self.default.put_opt(key, value, opts)
     }
 
     /// Deletes `key` (writes a tombstone).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        self.delete_opt(key, &WriteOptions::default())
+        self.default.delete(key)
     }
 
     /// [`delete`](Self::delete) with per-write options.
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
-        let mut batch = take_batch();
-        batch.delete(key);
-        self.inner.commit.commit(batch, opts)
+        self.default.delete_opt(key, opts)
     }
 
     /// Deletes every key `k` with `start <= k < end` in O(1): one range
     /// tombstone, logged and applied atomically like any write. Requires
     /// `start < end`.
     pub fn delete_range(&self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
-        let mut batch = WriteBatch::new();
-        batch.delete_range(start, end);
-        self.inner.commit.commit(batch, &WriteOptions::default())
+        self.default.delete_range(start, end)
     }
 
-    /// Applies `batch` atomically: after a crash, all of it or none of it.
+    /// Applies `batch` atomically, across keyspaces: after a crash, all of
+    /// it or none of it.
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.inner.commit.commit(batch, &WriteOptions::default())
+        self.inner.write(batch, &WriteOptions::default())
     }
 
     /// [`write`](Self::write) with per-write options.
     pub fn write_opt(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        self.inner.commit.commit(batch, opts)
+        self.inner.write(batch, opts)
     }
 
     /// The value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
-        self.inner.read(None, |view| read::get(view, key.as_ref()))
+        self.default.get(key)
+    }
+
+    /// True if `key` has a value.
+    pub fn contains_key(&self, key: impl AsRef<[u8]>) -> Result<bool> {
+        self.default.contains_key(key)
     }
 
     /// Looks up many keys at once (any order, duplicates allowed); results
     /// come in the caller's order. The batch is sorted once and searched with
-    /// finger search in every memory run and one sorted sweep per run file.
+    /// finger search in every memory run and one walk over the run files,
+    /// whose block reads are issued concurrently.
     pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Slice>>> {
-        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
-        self.inner.read(None, |view| read::multi_get(view, &keys))
+        self.default.multi_get(keys)
     }
 
     /// An iterator over the keys in `range` (any kind of bounds), as of now.
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Iter {
-        let version = self.inner.versions.current_arc();
-        read::iter(version, self.inner.commit.visible(), range)
+        self.default.range(range)
     }
 
     /// An iterator over every key that starts with `prefix`.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
-        self.range(read::prefix_range(prefix.as_ref()))
+        self.default.prefix(prefix)
     }
 
     /// An iterator over the whole database.
     pub fn iter(&self) -> Iter {
-        self.range::<&[u8], _>(..)
+        self.default.iter()
     }
 
     /// Seals the active memory run and writes every memory run to level 0;
@@ -260,6 +311,23 @@ impl Db {
             return Ok(()); // nothing runs, nothing is due
         }
         self.inner.background.wait_until_idle()
+    }
+
+    /// Writes a consistent copy of the database, every keyspace as of one
+    /// point in time, to the directory `dest` (which must not exist or be
+    /// empty), while the database stays open for reads and writes. Run
+    /// files are hard-linked where the file system allows (they are never
+    /// changed), copied otherwise; the memory runs are flushed first, so no
+    /// log is needed. The copy opens with [`Db::open`] like any database.
+    ///
+    /// Errors: [`Error::InvalidArgument`](crate::Error::InvalidArgument) if
+    /// `dest` is not empty, [`Error::ReadOnly`](crate::Error::ReadOnly) for
+    /// a read-only database, I/O errors (a partial copy is removed).
+    pub fn checkpoint(&self, dest: impl AsRef<Path>) -> Result<()> {
+        self.inner.flush()?;
+        let (version, manifest) = self.inner.versions.disk_state();
+        let fs = &*self.inner.opts.fs;
+        crate::checkpoint::write(fs, &self.inner.dir, dest.as_ref(), &version, &manifest)
     }
 
     /// Makes every acknowledged write durable against a machine crash
@@ -296,6 +364,9 @@ impl Db {
 
 impl Drop for Db {
     fn drop(&mut self) {
+        self.inner
+            .closed
+            .store(true, std::sync::atomic::Ordering::Release);
         self.inner.background.shutdown();
         for t in self.threads.drain(..) {
             let _ = t.join();

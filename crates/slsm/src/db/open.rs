@@ -2,8 +2,14 @@
 //! files, replay the logs past the flushed sequence number (recovery),
 //! flush what was replayed, start a new log, and wire the components.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
+use crate::txn::Transactions;
 use std::thread::JoinHandle;
 
 use super::Components;
@@ -134,6 +140,12 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         jobs,
         background,
         commit,
+        keyspaces: Mutex::new(HashMap::from([(
+            DEFAULT_KEYSPACE.to_string(),
+            Arc::new(KeyspaceState::new(0, DEFAULT_KEYSPACE)),
+        )])),
+        txns: Transactions::default(),
+        closed: Default::default(),
     };
     Ok((Arc::new(components), threads))
 }

@@ -3,9 +3,11 @@
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-use super::{Components, Db};
+use super::keyspace::{get_at, iter_at, multi_get_at};
+use super::{Components, Db, Keyspace};
 use crate::error::Result;
 use crate::iter::Iter;
+use crate::keyspace::tag::DEFAULT_TAG;
 use crate::read;
 use crate::slice::Slice;
 
@@ -13,14 +15,13 @@ impl Db {
     /// A consistent, read-only view of the database as of now. Merges keep
     /// every version the snapshot can see until it is dropped.
     pub fn snapshot(&self) -> Snapshot {
-        let inner = Arc::clone(&self.inner);
-        let seq = inner.snapshots.acquire(|| inner.commit.visible());
-        Snapshot { inner, seq }
+        Snapshot::take(&self.inner)
     }
 }
 
-/// A point-in-time view of a [`Db`]: reads through it ignore every write
-/// made after it was taken.
+/// A point-in-time view of a [`Db`], every keyspace at one point: reads
+/// through it ignore every write made after it was taken. The `*_in`
+/// methods read another keyspace than the default one.
 ///
 /// `Snapshot` is `Send + Sync` and may outlive the `Db` handle (it keeps
 /// the database files and the directory lock alive until it is dropped).
@@ -30,6 +31,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    pub(super) fn take(inner: &Arc<Components>) -> Snapshot {
+        let inner = Arc::clone(inner);
+        let seq = inner.snapshots.acquire(|| inner.commit.visible());
+        Snapshot { inner, seq }
+    }
+
     /// The sequence number the snapshot reads at.
     pub fn sequence(&self) -> u64 {
         self.seq
@@ -37,26 +44,65 @@ impl Snapshot {
 
     /// [`Db::get`] as of the snapshot.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
-        let key = key.as_ref();
-        self.inner.read(Some(self.seq), |view| read::get(view, key))
+        get_at(&self.inner, Some(self.seq), &DEFAULT_TAG, key.as_ref())
+    }
+
+    /// [`Db::contains_key`] as of the snapshot.
+    pub fn contains_key(&self, key: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
     }
 
     /// [`Db::multi_get`] as of the snapshot.
     pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Slice>>> {
-        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
-        self.inner
-            .read(Some(self.seq), |view| read::multi_get(view, &keys))
+        multi_get_at(&self.inner, Some(self.seq), &DEFAULT_TAG, keys)
     }
 
     /// [`Db::range`] as of the snapshot.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        read::iter(self.inner.versions.current_arc(), self.seq, range)
+        iter_at(&self.inner, self.seq, &DEFAULT_TAG, range)
     }
 
     /// [`Db::prefix`] as of the snapshot.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
-        let prefix = prefix.as_ref();
-        self.range(read::prefix_range(prefix))
+        self.range(read::prefix_range(prefix.as_ref()))
+    }
+
+    /// [`Keyspace::get`] as of the snapshot.
+    pub fn get_in(&self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
+        get_at(
+            &self.inner,
+            Some(self.seq),
+            &keyspace.state().tag,
+            key.as_ref(),
+        )
+    }
+
+    /// [`Keyspace::contains_key`] as of the snapshot.
+    pub fn contains_key_in(&self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.get_in(keyspace, key)?.is_some())
+    }
+
+    /// [`Keyspace::multi_get`] as of the snapshot.
+    pub fn multi_get_in<K: AsRef<[u8]>>(
+        &self,
+        keyspace: &Keyspace,
+        keys: &[K],
+    ) -> Result<Vec<Option<Slice>>> {
+        multi_get_at(&self.inner, Some(self.seq), &keyspace.state().tag, keys)
+    }
+
+    /// [`Keyspace::range`] as of the snapshot.
+    pub fn range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        keyspace: &Keyspace,
+        range: R,
+    ) -> Iter {
+        iter_at(&self.inner, self.seq, &keyspace.state().tag, range)
+    }
+
+    /// [`Keyspace::prefix`] as of the snapshot.
+    pub fn prefix_in(&self, keyspace: &Keyspace, prefix: impl AsRef<[u8]>) -> Iter {
+        self.range_in(keyspace, read::prefix_range(prefix.as_ref()))
     }
 }
 

@@ -165,4 +165,10 @@ pub trait FileSystem: Send + Sync + Debug {
     /// Takes an exclusive lock on `path` (created if missing); `Ok(None)` if
     /// somebody else holds it.
     fn lock(&self, path: &Path) -> io::Result<Option<FsLock>>;
+    /// Makes `to` a second name of the file `from` (a hard link). File
+    /// systems without links return an error of kind `Unsupported`, and
+    /// callers copy instead.
+    fn hard_link(&self, _from: &Path, _to: &Path) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "no hard links"))
+    }
 }

@@ -27,6 +27,27 @@ fn cursor(source: &Source) -> Box<dyn InternalIter> {
 /// alive do not change what it returns, and it never blocks them. It holds
 /// the run files it reads open until it is dropped. After an `Err` item the
 /// iterator ends. `Iter` is `Send`.
+///
+/// [`seek`](Self::seek) and [`seek_for_prev`](Self::seek_for_prev)
+/// reposition it within its bounds, at the same point in time: the key
+/// sought splits the range, `next` continues above it and `next_back`
+/// below it.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = slsm::Db::open(dir.path(), slsm::Options::default())?;
+/// for k in ["a", "b", "c", "d"] {
+///     db.put(k, k)?;
+/// }
+/// let mut it = db.iter();
+/// it.seek("b");
+/// assert_eq!(&*it.next().unwrap()?.0, b"b");
+/// assert_eq!(&*it.next_back().unwrap()?.0, b"a");
+/// it.seek_for_prev("c");
+/// assert_eq!(&*it.next_back().unwrap()?.0, b"c");
+/// assert_eq!(&*it.next().unwrap()?.0, b"d");
+/// # Ok::<(), slsm::Error>(())
+/// ```
 pub struct Iter {
     sources: Vec<Source>,
     snapshot: u64,
@@ -39,7 +60,16 @@ pub struct Iter {
     /// Last user key returned by the front / back, to stop where they meet.
     front_last: Option<Vec<u8>>,
     back_last: Option<Vec<u8>>,
-    done: bool,
+    front_done: bool,
+    back_done: bool,
+    /// The bounds admit no key.
+    empty: bool,
+    /// After a seek: the key the range is split at, and whether it belongs
+    /// to the back half (`seek_for_prev`). The two halves never meet.
+    split: Option<(Vec<u8>, bool)>,
+    /// The keyspace tag every internal user key starts with; keys are
+    /// returned without it.
+    tag: Vec<u8>,
 }
 
 impl Iter {
@@ -48,6 +78,7 @@ impl Iter {
         snapshot: u64,
         lower: Bound<Vec<u8>>,
         upper: Bound<Vec<u8>>,
+        tag: Vec<u8>,
     ) -> Iter {
         let mut tombstones = Vec::new();
         for source in &sources {
@@ -76,8 +107,63 @@ impl Iter {
             back: None,
             front_last: None,
             back_last: None,
-            done: empty,
+            front_done: empty,
+            back_done: empty,
+            empty,
+            split: None,
+            tag,
         }
+    }
+
+    /// Repositions the iterator: `next` yields the first key `>= key`
+    /// (within the bounds) and continues upward; `next_back` yields the
+    /// last key `< key` and continues downward. Same snapshot as before.
+    pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        self.split_at(key.as_ref(), false);
+    }
+
+    /// Repositions the iterator: `next_back` yields the last key `<= key`
+    /// (within the bounds) and continues downward; `next` yields the first
+    /// key `> key` and continues upward. Same snapshot as before.
+    pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        self.split_at(key.as_ref(), true);
+    }
+
+    fn split_at(&mut self, key: &[u8], back_inclusive: bool) {
+        let mut at = self.tag.clone();
+        at.extend_from_slice(key);
+        let mut front = self.merged();
+        let mut back = self.merged();
+        let from = match &self.lower {
+            Bound::Included(l) | Bound::Excluded(l) if *l > at => l.clone(),
+            _ => at.clone(),
+        };
+        front.seek(&key::lookup_key(&from, MAX_SEQUENCE));
+        match back_inclusive {
+            true => back.seek_for_prev(&key::encode(&at, 0, Kind::Delete)),
+            false => back.seek_for_prev(&key::lookup_key(&at, MAX_SEQUENCE)),
+        }
+        self.front = Some(front);
+        self.back = Some(back);
+        self.front_last = None;
+        self.back_last = None;
+        self.front_done = self.empty;
+        self.back_done = self.empty;
+        self.split = Some((at, back_inclusive));
+    }
+
+    /// True if `user_key` belongs to the front half of a split range.
+    fn in_front_half(&self, user_key: &[u8]) -> bool {
+        match &self.split {
+            None => true,
+            Some((at, true)) => user_key > at.as_slice(),
+            Some((at, false)) => user_key >= at.as_slice(),
+        }
+    }
+
+    /// The key a caller sees: without the keyspace tag.
+    fn visible_key(&self, user_key: &[u8]) -> Slice {
+        Slice::copy_from(&user_key[self.tag.len().min(user_key.len())..])
     }
 
     fn merged(&self) -> MergingIter {
@@ -157,23 +243,25 @@ impl Iter {
             let parsed = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
             let skip = parsed.seq > self.snapshot
                 || self.front_last.as_deref() == Some(parsed.user_key)
-                || !self.above_lower(parsed.user_key);
+                || !self.above_lower(parsed.user_key)
+                || !self.in_front_half(parsed.user_key);
             if skip {
                 it.next();
                 continue;
             }
             if !self.below_upper(parsed.user_key)
-                || self
-                    .back_last
-                    .as_deref()
-                    .is_some_and(|b| parsed.user_key >= b)
+                || (self.split.is_none()
+                    && self
+                        .back_last
+                        .as_deref()
+                        .is_some_and(|b| parsed.user_key >= b))
             {
                 break;
             }
             key::remember(&mut self.front_last, parsed.user_key);
             if parsed.kind == Kind::Value && !self.range_deleted(parsed.user_key, parsed.seq) {
                 let item = (
-                    Slice::copy_from(parsed.user_key),
+                    self.visible_key(parsed.user_key),
                     Slice::copy_from(it.value()),
                 );
                 it.next();
@@ -206,15 +294,18 @@ impl Iter {
             }
             let parsed = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
             let user_key = parsed.user_key.to_vec();
-            if !self.below_upper(&user_key) {
+            if !self.below_upper(&user_key)
+                || (self.split.is_some() && self.in_front_half(&user_key))
+            {
                 it.prev();
                 continue;
             }
             if !self.above_lower(&user_key)
-                || self
-                    .front_last
-                    .as_deref()
-                    .is_some_and(|f| user_key.as_slice() <= f)
+                || (self.split.is_none()
+                    && self
+                        .front_last
+                        .as_deref()
+                        .is_some_and(|f| user_key.as_slice() <= f))
             {
                 return Ok(None);
             }
@@ -230,25 +321,33 @@ impl Iter {
                 it.prev();
             }
             it.status()?;
-            let key_slice = Slice::from(user_key.clone());
+            let deleted = match &newest {
+                Some((Kind::Value, seq, _)) => self.range_deleted(&user_key, *seq),
+                _ => true,
+            };
+            let key_slice = self.visible_key(&user_key);
             self.back_last = Some(user_key);
-            if let Some((Kind::Value, seq, value)) = newest {
-                if !self.range_deleted(&key_slice, seq) {
-                    return Ok(Some((key_slice, value)));
-                }
+            if let (false, Some((_, _, value))) = (deleted, newest) {
+                return Ok(Some((key_slice, value)));
             }
         }
     }
 
-    fn finish<T>(&mut self, r: Result<Option<T>>) -> Option<Result<T>> {
+    /// The item of one step of the front (`front`) or back end. Without a
+    /// split, the ends meet: when one runs out, so does the other.
+    fn finish<T>(&mut self, r: Result<Option<T>>, front: bool) -> Option<Result<T>> {
         match r {
             Ok(Some(item)) => Some(Ok(item)),
             Ok(None) => {
-                self.done = true;
+                match (self.split.is_some(), front) {
+                    (true, true) => self.front_done = true,
+                    (true, false) => self.back_done = true,
+                    (false, _) => (self.front_done, self.back_done) = (true, true),
+                }
                 None
             }
             Err(e) => {
-                self.done = true;
+                (self.front_done, self.back_done) = (true, true);
                 Some(Err(e))
             }
         }
@@ -259,21 +358,21 @@ impl Iterator for Iter {
     type Item = Result<(Slice, Slice)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
+        if self.front_done {
             return None;
         }
         let r = self.step_front();
-        self.finish(r)
+        self.finish(r, true)
     }
 }
 
 impl DoubleEndedIterator for Iter {
     fn next_back(&mut self) -> Option<Self::Item> {
-        if self.done {
+        if self.back_done {
             return None;
         }
         let r = self.step_back();
-        self.finish(r)
+        self.finish(r, false)
     }
 }
 

@@ -171,6 +171,7 @@ impl Jobs {
         let policy = MergePolicy {
             snapshots: self.snapshots.list(),
             bottommost: self.bottommost(version, &job),
+            catalog: self.versions.catalog(),
         };
         let (children, range_dels, flushed) = sources(&job.inputs);
         let number = self.versions.new_file_number();

@@ -9,6 +9,8 @@ use crate::fs::FileSystem;
 use crate::run::Codec;
 use crate::wal::RecoveryMode;
 
+mod builder;
+
 /// How a database is opened and tuned.
 ///
 /// The knobs carry the sLSM paper's names ("The Skiplist-Based LSM Tree",

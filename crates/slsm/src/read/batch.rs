@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use super::{answer_of, check_key, value_of, ReadView};
+use super::{answer_of, check_stored_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
@@ -35,7 +35,7 @@ struct Batch<'a> {
 /// The values of `keys` (any order, duplicates allowed), in the caller's
 /// order, as of the view's sequence number.
 pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Option<Slice>>> {
-    keys.iter().try_for_each(|k| check_key(k))?;
+    keys.iter().try_for_each(|k| check_stored_key(k))?;
     let mut pending: Vec<usize> = (0..keys.len()).collect();
     pending.sort_by(|&a, &b| keys[a].cmp(keys[b]));
     let mut b = Batch {

@@ -20,12 +20,12 @@ mod point;
 pub(crate) use batch::multi_get;
 pub(crate) use point::get;
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::Iter;
-use crate::key::MAX_KEY_SIZE;
+use crate::key::{MAX_KEY_SIZE, MAX_STORED_KEY_SIZE};
 use crate::memtable::{Answer, NewestVersion};
 use crate::slice::Slice;
 use crate::stats::Counters;
@@ -39,6 +39,16 @@ pub(crate) struct ReadView<'a> {
     pub counters: &'a Counters,
 }
 
+/// Checks a stored key (tag and user key), defensively: the facade has
+/// checked the user's key already.
+pub(crate) fn check_stored_key(key: &[u8]) -> Result<()> {
+    match key.len() > MAX_STORED_KEY_SIZE {
+        true => check_key(key),
+        false => Ok(()),
+    }
+}
+
+/// Checks a user's key.
 pub(crate) fn check_key(key: &[u8]) -> Result<()> {
     if key.len() > MAX_KEY_SIZE {
         return Err(Error::InvalidArgument(format!(
@@ -94,19 +104,22 @@ pub(crate) fn value_of(found: Answer<'_>) -> Option<Slice> {
     }
 }
 
-/// An iterator over the keys of `range` in `version` at `snapshot`.
-pub(crate) fn iter<K: AsRef<[u8]>, R: RangeBounds<K>>(
+/// An iterator over the stored keys between `lower` and `upper` in
+/// `version` at `snapshot`, returning keys without their keyspace `tag`.
+pub(crate) fn iter(
     version: Arc<Version>,
     snapshot: u64,
-    range: R,
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
+    tag: &[u8],
 ) -> Iter {
-    let own = |b: Bound<&K>| match b {
-        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    };
-    let (lower, upper) = (own(range.start_bound()), own(range.end_bound()));
-    Iter::new(version.sources().to_vec(), snapshot, lower, upper)
+    Iter::new(
+        version.sources().to_vec(),
+        snapshot,
+        lower,
+        upper,
+        tag.to_vec(),
+    )
 }
 
 /// The smallest key greater than every key starting with `prefix`, if any.

@@ -1,6 +1,6 @@
 //! A point lookup: one key, every source newest to oldest.
 
-use super::{answer_of, check_key, value_of, ReadView};
+use super::{answer_of, check_stored_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
@@ -11,7 +11,7 @@ use crate::version::{DiskRun, Source};
 
 /// The value of `user_key` as of the view's sequence number.
 pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>> {
-    check_key(user_key)?;
+    check_stored_key(user_key)?;
     let hash = hash_key(user_key);
     let lookup = key::LookupKey::new(user_key, view.snapshot);
     let lookup = lookup.as_bytes();

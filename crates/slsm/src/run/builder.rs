@@ -193,7 +193,7 @@ impl RunBuilder {
         let parsed = key::parse(ikey).ok_or_else(|| {
             Error::InvalidArgument("run entry is not a valid internal key".into())
         })?;
-        if parsed.user_key.len() > key::MAX_KEY_SIZE || value.len() > key::MAX_VALUE_SIZE {
+        if parsed.user_key.len() > key::MAX_STORED_KEY_SIZE || value.len() > key::MAX_VALUE_SIZE {
             return Err(Error::InvalidArgument(format!(
                 "run entry too large: key {} bytes, value {} bytes",
                 parsed.user_key.len(),

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::{DiskRun, Version};
+use crate::keyspace::Catalog;
 use crate::memtable::MemRun;
 
 /// A change to the runs of the database: memory runs sealed or flushed,
@@ -23,13 +24,18 @@ pub(crate) struct VersionEdit {
     pub removed: Vec<Arc<DiskRun>>,
     /// Every write with a sequence number up to this one is in run files.
     pub flushed_sequence: Option<u64>,
+    /// The keyspace catalog after a keyspace was created or dropped.
+    pub catalog: Option<Catalog>,
 }
 
 impl VersionEdit {
     /// True if the edit changes what the manifest records (the levels or
     /// the flushed sequence), not only memory runs.
     pub fn changes_disk(&self) -> bool {
-        !self.added.is_empty() || !self.removed.is_empty() || self.flushed_sequence.is_some()
+        !self.added.is_empty()
+            || !self.removed.is_empty()
+            || self.flushed_sequence.is_some()
+            || self.catalog.is_some()
     }
 
     /// The version `current` becomes with this edit.

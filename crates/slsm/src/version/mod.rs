@@ -5,7 +5,8 @@
 //! there.
 //!
 //! * **Owns**: the current version, the manifest file, the file-number
-//!   counter, the flushed sequence number, the database's identity.
+//!   counter, the flushed sequence number, the database's identity, the
+//!   keyspace catalog.
 //! * **One door**: [`VersionSet::apply`]. Sealing a memory run, a flush, a
 //!   level merge, a compaction and recovery all change the set of runs by
 //!   building a [`VersionEdit`] and applying it; nothing else stores a
@@ -35,6 +36,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::fs::FileSystem;
+use crate::keyspace::Catalog;
 use crate::manifest::{DbId, Manifest};
 
 /// The versions of one database. See the [module docs](self).
@@ -47,6 +49,8 @@ pub(crate) struct VersionSet {
     /// guarded with `apply` itself.
     flushed_sequence: Mutex<u64>,
     next_file: AtomicU64,
+    /// The keyspaces; changed through `apply` like the runs.
+    catalog: ArcSwap<Catalog>,
 }
 
 impl VersionSet {
@@ -66,6 +70,7 @@ impl VersionSet {
             current: ArcSwap::from_pointee(initial),
             flushed_sequence: Mutex::new(manifest.last_sequence),
             next_file: AtomicU64::new(next_file.max(manifest.next_file_number)),
+            catalog: ArcSwap::from_pointee(manifest.catalog.clone()),
         }
     }
 
@@ -84,6 +89,11 @@ impl VersionSet {
         self.next_file.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The keyspaces as of now.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.load_full()
+    }
+
     /// The database's identity (recorded in every run file).
     pub fn db_id(&self) -> DbId {
         self.db_id
@@ -97,8 +107,15 @@ impl VersionSet {
         let next = Arc::new(edit.applied_to(&self.current.load()));
         if edit.changes_disk() {
             let last_sequence = (*flushed).max(edit.flushed_sequence.unwrap_or(0));
-            self.store_manifest(&next, last_sequence)?;
+            let catalog = edit
+                .catalog
+                .clone()
+                .unwrap_or_else(|| (**self.catalog.load()).clone());
+            self.store_manifest(&next, last_sequence, catalog.clone())?;
             *flushed = last_sequence;
+            if edit.catalog.is_some() {
+                self.catalog.store(Arc::new(catalog));
+            }
         }
         self.current.store(Arc::clone(&next));
         for run in &edit.removed {
@@ -112,13 +129,38 @@ impl VersionSet {
     pub fn persist(&self, last_sequence: u64) -> Result<()> {
         let mut flushed = self.flushed_sequence.lock();
         let last_sequence = (*flushed).max(last_sequence);
-        self.store_manifest(&self.current.load(), last_sequence)?;
+        let catalog = (**self.catalog.load()).clone();
+        self.store_manifest(&self.current.load(), last_sequence, catalog)?;
         *flushed = last_sequence;
         Ok(())
     }
 
+    /// A consistent copy of the disk state: the current version, the
+    /// manifest describing its run files (every write up to its
+    /// `last_sequence` is in them; no log is needed).
+    pub fn disk_state(&self) -> (Arc<Version>, Manifest) {
+        let flushed = self.flushed_sequence.lock();
+        let version = self.current.load_full();
+        let next_file = self.next_file.load(Ordering::Relaxed);
+        let manifest = Manifest {
+            db_id: self.db_id,
+            next_file_number: next_file,
+            last_sequence: *flushed,
+            min_wal_number: next_file,
+            levels: version.manifest_levels(),
+            catalog: (**self.catalog.load()).clone(),
+            ..Manifest::new()
+        };
+        (version, manifest)
+    }
+
     /// The manifest describing `version`.
-    fn store_manifest(&self, version: &Version, last_sequence: u64) -> Result<()> {
+    fn store_manifest(
+        &self,
+        version: &Version,
+        last_sequence: u64,
+        catalog: Catalog,
+    ) -> Result<()> {
         let next_file = self.next_file.load(Ordering::Relaxed);
         let manifest = Manifest {
             db_id: self.db_id,
@@ -126,6 +168,7 @@ impl VersionSet {
             last_sequence,
             min_wal_number: version.oldest_log_needed().unwrap_or(next_file),
             levels: version.manifest_levels(),
+            catalog,
             ..Manifest::new()
         };
         manifest.store_with(&*self.fs, &self.dir)

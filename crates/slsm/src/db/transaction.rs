@@ -1,0 +1,292 @@
+//! [`Transaction`]: optimistic, serializable transactions over every
+//! keyspace. The conflict check lives in `txn.rs`; this is the handle.
+
+use std::collections::BTreeMap;
+use std::iter::Peekable;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use super::keyspace::{as_bytes, Keyspace};
+use super::snapshot::Snapshot;
+use super::{Components, Db};
+use crate::batch::WriteBatch;
+use crate::error::Result;
+use crate::iter::Iter;
+use crate::keyspace::tag::{Tag, DEFAULT_TAG, NO_TAG};
+use crate::options::WriteOptions;
+use crate::read;
+use crate::slice::Slice;
+use crate::txn::{admits_keys, ReadSet};
+
+impl Db {
+    /// Begins an optimistic, serializable transaction: it reads every
+    /// keyspace as of now plus its own writes, and
+    /// [`commit`](Transaction::commit) applies its writes atomically, or
+    /// fails with [`Error::Conflict`] if a key or range it read was written
+    /// by anyone since it began.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = slsm::Db::open(dir.path(), slsm::Options::default())?;
+    /// db.put("balance", "10")?;
+    /// let mut tx = db.transaction();
+    /// let b: i64 = std::str::from_utf8(&tx.get("balance")?.unwrap()).unwrap().parse().unwrap();
+    /// tx.put("balance", (b - 3).to_string());
+    /// db.put("balance", "100")?; // someone else writes what tx read
+    /// assert!(matches!(tx.commit(), Err(slsm::Error::Conflict)));
+    /// assert_eq!(&*db.get("balance")?.unwrap(), b"100");
+    /// # Ok::<(), slsm::Error>(())
+    /// ```
+    pub fn transaction(&self) -> Transaction {
+        let inner = Arc::clone(&self.inner);
+        let snapshot = self.inner.txns.begin(|| {
+            let s = Snapshot::take(&inner);
+            let seq = s.sequence();
+            (s, seq)
+        });
+        Transaction {
+            inner,
+            seq: snapshot.sequence(),
+            snapshot: Some(snapshot),
+            writes: BTreeMap::new(),
+            reads: ReadSet::default(),
+        }
+    }
+}
+
+/// An optimistic, serializable transaction (see [`Db::transaction`]).
+/// Dropping it without [`commit`](Self::commit) rolls it back. Writes are
+/// buffered in the transaction until commit; keys and values are checked
+/// when they are written.
+pub struct Transaction {
+    inner: Arc<Components>,
+    /// `None` once committed or rolled back.
+    snapshot: Option<Snapshot>,
+    /// The snapshot's sequence number.
+    seq: u64,
+    /// Stored key (tag + key) -> value, `None` for a delete.
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    reads: ReadSet,
+}
+
+impl Transaction {
+    fn tag_of(keyspace: &Keyspace) -> Result<Tag> {
+        let state = keyspace.state();
+        match state.is_dropped() {
+            true => Err(state.dropped_error()),
+            false => Ok(state.tag),
+        }
+    }
+
+    /// The value of `key` in the default keyspace: the transaction's own
+    /// write if it made one, else as of its snapshot.
+    pub fn get(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
+        self.get_tagged(DEFAULT_TAG, key.as_ref())
+    }
+
+    /// [`get`](Self::get) in `keyspace`.
+    pub fn get_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
+        self.get_tagged(Self::tag_of(keyspace)?, key.as_ref())
+    }
+
+    /// True if `key` has a value (as [`get`](Self::get) sees it).
+    pub fn contains_key(&mut self, key: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    fn get_tagged(&mut self, tag: Tag, key: &[u8]) -> Result<Option<Slice>> {
+        read::check_key(key)?;
+        let stored = tag.prefixed(key);
+        if let Some(own) = self.writes.get(&stored) {
+            return Ok(own.as_deref().map(Slice::copy_from));
+        }
+        let value = super::keyspace::get_at(&self.inner, Some(self.seq), &tag, key)?;
+        self.reads.keys.push(stored);
+        Ok(value)
+    }
+
+    /// Sets `key` to `value` in the default keyspace, at commit.
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.write(DEFAULT_TAG, key.as_ref(), Some(value.as_ref()))
+    }
+
+    /// [`put`](Self::put) in `keyspace`.
+    pub fn put_in(
+        &mut self,
+        keyspace: &Keyspace,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.write(Self::tag_of(keyspace)?, key.as_ref(), Some(value.as_ref()))
+    }
+
+    /// Deletes `key` in the default keyspace, at commit.
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.write(DEFAULT_TAG, key.as_ref(), None)
+    }
+
+    /// [`delete`](Self::delete) in `keyspace`.
+    pub fn delete_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<()> {
+        self.write(Self::tag_of(keyspace)?, key.as_ref(), None)
+    }
+
+    fn write(&mut self, tag: Tag, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        let mut check = WriteBatch::new();
+        match value {
+            Some(v) => check.put_tagged(&tag, key, v),
+            None => check.delete_tagged(&tag, key),
+        };
+        check.validate()?;
+        self.writes
+            .insert(tag.prefixed(key), value.map(<[u8]>::to_vec));
+        Ok(())
+    }
+
+    /// The keys of `range` in the default keyspace, ascending: the
+    /// snapshot's, overlaid with the transaction's own writes.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, range: R) -> TxIter {
+        self.range_tagged(
+            DEFAULT_TAG,
+            as_bytes(range.start_bound()),
+            as_bytes(range.end_bound()),
+        )
+    }
+
+    /// [`range`](Self::range) in `keyspace`.
+    pub fn range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &mut self,
+        keyspace: &Keyspace,
+        range: R,
+    ) -> Result<TxIter> {
+        let tag = Self::tag_of(keyspace)?;
+        Ok(self.range_tagged(
+            tag,
+            as_bytes(range.start_bound()),
+            as_bytes(range.end_bound()),
+        ))
+    }
+
+    /// The keys starting with `prefix` in the default keyspace.
+    pub fn prefix(&mut self, prefix: impl AsRef<[u8]>) -> TxIter {
+        self.range(read::prefix_range(prefix.as_ref()))
+    }
+
+    /// [`prefix`](Self::prefix) in `keyspace`.
+    pub fn prefix_in(&mut self, keyspace: &Keyspace, prefix: impl AsRef<[u8]>) -> Result<TxIter> {
+        self.range_in(keyspace, read::prefix_range(prefix.as_ref()))
+    }
+
+    fn range_tagged(&mut self, tag: Tag, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> TxIter {
+        let (lo, hi) = tag.bounds(lower, upper);
+        let skip = tag.as_bytes().len();
+        let own: Vec<OwnWrite> = match admits_keys(&(lo.clone(), hi.clone())) {
+            true => self
+                .writes
+                .range::<Vec<u8>, _>((lo.as_ref(), hi.as_ref()))
+                .map(|(k, v)| (k[skip..].to_vec(), v.clone()))
+                .collect(),
+            false => Vec::new(),
+        };
+        let seq = self.seq;
+        let version = self.inner.versions.current_arc();
+        let base = read::iter(version, seq, lo.clone(), hi.clone(), tag.as_bytes());
+        self.reads.ranges.push((lo, hi));
+        TxIter {
+            base: base.peekable(),
+            own: own.into_iter().peekable(),
+        }
+    }
+
+    /// Applies every write of the transaction atomically, if no key or
+    /// range it read was written by anyone since it began; otherwise fails
+    /// with [`Error::Conflict`] and applies nothing. Reads of a
+    /// transaction with no writes are validated too.
+    pub fn commit(self) -> Result<()> {
+        self.commit_opt(&WriteOptions::default())
+    }
+
+    /// [`commit`](Self::commit) with per-write options (`sync`).
+    pub fn commit_opt(mut self, opts: &WriteOptions) -> Result<()> {
+        let Some(snapshot) = self.snapshot.take() else {
+            return Ok(()); // consumed already: unreachable through the API
+        };
+        let mut batch = WriteBatch::new();
+        for (key, value) in std::mem::take(&mut self.writes) {
+            match value {
+                Some(v) => batch.put_tagged(&NO_TAG, &key, &v),
+                None => batch.delete_tagged(&NO_TAG, &key),
+            };
+        }
+        let inner = &self.inner;
+        inner.refuse_if_closed()?;
+        inner
+            .txns
+            .commit(snapshot.sequence(), &self.reads, batch, |b| {
+                inner.commit_and_see(b, opts)
+            })
+    }
+
+    /// Discards the transaction's writes (dropping it does the same).
+    pub fn rollback(mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        if let Some(s) = self.snapshot.take() {
+            self.inner.txns.rollback(s.sequence());
+        }
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("snapshot", &self.snapshot.as_ref().map(Snapshot::sequence))
+            .field("writes", &self.writes.len())
+            .finish()
+    }
+}
+
+/// A transaction's own write: key (without tag), value or `None` for a
+/// delete.
+type OwnWrite = (Vec<u8>, Option<Vec<u8>>);
+
+/// The iterator of [`Transaction::range`]: ascending keys and values, the
+/// transaction's own writes overlaid on its snapshot.
+pub struct TxIter {
+    base: Peekable<Iter>,
+    own: Peekable<std::vec::IntoIter<OwnWrite>>,
+}
+
+impl Iterator for TxIter {
+    type Item = Result<(Slice, Slice)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let own_first = match (self.base.peek(), self.own.peek()) {
+                (Some(Err(_)), _) => return self.base.next(),
+                (Some(Ok((b, _))), Some((o, _))) => o.as_slice() <= &**b,
+                (None, Some(_)) => true,
+                (_, None) => return self.base.next(),
+            };
+            if !own_first {
+                return self.base.next();
+            }
+            let (key, value) = self.own.next()?;
+            if let Some(Ok((b, _))) = self.base.peek() {
+                if **b == *key {
+                    self.base.next();
+                }
+            }
+            if let Some(v) = value {
+                return Some(Ok((Slice::from(key), Slice::from(v))));
+            }
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Conflict detection for optimistic, serializable transactions (backward
+//! validation, as in Badger and fjall's optimistic transactions): a
+//! transaction reads at its snapshot and may commit only if nothing it read
+//! (keys and ranges) was written after that snapshot.
+//!
+//! * **Owns**: the gate between plain writes and transaction commits, the
+//!   count of open transactions, and the keys written since the oldest open
+//!   transaction's snapshot (the tracker).
+//! * **Calls**: nothing; the facade calls [`Transactions::plain_write`]
+//!   around every write and [`Transactions::commit`] for a transaction.
+//! * **Thread safety**: plain writes share the gate (they still group-commit
+//!   with each other); beginning and committing a transaction take it
+//!   alone, so a validation and its commit are one step with respect to
+//!   every other write. While no transaction is open, writes record
+//!   nothing (one atomic load each).
+//! * **Durability**: none of its own: a transaction's writes are one batch
+//!   of the commit pipeline.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::batch::{Op, WriteBatch};
+use crate::error::{Error, Result};
+
+/// A range of stored keys.
+pub(crate) type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// What one transaction read.
+#[derive(Default)]
+pub(crate) struct ReadSet {
+    pub keys: Vec<Vec<u8>>,
+    pub ranges: Vec<KeyRange>,
+}
+
+/// Writes made while transactions were open: key -> the sequence number
+/// visible right after the write (an upper bound of its own).
+#[derive(Default)]
+struct Tracker {
+    keys: BTreeMap<Vec<u8>, u64>,
+    ranges: Vec<(Vec<u8>, Vec<u8>, u64)>,
+    /// Snapshot sequence numbers of the open transactions.
+    open: BTreeMap<u64, usize>,
+}
+
+impl Tracker {
+    fn record(&mut self, batch: &WriteBatch, seq: u64) {
+        for op in batch.ops().flatten() {
+            match op {
+                Op::Put(k, _) | Op::Delete(k) => {
+                    self.keys.insert(k.to_vec(), seq);
+                }
+                Op::DeleteRange(s, e) => self.ranges.push((s.to_vec(), e.to_vec(), seq)),
+            }
+        }
+    }
+
+    fn written_after(&self, key: &[u8], snapshot: u64) -> bool {
+        self.keys.get(key).is_some_and(|&s| s > snapshot)
+            || self
+                .ranges
+                .iter()
+                .any(|(s, e, seq)| *seq > snapshot && key >= s.as_slice() && key < e.as_slice())
+    }
+
+    fn range_written_after(&self, range: &KeyRange, snapshot: u64) -> bool {
+        let bounds = (borrowed(&range.0), borrowed(&range.1));
+        // (BTreeMap::range panics on inverted bounds: they admit nothing.)
+        (admits_keys(range)
+            && self
+                .keys
+                .range::<[u8], _>(bounds)
+                .any(|(_, &s)| s > snapshot))
+            || self.ranges.iter().any(|(s, e, seq)| {
+                *seq > snapshot && overlaps(&range.0, &range.1, s.as_slice(), e.as_slice())
+            })
+    }
+
+    /// Forgets writes no open transaction can conflict with.
+    fn prune(&mut self) {
+        match self.open.keys().next() {
+            None => {
+                self.keys.clear();
+                self.ranges.clear();
+            }
+            Some(&oldest) => {
+                self.keys.retain(|_, s| *s > oldest);
+                self.ranges.retain(|r| r.2 > oldest);
+            }
+        }
+    }
+}
+
+/// False for bounds no key satisfies (`start > end`, or equal and not
+/// both included).
+pub(crate) fn admits_keys(range: &KeyRange) -> bool {
+    match range {
+        (Bound::Included(l), Bound::Included(u)) => l <= u,
+        (Bound::Included(l) | Bound::Excluded(l), Bound::Included(u) | Bound::Excluded(u)) => l < u,
+        _ => true,
+    }
+}
+
+fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// True if `[start, end)` meets the range `lower..upper`.
+fn overlaps(lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>, start: &[u8], end: &[u8]) -> bool {
+    let below_upper = match upper {
+        Bound::Included(u) => start <= u.as_slice(),
+        Bound::Excluded(u) => start < u.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let above_lower = match lower {
+        Bound::Included(l) | Bound::Excluded(l) => end > l.as_slice(),
+        Bound::Unbounded => true,
+    };
+    below_upper && above_lower
+}
+
+/// See the [module docs](self).
+#[derive(Default)]
+pub(crate) struct Transactions {
+    gate: RwLock<()>,
+    open: AtomicUsize,
+    tracker: Mutex<Tracker>,
+}
+
+impl Transactions {
+    /// Runs a plain write (`commit` returns the sequence number visible
+    /// after it), recording its keys if a transaction is open.
+    pub fn plain_write(
+        &self,
+        batch: WriteBatch,
+        commit: impl FnOnce(WriteBatch) -> Result<u64>,
+    ) -> Result<()> {
+        let _shared = self.gate.read();
+        if self.open.load(Ordering::Acquire) == 0 {
+            return commit(batch).map(drop);
+        }
+        let keys = batch.clone();
+        let seq = commit(batch)?;
+        self.tracker.lock().record(&keys, seq);
+        Ok(())
+    }
+
+    /// Opens a transaction: `snapshot` takes its snapshot once no plain
+    /// write is in flight, so every later write is recorded.
+    pub fn begin<S>(&self, snapshot: impl FnOnce() -> (S, u64)) -> S {
+        let _alone = self.gate.write();
+        let (s, seq) = snapshot();
+        self.open.fetch_add(1, Ordering::AcqRel);
+        *self.tracker.lock().open.entry(seq).or_default() += 1;
+        s
+    }
+
+    /// Validates `reads` against writes after `snapshot` and, if none
+    /// conflicts, commits `batch`; either way the transaction is closed.
+    pub fn commit(
+        &self,
+        snapshot: u64,
+        reads: &ReadSet,
+        batch: WriteBatch,
+        commit: impl FnOnce(WriteBatch) -> Result<u64>,
+    ) -> Result<()> {
+        let _alone = self.gate.write();
+        let result = match self.conflicts(snapshot, reads) {
+            true => Err(Error::Conflict),
+            false if batch.is_empty() => Ok(()),
+            false => {
+                let keys = batch.clone();
+                commit(batch).map(|seq| self.tracker.lock().record(&keys, seq))
+            }
+        };
+        self.close_locked(snapshot);
+        result
+    }
+
+    /// True if a key or range of `reads` was written after `snapshot`.
+    fn conflicts(&self, snapshot: u64, reads: &ReadSet) -> bool {
+        let tracker = self.tracker.lock();
+        reads
+            .keys
+            .iter()
+            .any(|k| tracker.written_after(k, snapshot))
+            || reads
+                .ranges
+                .iter()
+                .any(|r| tracker.range_written_after(r, snapshot))
+    }
+
+    /// Closes a transaction that did not commit.
+    pub fn rollback(&self, snapshot: u64) {
+        let _alone = self.gate.write();
+        self.close_locked(snapshot);
+    }
+
+    fn close_locked(&self, snapshot: u64) {
+        let mut tracker = self.tracker.lock();
+        if let Some(n) = tracker.open.get_mut(&snapshot) {
+            *n -= 1;
+            if *n == 0 {
+                tracker.open.remove(&snapshot);
+            }
+        }
+        self.open.fetch_sub(1, Ordering::AcqRel);
+        tracker.prune();
+    }
+}

@@ -1,0 +1,461 @@
+//! The API a fjall or RocksDB user reaches for: keyspaces, batches across
+//! them, snapshots of all of them, iterator seeks, optimistic transactions
+//! and checkpoints, each across reopen.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::small_options;
+use slsm::{Db, Error, Options, WriteBatch};
+
+fn keys_of(it: impl Iterator<Item = slsm::Result<(slsm::Slice, slsm::Slice)>>) -> Vec<Vec<u8>> {
+    it.map(|r| r.unwrap().0.to_vec()).collect()
+}
+
+#[test]
+fn arguments_take_anything_that_is_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.put("alpha", "1").unwrap();
+    db.put(String::from("k"), vec![1]).unwrap();
+    db.put(b"raw", [2u8; 3]).unwrap();
+    assert_eq!(&*db.get("alpha").unwrap().unwrap(), b"1");
+    assert_eq!(&*db.get(String::from("k")).unwrap().unwrap(), &[1]);
+    assert!(db.contains_key("raw").unwrap());
+    assert!(!db.contains_key("nope").unwrap());
+    db.delete("alpha").unwrap();
+    assert!(!db.contains_key("alpha").unwrap());
+}
+
+#[test]
+fn keyspaces_are_separate_and_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small_options()).unwrap();
+        let users = db.keyspace("users").unwrap();
+        let posts = db.keyspace("posts").unwrap();
+        for i in 0..2000u32 {
+            let k = format!("{i:05}");
+            db.put(&k, "default").unwrap();
+            users.put(&k, "user").unwrap();
+            if i % 2 == 0 {
+                posts.put(&k, "post").unwrap();
+            }
+        }
+        users.delete_range("00000", "00010").unwrap();
+        assert_eq!(users.get("00005").unwrap(), None);
+        assert_eq!(&*db.get("00005").unwrap().unwrap(), b"default");
+        assert_eq!(posts.iter().count(), 1000);
+        assert_eq!(users.iter().count(), 1990);
+        assert_eq!(db.iter().count(), 2000);
+        db.flush().unwrap();
+    }
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    assert_eq!(db.keyspace_names(), ["default", "users", "posts"]);
+    let users = db.keyspace("users").unwrap();
+    let posts = db.keyspace("posts").unwrap();
+    assert_eq!(&*users.get("01999").unwrap().unwrap(), b"user");
+    assert_eq!(posts.get("01999").unwrap(), None);
+    let first: Vec<_> = keys_of(posts.range("00010".."00020"));
+    assert_eq!(
+        first,
+        ["00010", "00012", "00014", "00016", "00018"].map(|s| s.as_bytes().to_vec())
+    );
+    let last = posts.iter().next_back().unwrap().unwrap().0;
+    assert_eq!(&*last, b"01998");
+    assert_eq!(keys_of(users.prefix("0001")).len(), 10);
+    assert_eq!(
+        users
+            .multi_get(&["00001", "00011", "x"])
+            .unwrap()
+            .iter()
+            .filter(|v| v.is_some())
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_batch_across_keyspaces_is_atomic_and_recovered_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let a = db.keyspace("a").unwrap();
+        let b = db.keyspace("b").unwrap();
+        let mut batch = WriteBatch::new();
+        batch
+            .put("x", "0")
+            .put_in(&a, "x", "1")
+            .put_in(&b, "x", "2");
+        batch.delete_in(&a, "gone").delete_range_in(&b, "m", "n");
+        db.write(batch).unwrap();
+        // A batch with an invalid operation applies nothing anywhere.
+        let mut bad = WriteBatch::new();
+        bad.put_in(&a, "y", "1").put_in(&b, vec![0u8; 70_000], "v");
+        assert!(matches!(db.write(bad), Err(Error::InvalidArgument(_))));
+        assert_eq!(a.get("y").unwrap(), None);
+        // Dropped at exit without a flush: recovery replays the log.
+    }
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let (a, b) = (db.keyspace("a").unwrap(), db.keyspace("b").unwrap());
+    assert_eq!(&*db.get("x").unwrap().unwrap(), b"0");
+    assert_eq!(&*a.get("x").unwrap().unwrap(), b"1");
+    assert_eq!(&*b.get("x").unwrap().unwrap(), b"2");
+}
+
+#[test]
+fn a_snapshot_sees_every_keyspace_at_one_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let a = db.keyspace("a").unwrap();
+    db.put("k", "d1").unwrap();
+    a.put("k", "a1").unwrap();
+    let snap = db.snapshot();
+    db.put("k", "d2").unwrap();
+    a.put("k", "a2").unwrap();
+    a.put("new", "x").unwrap();
+    db.flush().unwrap();
+    assert_eq!(&*snap.get("k").unwrap().unwrap(), b"d1");
+    assert_eq!(&*snap.get_in(&a, "k").unwrap().unwrap(), b"a1");
+    assert!(!snap.contains_key_in(&a, "new").unwrap());
+    assert_eq!(keys_of(snap.range_in::<&[u8], _>(&a, ..)), [b"k".to_vec()]);
+    assert_eq!(snap.multi_get_in(&a, &["k", "new"]).unwrap()[1], None);
+}
+
+#[test]
+fn dropping_a_keyspace_removes_it_and_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let tmp = db.keyspace("tmp").unwrap();
+    for i in 0..3000u32 {
+        tmp.put(format!("{i:06}"), vec![7u8; 100]).unwrap();
+    }
+    db.put("keep", "1").unwrap();
+    db.flush().unwrap();
+    db.wait_for_compaction().unwrap();
+    let before = db.stats().levels.iter().map(|l| l.bytes).sum::<u64>();
+    db.drop_keyspace("tmp").unwrap();
+    assert!(matches!(tmp.put("a", "b"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(tmp.get("a"), Err(Error::InvalidArgument(_))));
+    let mut batch = WriteBatch::new();
+    batch.put_in(&tmp, "a", "b");
+    assert!(db.write(batch).is_err());
+    assert_eq!(db.keyspace_names(), ["default"]);
+    assert!(db.drop_keyspace("tmp").is_err());
+    assert!(db.drop_keyspace("default").is_err());
+    db.compact().unwrap();
+    let after = db.stats().levels.iter().map(|l| l.bytes).sum::<u64>();
+    assert!(after * 10 < before, "{after} of {before} bytes left");
+    let again = db.keyspace("tmp").unwrap();
+    assert_eq!(
+        again.iter().count(),
+        0,
+        "a new keyspace of the name starts empty"
+    );
+    assert_eq!(&*db.get("keep").unwrap().unwrap(), b"1");
+    drop(db);
+    // A handle keeps the database open (like a snapshot), but writes
+    // through it fail once the Db is closed.
+    assert!(again.put("late", "write").is_err());
+    drop((again, tmp));
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    assert_eq!(db.keyspace_names(), ["default", "tmp"]);
+    assert_eq!(db.keyspace("tmp").unwrap().iter().count(), 0);
+}
+
+#[test]
+fn keyspace_names_are_checked_and_read_only_cannot_create() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        for bad in ["", "a/b", "sp ace", &"x".repeat(256)] {
+            assert!(
+                matches!(db.keyspace(bad), Err(Error::InvalidArgument(_))),
+                "{bad:?}"
+            );
+        }
+        db.keyspace("exists").unwrap().put("k", "v").unwrap();
+    }
+    let db = Db::open_read_only(dir.path(), Options::default()).unwrap();
+    assert_eq!(
+        &*db.keyspace("exists").unwrap().get("k").unwrap().unwrap(),
+        b"v"
+    );
+    assert!(matches!(db.keyspace("new"), Err(Error::ReadOnly(_))));
+}
+
+#[test]
+fn iterator_seek_splits_the_range_at_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let model: BTreeMap<Vec<u8>, Vec<u8>> = (0..500u32)
+        .map(|i| (format!("{:04}", i * 2).into_bytes(), vec![i as u8]))
+        .collect();
+    for (k, v) in &model {
+        db.put(k, v).unwrap();
+    }
+    db.flush().unwrap();
+    db.put("0100", "overwritten").unwrap();
+    let mut model = model;
+    model.insert(b"0100".to_vec(), b"overwritten".to_vec());
+    let mut it = db.range("0050".."0900");
+    let snapshot_writes = db.put("0102", "after the iterator");
+    snapshot_writes.unwrap();
+    for target in [
+        "0000", "0050", "0099", "0100", "0101", "0500", "0899", "0900", "9999",
+    ] {
+        let t = target.as_bytes().to_vec();
+        let in_range = |k: &Vec<u8>| k.as_slice() >= b"0050" && k.as_slice() < b"0900";
+        it.seek(target);
+        let up: Vec<_> = model
+            .keys()
+            .filter(|k| in_range(k) && **k >= t)
+            .take(3)
+            .cloned()
+            .collect();
+        let down: Vec<_> = model
+            .keys()
+            .rev()
+            .filter(|k| in_range(k) && **k < t)
+            .take(3)
+            .cloned()
+            .collect();
+        assert_eq!(keys_of(it.by_ref().take(3)), up, "seek {target} forward");
+        assert_eq!(
+            keys_of(it.by_ref().rev().take(3)),
+            down,
+            "seek {target} backward"
+        );
+        it.seek_for_prev(target);
+        let down: Vec<_> = model
+            .keys()
+            .rev()
+            .filter(|k| in_range(k) && **k <= t)
+            .take(3)
+            .cloned()
+            .collect();
+        let up: Vec<_> = model
+            .keys()
+            .filter(|k| in_range(k) && **k > t)
+            .take(3)
+            .cloned()
+            .collect();
+        assert_eq!(
+            keys_of(it.by_ref().rev().take(3)),
+            down,
+            "seek_for_prev {target} backward"
+        );
+        assert_eq!(
+            keys_of(it.by_ref().take(3)),
+            up,
+            "seek_for_prev {target} forward"
+        );
+    }
+    it.seek("0101");
+    assert_eq!(&*it.next().unwrap().unwrap().0, b"0102");
+    let v = db
+        .iter()
+        .find(|r| r.as_ref().unwrap().0.as_ref() == b"0102")
+        .unwrap()
+        .unwrap()
+        .1;
+    assert_eq!(&*v, b"after the iterator");
+    let ks = db.keyspace("other").unwrap();
+    ks.put("b", "1").unwrap();
+    let mut it = ks.iter();
+    it.seek("a");
+    assert_eq!(keys_of(it), [b"b".to_vec()]);
+}
+
+#[test]
+fn transactions_see_their_own_writes_and_commit_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    db.put("a", "1").unwrap();
+    db.put("c", "3").unwrap();
+    let mut tx = db.transaction();
+    tx.put("b", "2").unwrap();
+    tx.delete("c").unwrap();
+    tx.put_in(&ks, "x", "in ks").unwrap();
+    assert_eq!(&*tx.get("b").unwrap().unwrap(), b"2");
+    assert_eq!(tx.get("c").unwrap(), None);
+    assert_eq!(&*tx.get_in(&ks, "x").unwrap().unwrap(), b"in ks");
+    assert_eq!(
+        keys_of(tx.range::<&str, _>(..)),
+        [b"a".to_vec(), b"b".to_vec()]
+    );
+    assert_eq!(db.get("b").unwrap(), None, "nothing visible before commit");
+    tx.commit().unwrap();
+    assert_eq!(&*db.get("b").unwrap().unwrap(), b"2");
+    assert_eq!(db.get("c").unwrap(), None);
+    assert_eq!(&*ks.get("x").unwrap().unwrap(), b"in ks");
+    let mut tx = db.transaction();
+    tx.put("rolled", "back").unwrap();
+    tx.rollback();
+    let mut tx = db.transaction();
+    tx.put("dropped", "too").unwrap();
+    drop(tx);
+    assert!(!db.contains_key("rolled").unwrap() && !db.contains_key("dropped").unwrap());
+    assert!(db.transaction().put(vec![0u8; 70_000], "v").is_err());
+}
+
+#[test]
+fn lost_updates_and_write_skew_are_prevented() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.put("counter", "0").unwrap();
+    // Lost update: both read, both write; the second must fail.
+    let mut t1 = db.transaction();
+    let mut t2 = db.transaction();
+    t1.get("counter").unwrap();
+    t2.get("counter").unwrap();
+    t1.put("counter", "1").unwrap();
+    t2.put("counter", "1").unwrap();
+    t1.commit().unwrap();
+    assert!(matches!(t2.commit(), Err(Error::Conflict)));
+    // Write skew: two doctors on call, each checks the other is on call and
+    // leaves; serializable means at most one succeeds.
+    db.put("alice", "on").unwrap();
+    db.put("bob", "on").unwrap();
+    let mut t1 = db.transaction();
+    let mut t2 = db.transaction();
+    for t in [&mut t1, &mut t2] {
+        assert_eq!(keys_of(t.range("alice".."c")).len(), 2);
+    }
+    t1.put("alice", "off").unwrap();
+    t2.put("bob", "off").unwrap();
+    t1.commit().unwrap();
+    assert!(matches!(t2.commit(), Err(Error::Conflict)));
+    assert_eq!(&*db.get("bob").unwrap().unwrap(), b"on");
+    // A phantom: a key inserted into a range a transaction scanned.
+    let mut t = db.transaction();
+    let _ = keys_of(t.prefix("room-"));
+    db.put("room-1", "booked").unwrap();
+    t.put("room-2", "booked").unwrap();
+    assert!(matches!(t.commit(), Err(Error::Conflict)));
+    // A blind write does not conflict.
+    let mut t = db.transaction();
+    db.put("blind", "1").unwrap();
+    t.put("blind", "2").unwrap();
+    t.commit().unwrap();
+    assert_eq!(&*db.get("blind").unwrap().unwrap(), b"2");
+}
+
+fn balance(t: &mut slsm::Transaction, bank: &slsm::Keyspace, account: u32) -> u64 {
+    let v = t.get_in(bank, format!("acct{account}")).unwrap().unwrap();
+    u64::from_le_bytes(v[..8].try_into().unwrap())
+}
+
+#[test]
+fn concurrent_bank_transfers_keep_the_total() {
+    const ACCOUNTS: u32 = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(dir.path(), small_options()).unwrap());
+    let bank = db.keyspace("bank").unwrap();
+    for a in 0..ACCOUNTS {
+        bank.put(format!("acct{a}"), 1000u64.to_le_bytes()).unwrap();
+    }
+    let threads: Vec<_> = (0..4u32)
+        .map(|seed| {
+            let (db, bank) = (Arc::clone(&db), bank.clone());
+            std::thread::spawn(move || {
+                let (mut done, mut conflicts) = (0, 0);
+                let mut x = seed + 1;
+                while done < 300 {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    let (from, to) = (x % ACCOUNTS, (x / 7) % ACCOUNTS);
+                    let mut t = db.transaction();
+                    let (a, b) = (balance(&mut t, &bank, from), balance(&mut t, &bank, to));
+                    let amount = (x as u64 % 50).min(a);
+                    if from != to {
+                        t.put_in(&bank, format!("acct{from}"), (a - amount).to_le_bytes())
+                            .unwrap();
+                        t.put_in(&bank, format!("acct{to}"), (b + amount).to_le_bytes())
+                            .unwrap();
+                    }
+                    match t.commit() {
+                        Ok(()) => done += 1,
+                        Err(Error::Conflict) => conflicts += 1,
+                        Err(e) => panic!("{e}"),
+                    }
+                    // Plain writes elsewhere go on meanwhile.
+                    db.put(format!("noise{}", x % 100), "x").unwrap();
+                }
+                conflicts
+            })
+        })
+        .collect();
+    let conflicts: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let mut t = db.transaction();
+    let total: u64 = (0..ACCOUNTS).map(|a| balance(&mut t, &bank, a)).sum();
+    assert_eq!(total, 1000 * ACCOUNTS as u64, "{conflicts} conflicts");
+}
+
+#[test]
+fn a_checkpoint_is_a_consistent_database_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = tempfile::tempdir().unwrap();
+    let dest = cp.path().join("copy");
+    let db = Arc::new(Db::open(dir.path(), small_options()).unwrap());
+    let ks = db.keyspace("ks").unwrap();
+    for i in 0..3000u32 {
+        db.put(format!("{i:05}"), "v").unwrap();
+        ks.put(format!("{i:05}"), "w").unwrap();
+    }
+    let writer = {
+        let db = Arc::clone(&db);
+        std::thread::spawn(move || {
+            for i in 0..3000u32 {
+                // Pairs written atomically: the checkpoint has both or neither.
+                let mut b = WriteBatch::new();
+                b.put(format!("pair{i:05}a"), "1")
+                    .put(format!("pair{i:05}b"), "1");
+                db.write(b).unwrap();
+            }
+        })
+    };
+    db.checkpoint(&dest).unwrap();
+    writer.join().unwrap();
+    assert!(
+        matches!(db.checkpoint(&dest), Err(Error::InvalidArgument(_))),
+        "not empty"
+    );
+    let copy = Db::open(&dest, small_options()).unwrap();
+    assert_eq!(copy.keyspace_names(), ["default", "ks"]);
+    assert_eq!(copy.range("0".."1").count(), 3000);
+    assert_eq!(copy.keyspace("ks").unwrap().iter().count(), 3000);
+    let a = copy
+        .prefix("pair")
+        .filter(|r| r.as_ref().unwrap().0.ends_with(b"a"))
+        .count();
+    let b = copy
+        .prefix("pair")
+        .filter(|r| r.as_ref().unwrap().0.ends_with(b"b"))
+        .count();
+    assert_eq!(a, b, "half a batch in the checkpoint");
+    copy.check().unwrap();
+    copy.put("only-in-copy", "1").unwrap();
+    assert!(!db.contains_key("only-in-copy").unwrap());
+}
+
+#[test]
+fn the_options_builder_sets_what_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::default()
+        .memory_budget(64 << 20)
+        .sync_writes(true)
+        .block_cache_size(8 << 20);
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(db.options().memory_budget, 64 << 20);
+    assert!(db.options().sync_writes);
+    assert!(matches!(
+        Db::open(
+            tempfile::tempdir().unwrap().path(),
+            Options::default().level_runs(1)
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
+}
