@@ -6,6 +6,27 @@ use std::io::Write;
 use std::ops::Bound;
 use std::path::Path;
 
+/// The keyspace a command reads or writes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Space {
+    /// The keyspace (column family).
+    #[arg(long, default_value = slsm::DEFAULT_KEYSPACE)]
+    pub keyspace: String,
+}
+
+/// The keyspace `name` of `db`; reading commands refuse one that does not
+/// exist instead of creating it.
+fn keyspace(db: &slsm::Db, space: &Space, create: bool) -> Result<slsm::Keyspace> {
+    if !create && !db.keyspace_names().contains(&space.keyspace) {
+        anyhow::bail!(
+            "no keyspace {:?} (the database has {:?})",
+            space.keyspace,
+            db.keyspace_names()
+        );
+    }
+    Ok(db.keyspace(&space.keyspace)?)
+}
+
 /// Options shared by the commands that take keys or values.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct Encoding {
@@ -84,10 +105,10 @@ fn write_bytes(out: &mut impl Write, b: &[u8], enc: Encoding) -> std::io::Result
 }
 
 /// `slsm get`: prints the value and a newline; exit 1 if absent.
-pub fn get(db: &Path, key: &str, enc: Encoding) -> Result<i32> {
+pub fn get(db: &Path, key: &str, enc: Encoding, space: &Space) -> Result<i32> {
     let key = decode("key", key, enc)?;
     let db = open_read_only(db)?;
-    match db.get(&key)? {
+    match keyspace(&db, space, false)?.get(&key)? {
         Some(v) => {
             let mut out = std::io::stdout().lock();
             write_bytes(&mut out, &v, enc)?;
@@ -103,7 +124,14 @@ pub fn get(db: &Path, key: &str, enc: Encoding) -> Result<i32> {
 }
 
 /// `slsm put`.
-pub fn put(db: &Path, key: &str, value: &str, enc: Encoding, sync: bool) -> Result<()> {
+pub fn put(
+    db: &Path,
+    key: &str,
+    value: &str,
+    enc: Encoding,
+    sync: bool,
+    space: &Space,
+) -> Result<()> {
     let key = decode("key", key, enc)?;
     let value = decode("value", value, enc)?;
     let db = open(db, true)?;
@@ -111,16 +139,16 @@ pub fn put(db: &Path, key: &str, value: &str, enc: Encoding, sync: bool) -> Resu
         sync,
         ..Default::default()
     };
-    db.put_opt(&key, &value, &w)?;
+    keyspace(&db, space, true)?.put_opt(&key, &value, &w)?;
     db.sync()?;
     Ok(())
 }
 
 /// `slsm delete`.
-pub fn delete(db: &Path, key: &str, enc: Encoding) -> Result<()> {
+pub fn delete(db: &Path, key: &str, enc: Encoding, space: &Space) -> Result<()> {
     let key = decode("key", key, enc)?;
     let db = open(db, false)?;
-    db.delete(&key)?;
+    keyspace(&db, space, false)?.delete(&key)?;
     db.sync()?;
     Ok(())
 }
@@ -135,7 +163,7 @@ pub struct ScanArgs {
 }
 
 /// `slsm scan`: `KEY<TAB>VALUE` lines in key order.
-pub fn scan(db: &Path, a: ScanArgs, enc: Encoding) -> Result<()> {
+pub fn scan(db: &Path, a: ScanArgs, enc: Encoding, space: &Space) -> Result<()> {
     let start = match &a.start {
         Some(s) => Bound::Included(decode("--start", s, enc)?),
         None => Bound::Unbounded,
@@ -152,7 +180,7 @@ pub fn scan(db: &Path, a: ScanArgs, enc: Encoding) -> Result<()> {
         }
     }
     let db = open_read_only(db)?;
-    let iter = db.range::<Vec<u8>, _>((start, end));
+    let iter = keyspace(&db, space, false)?.range::<Vec<u8>, _>((start, end));
     let iter: Box<dyn Iterator<Item = slsm::Result<(slsm::Slice, slsm::Slice)>>> = if a.reverse {
         Box::new(iter.rev())
     } else {
@@ -240,6 +268,44 @@ pub fn check(db: &Path) -> Result<i32> {
     let report = db.check()?;
     writeln!(std::io::stdout(), "{report}")?;
     Ok(exit::OK)
+}
+
+/// `slsm checkpoint DB DEST`.
+pub fn checkpoint(db: &Path, dest: &Path) -> Result<()> {
+    let db = open(db, false)?;
+    db.checkpoint(dest)
+        .with_context(|| format!("writing a checkpoint to {}", dest.display()))?;
+    writeln!(
+        std::io::stdout(),
+        "checkpoint written to {}",
+        dest.display()
+    )?;
+    Ok(())
+}
+
+/// `slsm dump DB FILE`: reads a snapshot, changes nothing.
+pub fn dump(db: &Path, file: &Path) -> Result<()> {
+    let db = open_read_only(db)?;
+    let n = crate::dump::dump(&db, file)?;
+    writeln!(
+        std::io::stdout(),
+        "{n} entries written to {}",
+        file.display()
+    )?;
+    Ok(())
+}
+
+/// `slsm load DB FILE` (creates the database if missing).
+pub fn load(db: &Path, file: &Path) -> Result<()> {
+    let db = open(db, true)?;
+    let n = crate::dump::load(&db, file)?;
+    db.sync()?;
+    writeln!(
+        std::io::stdout(),
+        "{n} entries loaded from {}",
+        file.display()
+    )?;
+    Ok(())
 }
 
 /// `slsm compact`.

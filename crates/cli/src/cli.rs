@@ -1,6 +1,6 @@
 //! The command line's shape (clap) and dispatch.
 
-use crate::admin::{self, Encoding};
+use crate::admin::{self, Encoding, Space};
 use crate::{exit, plot};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -35,6 +35,8 @@ pub enum Cmd {
         key: String,
         #[command(flatten)]
         enc: Encoding,
+        #[command(flatten)]
+        space: Space,
     },
     /// Set KEY to VALUE (creates the database if missing).
     #[command(after_help = EXIT_CODES)]
@@ -50,6 +52,8 @@ pub enum Cmd {
         /// Sync the write-ahead log before returning.
         #[arg(long)]
         sync: bool,
+        #[command(flatten)]
+        space: Space,
     },
     /// Delete KEY (succeeds whether or not it exists).
     #[command(after_help = EXIT_CODES)]
@@ -60,6 +64,8 @@ pub enum Cmd {
         key: String,
         #[command(flatten)]
         enc: Encoding,
+        #[command(flatten)]
+        space: Space,
     },
     /// Print entries in key order, one `KEY<TAB>VALUE` per line.
     #[command(after_help = EXIT_CODES)]
@@ -83,6 +89,8 @@ pub enum Cmd {
         keys_only: bool,
         #[command(flatten)]
         enc: Encoding,
+        #[command(flatten)]
+        space: Space,
     },
     /// Print levels, runs, sizes, Bloom filter false-positive rate, write
     /// amplification and stalls.
@@ -100,6 +108,36 @@ pub enum Cmd {
     Check {
         /// Database directory.
         db: PathBuf,
+    },
+    /// Write a consistent copy of the database (every keyspace, at one
+    /// point in time) to DEST, which must not exist or be empty; run files
+    /// are hard-linked where possible.
+    #[command(after_help = EXIT_CODES)]
+    Checkpoint {
+        /// Database directory.
+        db: PathBuf,
+        /// Directory of the copy.
+        dest: PathBuf,
+    },
+    /// Write every keyspace to FILE: a streaming, checksummed dump (its
+    /// format is documented in crates/cli/README.md). Reads a snapshot;
+    /// changes nothing.
+    #[command(after_help = EXIT_CODES)]
+    Dump {
+        /// Database directory.
+        db: PathBuf,
+        /// The dump file to write.
+        file: PathBuf,
+    },
+    /// Load a dump written by `slsm dump` (creates the database if
+    /// missing): the whole file is verified first, then each keyspace is
+    /// bulk-loaded as sorted run files.
+    #[command(after_help = EXIT_CODES)]
+    Load {
+        /// Database directory.
+        db: PathBuf,
+        /// The dump file to read.
+        file: PathBuf,
     },
     /// Merge everything into the last level.
     #[command(after_help = EXIT_CODES)]
@@ -143,15 +181,26 @@ pub enum Cmd {
 /// Runs the parsed command; returns the exit status.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.cmd {
-        Cmd::Get { db, key, enc } => admin::get(&db, &key, enc),
+        Cmd::Get {
+            db,
+            key,
+            enc,
+            space,
+        } => admin::get(&db, &key, enc, &space),
         Cmd::Put {
             db,
             key,
             value,
             enc,
             sync,
-        } => admin::put(&db, &key, &value, enc, sync).map(|_| exit::OK),
-        Cmd::Delete { db, key, enc } => admin::delete(&db, &key, enc).map(|_| exit::OK),
+            space,
+        } => admin::put(&db, &key, &value, enc, sync, &space).map(|_| exit::OK),
+        Cmd::Delete {
+            db,
+            key,
+            enc,
+            space,
+        } => admin::delete(&db, &key, enc, &space).map(|_| exit::OK),
         Cmd::Scan {
             db,
             start,
@@ -160,6 +209,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             reverse,
             keys_only,
             enc,
+            space,
         } => admin::scan(
             &db,
             admin::ScanArgs {
@@ -170,11 +220,15 @@ pub fn run(cli: Cli) -> Result<i32> {
                 keys_only,
             },
             enc,
+            &space,
         )
         .map(|_| exit::OK),
         Cmd::Stats { db, json } => admin::stats(&db, json).map(|_| exit::OK),
         Cmd::Check { db } => admin::check(&db),
         Cmd::Compact { db } => admin::compact(&db).map(|_| exit::OK),
+        Cmd::Checkpoint { db, dest } => admin::checkpoint(&db, &dest).map(|_| exit::OK),
+        Cmd::Dump { db, file } => admin::dump(&db, &file).map(|_| exit::OK),
+        Cmd::Load { db, file } => admin::load(&db, &file).map(|_| exit::OK),
         Cmd::Bench { mut args } => {
             let name = slsm_cli::engine::take_engine_flag(&mut args)?;
             let factory = slsm_cli::engine::factory(&name).ok_or_else(|| {

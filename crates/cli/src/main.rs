@@ -3,6 +3,7 @@
 
 mod admin;
 mod cli;
+mod dump;
 mod exit;
 mod plot;
 

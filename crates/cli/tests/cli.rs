@@ -362,3 +362,71 @@ fn bench_use_existing_db_on_a_missing_path_is_an_error() {
     assert_ne!(o.status.code(), Some(0));
     assert!(!missing.exists(), "a database was created");
 }
+
+#[test]
+fn dump_then_load_reproduces_every_keyspace_and_checkpoint_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, dst, cp) = (
+        dir.path().join("src"),
+        dir.path().join("dst"),
+        dir.path().join("cp"),
+    );
+    {
+        let d = slsm::Db::open(&src, slsm::Options::default()).unwrap();
+        let ks = d.keyspace("users").unwrap();
+        for i in 0..5000u32 {
+            d.put(i.to_be_bytes(), vec![i as u8; (i % 50) as usize])
+                .unwrap();
+            if i % 3 == 0 {
+                ks.put(format!("u{i}"), [0u8, 255, 10]).unwrap();
+            }
+        }
+        d.delete(7u32.to_be_bytes()).unwrap();
+        d.flush().unwrap();
+        d.put(b"\x00\xffbinary\n", b"\t").unwrap(); // left in the log
+    }
+    let file = dir.path().join("all.dump");
+    let o = slsm(&["dump", path_str(&src), path_str(&file)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("6667 entries"), "{}", stdout(&o));
+    let o = slsm(&["load", path_str(&dst), path_str(&file)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = slsm(&["checkpoint", path_str(&src), path_str(&cp)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for space in ["default", "users"] {
+        let scan = |db: &Path| stdout(&slsm(&["scan", path_str(db), "--hex", "--keyspace", space]));
+        let want = scan(&src);
+        assert!(want.lines().count() > 1000, "{space}");
+        assert_eq!(scan(&dst), want, "dump then load, keyspace {space}");
+        assert_eq!(scan(&cp), want, "checkpoint, keyspace {space}");
+    }
+    let o = slsm(&[
+        "get",
+        path_str(&dst),
+        "7533",
+        "--keyspace",
+        "users",
+        "--hex",
+    ]);
+    assert_eq!(stdout(&o), "00ff0a\n");
+    let o = slsm(&["get", path_str(&dst), "x", "--keyspace", "nope"]);
+    assert_ne!(o.status.code(), Some(0), "a missing keyspace is an error");
+    // A damaged or truncated dump is refused before anything is written.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let cut = dir.path().join("cut.dump");
+    std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
+    let fresh = dir.path().join("fresh");
+    let o = slsm(&["load", path_str(&fresh), path_str(&cut)]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(&cut, &bytes).unwrap();
+    let o = slsm(&["load", path_str(&fresh), path_str(&cut)]);
+    assert!(stderr(&o).contains("corrupt dump"), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&slsm(&["scan", path_str(&fresh)])),
+        "",
+        "nothing loaded"
+    );
+}

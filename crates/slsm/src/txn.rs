@@ -151,6 +151,24 @@ impl Transactions {
         Ok(())
     }
 
+    /// Runs a write of every key in `[start, end)` that is not a batch (a
+    /// bulk load; `write` returns the sequence number visible after it),
+    /// recording the range if a transaction is open.
+    pub fn range_write<T>(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        write: impl FnOnce() -> Result<(T, u64)>,
+    ) -> Result<T> {
+        let _shared = self.gate.read();
+        let (out, seq) = write()?;
+        if self.open.load(Ordering::Acquire) > 0 {
+            let range = (start.to_vec(), end.to_vec(), seq);
+            self.tracker.lock().ranges.push(range);
+        }
+        Ok(out)
+    }
+
     /// Opens a transaction: `snapshot` takes its snapshot once no plain
     /// write is in flight, so every later write is recorded.
     pub fn begin<S>(&self, snapshot: impl FnOnce() -> (S, u64)) -> S {

@@ -459,3 +459,76 @@ fn the_options_builder_sets_what_it_names() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+#[test]
+fn ingest_loads_sorted_runs_atomically_and_overrides_older_values() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Arc::new(Db::open(dir.path(), small_options()).unwrap());
+        for i in 0..2000u32 {
+            db.put(format!("{i:05}"), "old").unwrap();
+        }
+        db.flush().unwrap();
+        db.put("00001", "in memory").unwrap();
+        let before = db.snapshot();
+        let writer = {
+            let db = Arc::clone(&db);
+            std::thread::spawn(move || {
+                for i in 0..2000u32 {
+                    db.put(format!("w{i:05}"), "x").unwrap();
+                }
+            })
+        };
+        let n = db
+            .ingest((0..1000u32).map(|i| (format!("{:05}", i * 2), format!("new{i}"))))
+            .unwrap();
+        writer.join().unwrap();
+        assert_eq!(n, 1000);
+        assert_eq!(&*db.get("00000").unwrap().unwrap(), b"new0");
+        assert_eq!(&*db.get("00001").unwrap().unwrap(), b"in memory");
+        assert_eq!(&*db.get("01998").unwrap().unwrap(), b"new999");
+        assert_eq!(&*db.get("01999").unwrap().unwrap(), b"old");
+        assert_eq!(
+            &*before.get("00000").unwrap().unwrap(),
+            b"old",
+            "snapshots do not see a later load"
+        );
+        // Out of order, repeated or oversized: an error, nothing applied.
+        for bad in [
+            vec![
+                (b"a".to_vec(), b"1".to_vec()),
+                (b"a".to_vec(), b"2".to_vec()),
+            ],
+            vec![
+                (b"b".to_vec(), b"1".to_vec()),
+                (b"a".to_vec(), b"2".to_vec()),
+            ],
+            vec![
+                (b"c".to_vec(), b"1".to_vec()),
+                (vec![b'd'; 70_000], b"2".to_vec()),
+            ],
+        ] {
+            assert!(matches!(db.ingest(bad), Err(Error::InvalidArgument(_))));
+        }
+        assert!(!db.contains_key("a").unwrap() && !db.contains_key("c").unwrap());
+        let ks = db.keyspace("loaded").unwrap();
+        ks.ingest([("k1", "v1"), ("k2", "v2")]).unwrap();
+        assert_eq!(keys_of(ks.iter()), [b"k1".to_vec(), b"k2".to_vec()]);
+        assert_eq!(db.ingest(Vec::<(Vec<u8>, Vec<u8>)>::new()).unwrap(), 0);
+    }
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    assert_eq!(&*db.get("00000").unwrap().unwrap(), b"new0");
+    assert_eq!(&*db.get("00001").unwrap().unwrap(), b"in memory");
+    assert_eq!(db.prefix("w").count(), 2000);
+    assert_eq!(
+        &*db.keyspace("loaded").unwrap().get("k2").unwrap().unwrap(),
+        b"v2"
+    );
+    db.put("00000", "after").unwrap();
+    assert_eq!(
+        &*db.get("00000").unwrap().unwrap(),
+        b"after",
+        "later writes win"
+    );
+    db.check().unwrap();
+}

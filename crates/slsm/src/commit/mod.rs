@@ -57,6 +57,33 @@ use crate::options::WriteOptions;
 use crate::stats::Counters;
 use queue::Queue;
 
+/// The commit pipeline held by [`CommitPipeline::exclusive`].
+pub(crate) struct Exclusive<'a> {
+    pipeline: &'a CommitPipeline,
+    q: MutexGuard<'a, Queue>,
+    taken: Option<u64>,
+}
+
+impl Exclusive<'_> {
+    /// Seals the active memory run if it holds anything (its writes can
+    /// then be flushed).
+    pub fn seal_active(&mut self) -> Result<()> {
+        self.pipeline
+            .buffer
+            .make_room(&mut self.q.log, true, 0)
+            .map(drop)
+    }
+
+    /// A sequence number above every write so far, published when the
+    /// exclusive section ends well.
+    pub fn take_sequence(&mut self) -> Result<u64> {
+        let (seq, _) = self.q.sequences_for(1)?;
+        self.q.last_seq = seq;
+        self.taken = Some(seq);
+        Ok(seq)
+    }
+}
+
 /// Largest spent batch a thread keeps for its next `put` or `delete`.
 const SPARE_BATCH_MAX: usize = 4096;
 
@@ -162,6 +189,35 @@ impl CommitPipeline {
             no_wal: false,
         };
         queue::wait_in_line(self, q, WriteBatch::new(), durability, true)
+    }
+
+    /// Runs `f` while no write commits: it waits until nobody is queued or
+    /// committing, then holds the queue, so writers arriving meanwhile wait
+    /// for `f` to return. `f` may seal the active run and take a sequence
+    /// number of its own ([`Exclusive`]); the number is published when `f`
+    /// succeeds. For work that must see the database still (a bulk load).
+    pub fn exclusive<T>(&self, f: impl FnOnce(&mut Exclusive<'_>) -> Result<T>) -> Result<T> {
+        if let Some(dir) = &self.read_only {
+            return Err(crate::Error::ReadOnly(dir.clone()));
+        }
+        let mut q = self.queue.lock();
+        while !q.is_idle() {
+            // Leaders and uncontended writers finish within microseconds.
+            MutexGuard::unlocked(&mut q, || {
+                std::thread::sleep(std::time::Duration::from_micros(50))
+            });
+        }
+        let mut ex = Exclusive {
+            pipeline: self,
+            q,
+            taken: None,
+        };
+        let result = f(&mut ex);
+        if let (Ok(_), Some(seq)) = (&result, ex.taken) {
+            self.publish(seq);
+        }
+        ex.q.wake_front();
+        result
     }
 
     /// The highest sequence number readers may see.

@@ -104,6 +104,44 @@ impl Keyspace {
         self.inner.write(batch, &WriteOptions::default())
     }
 
+    /// Bulk-loads `entries` (strictly ascending keys) into this keyspace:
+    /// they are written straight into a run file, which joins the tree as
+    /// deep as it fits, instead of going through the log and memory runs.
+    /// Every entry overwrites what the key held; the load is atomic
+    /// (readers see all of it or none) and durable when this returns.
+    /// Writers wait while it runs. Returns the number of entries.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for keys out of order (or
+    /// repeated) or too large; the database is then unchanged.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = slsm::Db::open(dir.path(), slsm::Options::default())?;
+    /// let n = db.ingest((0..1000u32).map(|i| (i.to_be_bytes(), b"v")))?;
+    /// assert_eq!(n, 1000);
+    /// assert!(db.ingest([("b", "1"), ("a", "2")]).is_err());
+    /// # Ok::<(), slsm::Error>(())
+    /// ```
+    pub fn ingest<K, V>(&self, entries: impl IntoIterator<Item = (K, V)>) -> Result<u64>
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let tag = *self.live()?;
+        let inner = &self.inner;
+        inner.refuse_if_closed()?;
+        let (start, end) = (tag.as_bytes().to_vec(), tag.end());
+        inner.txns.range_write(&start, &end, || {
+            let n = inner.commit.exclusive(|ex| {
+                ex.seal_active()?;
+                inner.jobs.flush_all()?;
+                let seq = ex.take_sequence()?;
+                inner.jobs.ingest(entries, &tag, seq)
+            })?;
+            Ok((n, inner.commit.visible()))
+        })
+    }
+
     /// The value of `key`, or `None` if it is absent or deleted.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
         get_at(&self.inner, None, self.live()?, key.as_ref())

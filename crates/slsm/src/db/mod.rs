@@ -258,6 +258,15 @@ impl Db {
         self.default.get(key)
     }
 
+    /// [`Keyspace::ingest`] into the default keyspace.
+    pub fn ingest<K, V>(&self, entries: impl IntoIterator<Item = (K, V)>) -> Result<u64>
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        self.default.ingest(entries)
+    }
+
     /// True if `key` has a value.
     pub fn contains_key(&self, key: impl AsRef<[u8]>) -> Result<bool> {
         self.default.contains_key(key)

@@ -26,6 +26,25 @@ pub(super) struct RunPlan<'a> {
     pub cache: &'a Arc<BlockCache>,
 }
 
+/// How the run of `plan` is written.
+pub(super) fn run_options(plan: &RunPlan<'_>, bottommost: bool) -> RunOptions {
+    RunOptions {
+        fence_entries: plan.opts.fence_entries,
+        max_block_bytes: plan.opts.block_size,
+        bloom_fp_rate: plan.opts.bloom_fp_rate,
+        codec: plan.opts.compression.for_level(plan.level, bottommost),
+        file_number: plan.number,
+        db_id: plan.db_id,
+        ..RunOptions::default()
+    }
+}
+
+/// Opens the run file `plan` wrote, through the block cache.
+pub(super) fn open_run(plan: &RunPlan<'_>, path: &Path) -> Result<Arc<DiskRun>> {
+    let file = RunFile::open_in(plan.opts.fs.clone(), path, Arc::clone(plan.cache))?;
+    Ok(Arc::new(DiskRun::new(plan.number, Arc::new(file))))
+}
+
 /// Merges `children` and their range tombstones into a new run file, synced
 /// with its directory entry; `None` if nothing survived the merge. Returns
 /// the run and the bytes written.
@@ -35,18 +54,7 @@ pub(super) fn build_run(
     range_dels: Vec<RangeTombstone>,
 ) -> Result<Option<(Arc<DiskRun>, u64)>> {
     let path = plan.dir.join(files::run_file_name(plan.number));
-    let run_opts = RunOptions {
-        fence_entries: plan.opts.fence_entries,
-        max_block_bytes: plan.opts.block_size,
-        bloom_fp_rate: plan.opts.bloom_fp_rate,
-        codec: plan
-            .opts
-            .compression
-            .for_level(plan.level, plan.policy.bottommost),
-        file_number: plan.number,
-        db_id: plan.db_id,
-        ..RunOptions::default()
-    };
+    let run_opts = run_options(&plan, plan.policy.bottommost);
     let fs = &plan.opts.fs;
     let mut builder = RunBuilder::create_with(fs.clone(), &path, run_opts)?;
     let mut input = MergingIter::new(children);
@@ -56,7 +64,5 @@ pub(super) fn build_run(
     }
     let props = builder.finish()?;
     fsutil::sync_dir_with(&**fs, plan.dir)?;
-    let file = RunFile::open_in(fs.clone(), &path, Arc::clone(plan.cache))?;
-    let run = DiskRun::new(plan.number, Arc::new(file));
-    Ok(Some((Arc::new(run), props.file_size)))
+    Ok(Some((open_run(&plan, &path)?, props.file_size)))
 }

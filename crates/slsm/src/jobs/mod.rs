@@ -19,6 +19,7 @@
 //!   the flush of every memory run they hold is in the manifest.
 
 mod build;
+mod ingest;
 mod pick;
 
 pub(crate) use pick::Picker;

@@ -1,0 +1,110 @@
+//! Bulk load: sorted entries written straight into a run file and added to
+//! the version set through the same door as a flush (RocksDB's
+//! `IngestExternalFile`, fjall's ingestion).
+//!
+//! The caller (the facade) holds every writer back while this runs and has
+//! flushed the memory runs, so all the ingested entries take one fresh
+//! sequence number, newer than everything stored, and the manifest's
+//! flushed sequence may move to it. The run goes as deep as it fits: just
+//! above the shallowest level holding a key in its range (reads meet it
+//! before the older data it may shadow), or onto the deepest level if
+//! nothing overlaps.
+
+use std::sync::Arc;
+
+use super::build::{open_run, run_options, RunPlan};
+use super::Jobs;
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::key::{self, Kind};
+use crate::keyspace::tag::Tag;
+use crate::merge::MergePolicy;
+use crate::run::RunBuilder;
+use crate::version::{Version, VersionEdit};
+
+impl Jobs {
+    /// Writes `entries` (strictly ascending keys of the keyspace `tag`) at
+    /// sequence number `seq` into a new run and installs it. Returns the
+    /// number of entries; nothing changes if the input is empty, unsorted
+    /// or invalid.
+    pub fn ingest<K, V>(
+        &self,
+        entries: impl IntoIterator<Item = (K, V)>,
+        tag: &Tag,
+        seq: u64,
+    ) -> Result<u64>
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let _merge = self.merge_lock.lock();
+        let number = self.versions.new_file_number();
+        let plan = RunPlan {
+            dir: &self.dir,
+            number,
+            opts: &self.opts,
+            policy: MergePolicy {
+                snapshots: Vec::new(),
+                bottommost: false,
+                catalog: self.versions.catalog(),
+            },
+            level: 0,
+            db_id: self.versions.db_id(),
+            cache: self.budget.cache(),
+        };
+        let path = self.dir.join(crate::files::run_file_name(number));
+        let fs = &self.opts.fs;
+        let mut builder = RunBuilder::create_with(fs.clone(), &path, run_options(&plan, false))?;
+        let (mut user, mut stored) = (Vec::new(), Vec::new());
+        let mut previous: Option<Vec<u8>> = None;
+        let mut count = 0u64;
+        for (k, v) in entries {
+            let (k, v) = (k.as_ref(), v.as_ref());
+            crate::read::check_key(k)?;
+            if previous.as_deref().is_some_and(|p| p >= k) {
+                return Err(Error::InvalidArgument(format!(
+                    "ingest needs strictly ascending keys: entry {count} is not above the one before"
+                )));
+            }
+            key::remember(&mut previous, k);
+            user.clear();
+            user.extend_from_slice(tag.as_bytes());
+            user.extend_from_slice(k);
+            stored.clear();
+            key::encode_into(&mut stored, &user, seq, Kind::Value);
+            builder.add(&stored, v)?;
+            count += 1;
+        }
+        if count == 0 {
+            return Ok(0); // dropping the builder removes the file
+        }
+        let props = builder.finish()?;
+        fsutil::sync_dir_with(&**fs, &self.dir)?;
+        let run = open_run(&plan, &path)?;
+        let version = self.versions.current_arc();
+        let level = level_for(&version, &props.min_user_key, &props.max_user_key);
+        let next = self.versions.apply(VersionEdit {
+            added: vec![(level, run)],
+            flushed_sequence: Some(seq),
+            ..VersionEdit::default()
+        })?;
+        self.budget.rebalance(&next);
+        Ok(count)
+    }
+}
+
+/// The deepest level a run of keys `min..=max` may join: above the
+/// shallowest level with an overlapping run, else the deepest level.
+fn level_for(version: &Version, min: &[u8], max: &[u8]) -> usize {
+    let overlaps = |level: &Vec<Arc<crate::version::DiskRun>>| {
+        level.iter().any(|r| {
+            let p = r.file.properties();
+            p.min_user_key.as_slice() <= max && min <= p.max_user_key.as_slice()
+        })
+    };
+    match version.levels.iter().position(overlaps) {
+        Some(0) => 0,
+        Some(level) => level - 1,
+        None => version.levels.len().saturating_sub(1).max(1),
+    }
+}
