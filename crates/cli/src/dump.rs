@@ -7,14 +7,15 @@
 //! "SLSMDUMP" (8 bytes) | version: u32 LE = 1 | record* | end record
 //! record: kind u8 | length u32 LE | body (length bytes) | crc u32 LE
 //!   crc: CRC32C of kind, length and body
-//!   kind 1, keyspace: body = its name (UTF-8); the entries that follow
-//!                     belong to it
+//!   kind 1, keyspace: body = TTL in milliseconds u64 LE (0: none) | its
+//!                     name (UTF-8); the entries that follow belong to it
 //!   kind 2, entry:    body = key length u32 LE | key | value
 //!   kind 3, end:      body = number of entries u64 LE; nothing follows
 //! ```
 //!
 //! Entries come in ascending key order within a keyspace, each keyspace
-//! once. A file that is truncated, damaged, or breaks these rules is
+//! once. Values are those live at the dump; in a keyspace with a TTL they
+//! expire a TTL after they are loaded. A file that is truncated, damaged, or breaks these rules is
 //! refused by `load` before anything is written.
 
 use std::fs::File;
@@ -52,9 +53,11 @@ pub fn dump(db: &slsm::Db, file: &Path) -> Result<u64> {
     out.write_all(&VERSION.to_le_bytes())?;
     let snapshot = db.snapshot();
     let mut total = 0u64;
-    for name in db.keyspace_names() {
+    let catalog = db.keyspace_names();
+    for name in catalog {
         let ks = db.keyspace(&name)?;
-        write_record(&mut out, KEYSPACE, &[name.as_bytes()])?;
+        let ttl = ks.ttl().map_or(0, |t| t.as_millis() as u64);
+        write_record(&mut out, KEYSPACE, &[&ttl.to_le_bytes(), name.as_bytes()])?;
         for item in snapshot.range_in::<&[u8], _>(&ks, ..) {
             let (k, v) = item?;
             write_record(&mut out, ENTRY, &[&(k.len() as u32).to_le_bytes(), &k, &v])?;
@@ -69,7 +72,7 @@ pub fn dump(db: &slsm::Db, file: &Path) -> Result<u64> {
 
 /// One record of a dump.
 enum Record {
-    Keyspace(String),
+    Keyspace(String, u64),
     Entry(Vec<u8>, Vec<u8>),
     End(u64),
 }
@@ -128,9 +131,16 @@ impl Reader {
         self.offset += 9 + len as u64;
         let bad = |what: &str| anyhow::anyhow!("corrupt dump: {what} at offset {at}");
         match head[0] {
-            KEYSPACE => Ok(Record::Keyspace(
-                String::from_utf8(body).map_err(|_| bad("keyspace name not UTF-8"))?,
-            )),
+            KEYSPACE => {
+                let ttl = u64::from_le_bytes(
+                    body.get(..8)
+                        .ok_or_else(|| bad("short keyspace record"))?
+                        .try_into()?,
+                );
+                let name = String::from_utf8(body.split_off(8))
+                    .map_err(|_| bad("keyspace name not UTF-8"))?;
+                Ok(Record::Keyspace(name, ttl))
+            }
             ENTRY => {
                 let klen = u32::from_le_bytes(
                     body.get(..4)
@@ -159,17 +169,17 @@ impl Reader {
 
 /// Checks the whole dump: checksums, the end record and its count, each
 /// keyspace once, keys ascending. Returns the keyspaces with their counts.
-fn verify(file: &Path) -> Result<Vec<(String, u64)>> {
+fn verify(file: &Path) -> Result<Vec<(String, u64, u64)>> {
     let mut r = Reader::open(file)?;
-    let mut spaces: Vec<(String, u64)> = Vec::new();
+    let mut spaces: Vec<(String, u64, u64)> = Vec::new();
     let mut last: Option<Vec<u8>> = None;
     loop {
         match r.next()? {
-            Record::Keyspace(name) => {
-                if spaces.iter().any(|(n, _)| *n == name) {
+            Record::Keyspace(name, ttl) => {
+                if spaces.iter().any(|(n, _, _)| *n == name) {
                     bail!("corrupt dump: keyspace {name:?} appears twice");
                 }
-                spaces.push((name, 0));
+                spaces.push((name, ttl, 0));
                 last = None;
             }
             Record::Entry(k, _) => {
@@ -179,11 +189,11 @@ fn verify(file: &Path) -> Result<Vec<(String, u64)>> {
                 if last.as_ref().is_some_and(|l| *l >= k) {
                     bail!("corrupt dump: keys out of order in keyspace {:?}", space.0);
                 }
-                space.1 += 1;
+                space.2 += 1;
                 last = Some(k);
             }
             Record::End(n) => {
-                let total: u64 = spaces.iter().map(|s| s.1).sum();
+                let total: u64 = spaces.iter().map(|s| s.2).sum();
                 if n != total {
                     bail!(
                         "corrupt dump: the end record counts {n} entries, the file holds {total}"
@@ -202,10 +212,16 @@ pub fn load(db: &slsm::Db, file: &Path) -> Result<u64> {
     let mut r = Reader::open(file)?;
     let mut total = 0;
     let mut pending: Option<Record> = None;
-    for (name, count) in spaces {
-        let ks = db.keyspace(&name)?;
+    for (name, ttl, count) in spaces {
+        let ks = match ttl {
+            0 => db.keyspace(&name)?,
+            ms => db.keyspace_with(
+                &name,
+                slsm::KeyspaceOptions::default().ttl(std::time::Duration::from_millis(ms)),
+            )?,
+        };
         match pending.take().map_or_else(|| r.next(), Ok)? {
-            Record::Keyspace(n) if n == name => {}
+            Record::Keyspace(n, _) if n == name => {}
             _ => bail!("{} changed while it was loaded", file.display()),
         }
         let mut failed = None;

@@ -139,7 +139,8 @@ impl WriteBatch {
         value: impl AsRef<[u8]>,
     ) -> &mut Self {
         let tag = self.note_keyspace(keyspace);
-        self.put_tagged(&tag, key.as_ref(), value.as_ref())
+        let value = keyspace.state().stored_value(value.as_ref());
+        self.put_tagged(&tag, key.as_ref(), &value)
     }
 
     /// Deletes `key` in `keyspace`.

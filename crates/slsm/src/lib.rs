@@ -61,7 +61,9 @@ pub use budget::MemoryUsage;
 pub use db::{CheckReport, Db, Keyspace, Snapshot, Transaction, TxIter};
 pub use error::{Error, Result};
 pub use iter::Iter;
-pub use keyspace::{Catalog, KeyspaceRecord, DEFAULT_KEYSPACE};
+pub use keyspace::{
+    Catalog, CompactionFilter, FilterDecision, KeyspaceOptions, KeyspaceRecord, DEFAULT_KEYSPACE,
+};
 pub use options::{Compression, Options, WriteOptions};
 pub use run::{CacheStats, Codec};
 pub use slice::Slice;

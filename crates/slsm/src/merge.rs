@@ -13,11 +13,13 @@
 //! tree (nothing older exists below) and no snapshot predates it, since then
 //! it hides nothing.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::{InternalIter, MergingIter};
 use crate::key::{self, Kind};
+use crate::keyspace::rules::{Rules, Verdict};
 use crate::keyspace::{tag, Catalog};
 use crate::rangedel::{Fragments, RangeTombstone};
 use crate::run::RunBuilder;
@@ -30,6 +32,10 @@ pub(crate) struct MergePolicy {
     pub bottommost: bool,
     /// The live keyspaces: entries of dropped ones are dropped.
     pub catalog: Arc<Catalog>,
+    /// TTLs and compaction filters by keyspace id.
+    pub rules: Arc<HashMap<u32, Rules>>,
+    /// Milliseconds since the epoch, for TTLs.
+    pub now: u64,
 }
 
 impl MergePolicy {
@@ -39,6 +45,19 @@ impl MergePolicy {
 
     fn drops_tombstone(&self, seq: u64) -> bool {
         self.bottommost && self.stripe(seq) == 0
+    }
+
+    /// The rules' verdict on the newest value of a key, if its keyspace
+    /// has rules and no snapshot can see the value (filters never change
+    /// what a snapshot reads).
+    fn verdict(&self, user_key: &[u8], value: &[u8], stripe: usize) -> Verdict {
+        if self.rules.is_empty() || stripe != self.snapshots.len() {
+            return Verdict::Keep;
+        }
+        match tag::id_of(user_key).and_then(|(id, len)| Some((self.rules.get(&id)?, len))) {
+            Some((rules, len)) => rules.judge(&user_key[len..], value, self.now),
+            None => Verdict::Keep,
+        }
     }
 
     /// True if `user_key` belongs to a dropped keyspace.
@@ -92,8 +111,22 @@ pub(crate) fn merge_into(
         let dropped_tombstone = parsed.kind == Kind::Delete && policy.drops_tombstone(parsed.seq);
         let dropped = dropped_tombstone || policy.in_dropped_keyspace(parsed.user_key);
         if !shadowed && !covered && !dropped {
-            out.add(ikey, input.value())?;
-            totals.entries_written += 1;
+            let verdict = match parsed.kind {
+                Kind::Value => policy.verdict(parsed.user_key, input.value(), stripe),
+                Kind::Delete => Verdict::Keep,
+            };
+            let written = match verdict {
+                Verdict::Keep => out.add(ikey, input.value()).map(|_| true)?,
+                Verdict::Replace(v) => out.add(ikey, &v).map(|_| true)?,
+                // A tombstone keeps older versions below hidden; at the
+                // bottom nothing is below.
+                Verdict::Remove if policy.bottommost => false,
+                Verdict::Remove => {
+                    let tomb = key::encode(parsed.user_key, parsed.seq, Kind::Delete);
+                    out.add(&tomb, b"").map(|_| true)?
+                }
+            };
+            totals.entries_written += written as u64;
         }
         input.next();
     }

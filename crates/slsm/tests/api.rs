@@ -532,3 +532,104 @@ fn ingest_loads_sorted_runs_atomically_and_overrides_older_values() {
     );
     db.check().unwrap();
 }
+
+#[test]
+fn ttl_values_vanish_for_reads_at_once_and_from_disk_in_merges() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let ttl = slsm::KeyspaceOptions::default().ttl(Duration::from_millis(300));
+    {
+        let db = Db::open(dir.path(), small_options()).unwrap();
+        let s = db.keyspace_with("sessions", ttl.clone()).unwrap();
+        assert_eq!(s.ttl(), Some(Duration::from_millis(300)));
+        for i in 0..500u32 {
+            s.put(format!("{i:04}"), "alive").unwrap();
+        }
+        let mut b = WriteBatch::new();
+        b.put_in(&s, "batched", "alive");
+        db.write(b).unwrap();
+        let mut t = db.transaction();
+        t.put_in(&s, "tx", "alive").unwrap();
+        assert_eq!(&*t.get_in(&s, "tx").unwrap().unwrap(), b"alive");
+        t.commit().unwrap();
+        s.ingest([("zz-ingested", "alive")]).unwrap();
+        assert_eq!(&*s.get("0001").unwrap().unwrap(), b"alive");
+        assert_eq!(s.iter().count(), 503);
+        assert_eq!(&*s.iter().next_back().unwrap().unwrap().1, b"alive");
+        assert_eq!(
+            &*db.snapshot().get_in(&s, "batched").unwrap().unwrap(),
+            b"alive"
+        );
+        assert!(matches!(
+            db.keyspace_with(
+                "sessions",
+                slsm::KeyspaceOptions::default().ttl(Duration::from_secs(9))
+            ),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let s = db.keyspace("sessions").unwrap();
+    assert_eq!(
+        s.ttl(),
+        Some(Duration::from_millis(300)),
+        "recorded with the keyspace"
+    );
+    assert_eq!(s.get("0001").unwrap(), None);
+    assert_eq!(
+        s.multi_get(&["0002", "tx", "batched"]).unwrap(),
+        vec![None, None, None]
+    );
+    assert_eq!(s.iter().count(), 0);
+    assert_eq!(s.iter().rev().count(), 0);
+    assert_eq!(db.transaction().get_in(&s, "tx").unwrap(), None);
+    s.put("fresh", "v").unwrap();
+    db.compact().unwrap();
+    let entries: u64 = db.stats().levels.iter().map(|l| l.entries).sum();
+    assert_eq!(entries, 1, "merges dropped the expired values");
+    assert_eq!(&*s.get("fresh").unwrap().unwrap(), b"v");
+}
+
+#[test]
+fn compaction_filters_remove_and_rewrite_but_never_under_a_snapshot() {
+    use slsm::{FilterDecision, KeyspaceOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let filter = |key: &[u8], value: &[u8]| match value {
+        b"drop" => FilterDecision::Remove,
+        b"old" => FilterDecision::ChangeValue([b"new:", key].concat()),
+        _ => FilterDecision::Keep,
+    };
+    let logs = db
+        .keyspace_with("logs", KeyspaceOptions::default().compaction_filter(filter))
+        .unwrap();
+    logs.put("a", "keep").unwrap();
+    logs.put("b", "drop").unwrap();
+    logs.put("c", "old").unwrap();
+    db.put("b", "drop").unwrap(); // other keyspaces are not filtered
+    db.flush().unwrap();
+    db.compact().unwrap();
+    // An older version below a removed one stays hidden.
+    logs.put("d", "v1").unwrap();
+    db.flush().unwrap();
+    logs.put("d", "drop").unwrap();
+    db.flush().unwrap();
+    logs.put("e", "drop").unwrap();
+    let snap = db.snapshot();
+    db.flush().unwrap();
+    db.compact().unwrap();
+    assert_eq!(&*logs.get("a").unwrap().unwrap(), b"keep");
+    assert_eq!(logs.get("b").unwrap(), None);
+    assert_eq!(&*logs.get("c").unwrap().unwrap(), b"new:c");
+    assert_eq!(logs.get("d").unwrap(), None, "v1 must not resurface");
+    assert_eq!(&*db.get("b").unwrap().unwrap(), b"drop");
+    assert_eq!(
+        &*snap.get_in(&logs, "e").unwrap().unwrap(),
+        b"drop",
+        "the snapshot sees e"
+    );
+    drop(snap);
+    db.compact().unwrap();
+    assert_eq!(logs.get("e").unwrap(), None);
+}

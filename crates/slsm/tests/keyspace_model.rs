@@ -126,7 +126,7 @@ proptest! {
                         let got: Vec<(Vec<u8>, Vec<u8>)> = t.range_in::<&[u8], _>(&ks[s], ..).unwrap()
                             .map(|r| { let (k, v) = r.unwrap(); (k.to_vec(), v.to_vec()) }).collect();
                         let want: Vec<(Vec<u8>, Vec<u8>)> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                        prop_assert_eq!(got, want);
+                        prop_assert_eq!(got, want, "transaction range of keyspace {}", s);
                     }
                     t.commit().unwrap();
                 }

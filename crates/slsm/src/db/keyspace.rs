@@ -1,21 +1,21 @@
 //! [`Keyspace`]: a handle on one keyspace, with the reads and writes `Db`
 //! has; `Db`'s own methods act on the default keyspace through one of
-//! these. Opening, listing and dropping keyspaces is here too.
+//! these. Opening, listing and dropping keyspaces is in `keyspaces.rs`.
 
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::{Components, Db};
+use super::Components;
 use crate::batch::WriteBatch;
 use crate::commit::take_batch;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::iter::Iter;
-use crate::keyspace::tag::{Tag, TaggedKey};
-use crate::keyspace::{check_name, KeyspaceState, DEFAULT_KEYSPACE};
+use crate::keyspace::rules;
+use crate::keyspace::tag::TaggedKey;
+use crate::keyspace::KeyspaceState;
 use crate::options::WriteOptions;
 use crate::read;
 use crate::slice::Slice;
-use crate::version::VersionEdit;
 
 /// A keyspace (column family) of a [`Db`]: its own sorted key space, in the
 /// same tree, WAL and snapshots as every other keyspace. Cheap to clone,
@@ -56,10 +56,15 @@ impl Keyspace {
         &self.state.name
     }
 
-    fn live(&self) -> Result<&Tag> {
+    /// How long its values live, if they expire.
+    pub fn ttl(&self) -> Option<std::time::Duration> {
+        (self.state.ttl_millis > 0).then(|| std::time::Duration::from_millis(self.state.ttl_millis))
+    }
+
+    fn live(&self) -> Result<&KeyspaceState> {
         match self.state.is_dropped() {
             true => Err(self.state.dropped_error()),
-            false => Ok(&self.state.tag),
+            false => Ok(&self.state),
         }
     }
 
@@ -75,9 +80,10 @@ impl Keyspace {
         value: impl AsRef<[u8]>,
         opts: &WriteOptions,
     ) -> Result<()> {
-        let tag = self.live()?;
+        let space = self.live()?;
         let mut batch = take_batch();
-        batch.put_tagged(tag, key.as_ref(), value.as_ref());
+        let value = space.stored_value(value.as_ref());
+        batch.put_tagged(&space.tag, key.as_ref(), &value);
         self.inner.write(batch, opts)
     }
 
@@ -88,7 +94,7 @@ impl Keyspace {
 
     /// [`delete`](Self::delete) with per-write options.
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
-        let tag = self.live()?;
+        let tag = &self.live()?.tag;
         let mut batch = take_batch();
         batch.delete_tagged(tag, key.as_ref());
         self.inner.write(batch, opts)
@@ -98,7 +104,7 @@ impl Keyspace {
     /// tombstone, logged and applied atomically like any write. Requires
     /// `start < end`.
     pub fn delete_range(&self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
-        let tag = self.live()?;
+        let tag = &self.live()?.tag;
         let mut batch = WriteBatch::new();
         batch.delete_range_tagged(tag, start.as_ref(), end.as_ref());
         self.inner.write(batch, &WriteOptions::default())
@@ -127,9 +133,13 @@ impl Keyspace {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        let tag = *self.live()?;
+        let space = Arc::clone(&self.state);
+        let tag = self.live()?.tag;
         let inner = &self.inner;
         inner.refuse_if_closed()?;
+        let entries = entries
+            .into_iter()
+            .map(move |(k, v)| (k, space.stored_value(v.as_ref()).into_owned()));
         let (start, end) = (tag.as_bytes().to_vec(), tag.end());
         inner.txns.range_write(&start, &end, || {
             let n = inner.commit.exclusive(|ex| {
@@ -163,7 +173,7 @@ impl Keyspace {
     /// An iterator over the keys in `range` (any kind of bounds), as of now.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
         let seq = self.inner.commit.visible();
-        iter_at(&self.inner, seq, &self.state.tag, range)
+        iter_at(&self.inner, seq, &self.state, range)
     }
 
     /// An iterator over every key that starts with `prefix`.
@@ -186,26 +196,37 @@ impl std::fmt::Debug for Keyspace {
     }
 }
 
-/// `key` of the keyspace tagged `tag`, at `snapshot` (or now).
+/// `key` of the keyspace `space`, at `snapshot` (or now).
 pub(super) fn get_at(
     inner: &Components,
     snapshot: Option<u64>,
-    tag: &Tag,
+    space: &KeyspaceState,
     key: &[u8],
 ) -> Result<Option<Slice>> {
     read::check_key(key)?;
-    let stored = TaggedKey::new(tag, key);
-    inner.read(snapshot, |view| read::get(view, stored.as_bytes()))
+    let stored = TaggedKey::new(&space.tag, key);
+    let value = inner.read(snapshot, |view| read::get(view, stored.as_bytes()))?;
+    Ok(user_value(space, value))
+}
+
+/// The user's value of a stored one: without its expiry time in a TTL
+/// keyspace, and `None` once expired.
+pub(super) fn user_value(space: &KeyspaceState, stored: Option<Slice>) -> Option<Slice> {
+    match (space.ttl_millis, stored) {
+        (0, stored) => stored,
+        (_, None) => None,
+        (_, Some(v)) => rules::live_value(&v, rules::now_millis()).map(Slice::copy_from),
+    }
 }
 
 /// [`get_at`] for many keys: the tagged keys share one buffer.
 pub(super) fn multi_get_at<K: AsRef<[u8]>>(
     inner: &Components,
     snapshot: Option<u64>,
-    tag: &Tag,
+    space: &KeyspaceState,
     keys: &[K],
 ) -> Result<Vec<Option<Slice>>> {
-    let t = tag.as_bytes();
+    let t = space.tag.as_bytes();
     let total: usize = keys.iter().map(|k| t.len() + k.as_ref().len()).sum();
     let mut buf = Vec::with_capacity(total);
     let mut ends = Vec::with_capacity(keys.len());
@@ -224,24 +245,27 @@ pub(super) fn multi_get_at<K: AsRef<[u8]>>(
             k
         })
         .collect();
-    inner.read(snapshot, |view| read::multi_get(view, &stored))
+    let values = inner.read(snapshot, |view| read::multi_get(view, &stored))?;
+    Ok(values.into_iter().map(|v| user_value(space, v)).collect())
 }
 
-/// An iterator over `range` of the keyspace tagged `tag` at `seq`.
+/// An iterator over `range` of the keyspace `space` at `seq`.
 pub(super) fn iter_at<K: AsRef<[u8]>, R: RangeBounds<K>>(
     inner: &Components,
     seq: u64,
-    tag: &Tag,
+    space: &KeyspaceState,
     range: R,
 ) -> Iter {
+    let tag = &space.tag;
     let (lower, upper) = tag.bounds(as_bytes(range.start_bound()), as_bytes(range.end_bound()));
-    read::iter(
+    let it = read::iter(
         inner.versions.current_arc(),
         seq,
         lower,
         upper,
         tag.as_bytes(),
-    )
+    );
+    it.expiring(space.ttl_millis > 0)
 }
 
 pub(super) fn as_bytes<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<&[u8]> {
@@ -249,89 +273,5 @@ pub(super) fn as_bytes<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<&[u8]> {
         Bound::Included(k) => Bound::Included(k.as_ref()),
         Bound::Excluded(k) => Bound::Excluded(k.as_ref()),
         Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-impl Db {
-    /// The keyspace `name`, created (durably, before this returns) if it
-    /// does not exist. Names are 1 to 255 characters of `a-z A-Z 0-9 _ - .
-    /// # $`; `"default"` is the keyspace `Db`'s own methods use.
-    ///
-    /// Errors: [`Error::InvalidArgument`] for an invalid name,
-    /// [`Error::ReadOnly`] to create one in a read-only database.
-    pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
-        let inner = &self.inner;
-        let mut open = inner.keyspaces.lock();
-        if let Some(state) = open.get(name) {
-            return Ok(Keyspace::new(Arc::clone(inner), Arc::clone(state)));
-        }
-        check_name(name).map_err(Error::InvalidArgument)?;
-        let catalog = inner.versions.catalog();
-        let id = match catalog.by_name(name) {
-            Some(record) => record.id,
-            None => {
-                inner.refuse_if_read_only()?;
-                let next = catalog.with_new(name, 0).map_err(Error::InvalidArgument)?;
-                let id = catalog.next_id;
-                inner.versions.apply(VersionEdit {
-                    catalog: Some(next),
-                    ..VersionEdit::default()
-                })?;
-                id
-            }
-        };
-        let state = Arc::new(KeyspaceState::new(id, name));
-        open.insert(name.to_string(), Arc::clone(&state));
-        Ok(Keyspace::new(Arc::clone(inner), state))
-    }
-
-    /// The names of every keyspace, `"default"` first, then in order of
-    /// creation.
-    pub fn keyspace_names(&self) -> Vec<String> {
-        let catalog = self.inner.versions.catalog();
-        catalog.keyspaces.iter().map(|k| k.name.clone()).collect()
-    }
-
-    /// Drops keyspace `name` and every key in it. Its run files that hold
-    /// nothing else are deleted at once; its keys in shared files go as
-    /// merges rewrite them (no scan now). Handles on it fail from now on;
-    /// a new keyspace of the same name starts empty.
-    ///
-    /// Errors: [`Error::InvalidArgument`] for `"default"` or a keyspace
-    /// that does not exist.
-    pub fn drop_keyspace(&self, name: &str) -> Result<()> {
-        let inner = &self.inner;
-        inner.refuse_if_read_only()?;
-        if name == DEFAULT_KEYSPACE {
-            return Err(Error::InvalidArgument(
-                "the default keyspace cannot be dropped".into(),
-            ));
-        }
-        let mut open = inner.keyspaces.lock();
-        let catalog = inner.versions.catalog();
-        let Some(record) = catalog.by_name(name) else {
-            return Err(Error::InvalidArgument(format!("no keyspace {name:?}")));
-        };
-        let tag = Tag::of(record.id);
-        let (start, end) = (tag.as_bytes().to_vec(), tag.end());
-        let version = inner.versions.current_arc();
-        let removed = version
-            .disk_runs_newest_first()
-            .filter(|r| {
-                let p = r.file.properties();
-                p.min_user_key.as_slice() >= start.as_slice() && p.max_user_key < end
-            })
-            .cloned()
-            .collect();
-        if let Some(state) = open.remove(name) {
-            state.mark_dropped();
-        }
-        inner.versions.apply(VersionEdit {
-            catalog: Some(catalog.without(name)),
-            removed,
-            ..VersionEdit::default()
-        })?;
-        crate::reaper::drain();
-        Ok(())
     }
 }

@@ -13,6 +13,7 @@
 //! file -> merge; reads go newest to oldest.
 
 mod keyspace;
+mod keyspaces;
 mod open;
 mod snapshot;
 mod transaction;
@@ -36,6 +37,7 @@ use crate::error::Result;
 use crate::fs::FsLock;
 use crate::iter::Iter;
 use crate::jobs::Jobs;
+use crate::keyspace::rules::RuleBook;
 use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
 use crate::options::{Options, WriteOptions};
 use crate::read::ReadView;
@@ -64,6 +66,8 @@ pub(crate) struct Components {
     keyspaces: Mutex<HashMap<String, Arc<KeyspaceState>>>,
     /// Open transactions and the writes they must be checked against.
     txns: Transactions,
+    /// TTLs and compaction filters, by keyspace (the jobs apply them).
+    rules: Arc<RuleBook>,
     /// Set when the `Db` is dropped: handles that outlive it (keyspaces,
     /// transactions) may still read, but not write.
     closed: std::sync::atomic::AtomicBool,
@@ -94,6 +98,11 @@ impl Components {
     fn commit_and_see(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<u64> {
         self.commit.commit(batch, opts)?;
         Ok(self.commit.visible())
+    }
+
+    /// The default keyspace's state.
+    fn default_space(&self) -> Arc<KeyspaceState> {
+        Arc::clone(&self.keyspaces.lock()[DEFAULT_KEYSPACE])
     }
 
     fn refuse_if_closed(&self) -> Result<()> {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::keyspace::rules::{RuleBook, Rules};
 use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
 use crate::txn::Transactions;
 use std::thread::JoinHandle;
@@ -88,6 +89,23 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     ));
     let snapshots = Arc::new(SnapshotList::default());
     let counters = Arc::new(Counters::default());
+    // Merges drop expired values of TTL keyspaces from the start, whether
+    // or not a handle on them is opened.
+    let rules = Arc::new(RuleBook::default());
+    for k in versions
+        .catalog()
+        .keyspaces
+        .iter()
+        .filter(|k| k.ttl_millis > 0)
+    {
+        rules.set(
+            k.id,
+            Rules {
+                ttl_millis: k.ttl_millis,
+                filter: None,
+            },
+        );
+    }
     let jobs = Arc::new(Jobs::new(
         dir.to_path_buf(),
         Arc::clone(&opts),
@@ -95,6 +113,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Arc::clone(&snapshots),
         Arc::clone(&counters),
         Arc::clone(&budget),
+        Arc::clone(&rules),
     ));
     budget.rebalance(&versions.current());
     if !read_only {
@@ -142,9 +161,10 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         commit,
         keyspaces: Mutex::new(HashMap::from([(
             DEFAULT_KEYSPACE.to_string(),
-            Arc::new(KeyspaceState::new(0, DEFAULT_KEYSPACE)),
+            Arc::new(KeyspaceState::new(0, DEFAULT_KEYSPACE, 0)),
         )])),
         txns: Transactions::default(),
+        rules,
         closed: Default::default(),
     };
     Ok((Arc::new(components), threads))

@@ -7,7 +7,6 @@ use super::keyspace::{get_at, iter_at, multi_get_at};
 use super::{Components, Db, Keyspace};
 use crate::error::Result;
 use crate::iter::Iter;
-use crate::keyspace::tag::DEFAULT_TAG;
 use crate::read;
 use crate::slice::Slice;
 
@@ -44,7 +43,12 @@ impl Snapshot {
 
     /// [`Db::get`] as of the snapshot.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
-        get_at(&self.inner, Some(self.seq), &DEFAULT_TAG, key.as_ref())
+        get_at(
+            &self.inner,
+            Some(self.seq),
+            &self.inner.default_space(),
+            key.as_ref(),
+        )
     }
 
     /// [`Db::contains_key`] as of the snapshot.
@@ -54,12 +58,17 @@ impl Snapshot {
 
     /// [`Db::multi_get`] as of the snapshot.
     pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Slice>>> {
-        multi_get_at(&self.inner, Some(self.seq), &DEFAULT_TAG, keys)
+        multi_get_at(
+            &self.inner,
+            Some(self.seq),
+            &self.inner.default_space(),
+            keys,
+        )
     }
 
     /// [`Db::range`] as of the snapshot.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        iter_at(&self.inner, self.seq, &DEFAULT_TAG, range)
+        iter_at(&self.inner, self.seq, &self.inner.default_space(), range)
     }
 
     /// [`Db::prefix`] as of the snapshot.
@@ -69,12 +78,7 @@ impl Snapshot {
 
     /// [`Keyspace::get`] as of the snapshot.
     pub fn get_in(&self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
-        get_at(
-            &self.inner,
-            Some(self.seq),
-            &keyspace.state().tag,
-            key.as_ref(),
-        )
+        get_at(&self.inner, Some(self.seq), keyspace.state(), key.as_ref())
     }
 
     /// [`Keyspace::contains_key`] as of the snapshot.
@@ -88,7 +92,7 @@ impl Snapshot {
         keyspace: &Keyspace,
         keys: &[K],
     ) -> Result<Vec<Option<Slice>>> {
-        multi_get_at(&self.inner, Some(self.seq), &keyspace.state().tag, keys)
+        multi_get_at(&self.inner, Some(self.seq), keyspace.state(), keys)
     }
 
     /// [`Keyspace::range`] as of the snapshot.
@@ -97,7 +101,7 @@ impl Snapshot {
         keyspace: &Keyspace,
         range: R,
     ) -> Iter {
-        iter_at(&self.inner, self.seq, &keyspace.state().tag, range)
+        iter_at(&self.inner, self.seq, keyspace.state(), range)
     }
 
     /// [`Keyspace::prefix`] as of the snapshot.

@@ -6,13 +6,14 @@ use std::iter::Peekable;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::keyspace::{as_bytes, Keyspace};
+use super::keyspace::{as_bytes, get_at, user_value, Keyspace};
 use super::snapshot::Snapshot;
 use super::{Components, Db};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::iter::Iter;
-use crate::keyspace::tag::{Tag, DEFAULT_TAG, NO_TAG};
+use crate::keyspace::tag::NO_TAG;
+use crate::keyspace::KeyspaceState;
 use crate::options::WriteOptions;
 use crate::read;
 use crate::slice::Slice;
@@ -70,23 +71,27 @@ pub struct Transaction {
 }
 
 impl Transaction {
-    fn tag_of(keyspace: &Keyspace) -> Result<Tag> {
+    fn space_of(keyspace: &Keyspace) -> Result<Arc<KeyspaceState>> {
         let state = keyspace.state();
         match state.is_dropped() {
             true => Err(state.dropped_error()),
-            false => Ok(state.tag),
+            false => Ok(Arc::clone(state)),
         }
+    }
+
+    fn default_space(&self) -> Arc<KeyspaceState> {
+        self.inner.default_space()
     }
 
     /// The value of `key` in the default keyspace: the transaction's own
     /// write if it made one, else as of its snapshot.
     pub fn get(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
-        self.get_tagged(DEFAULT_TAG, key.as_ref())
+        self.get_tagged(&self.default_space(), key.as_ref())
     }
 
     /// [`get`](Self::get) in `keyspace`.
     pub fn get_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Slice>> {
-        self.get_tagged(Self::tag_of(keyspace)?, key.as_ref())
+        self.get_tagged(&*Self::space_of(keyspace)?, key.as_ref())
     }
 
     /// True if `key` has a value (as [`get`](Self::get) sees it).
@@ -94,20 +99,20 @@ impl Transaction {
         Ok(self.get(key)?.is_some())
     }
 
-    fn get_tagged(&mut self, tag: Tag, key: &[u8]) -> Result<Option<Slice>> {
+    fn get_tagged(&mut self, space: &KeyspaceState, key: &[u8]) -> Result<Option<Slice>> {
         read::check_key(key)?;
-        let stored = tag.prefixed(key);
+        let stored = space.tag.prefixed(key);
         if let Some(own) = self.writes.get(&stored) {
-            return Ok(own.as_deref().map(Slice::copy_from));
+            return Ok(user_value(space, own.as_deref().map(Slice::copy_from)));
         }
-        let value = super::keyspace::get_at(&self.inner, Some(self.seq), &tag, key)?;
+        let value = get_at(&self.inner, Some(self.seq), space, key)?;
         self.reads.keys.push(stored);
         Ok(value)
     }
 
     /// Sets `key` to `value` in the default keyspace, at commit.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        self.write(DEFAULT_TAG, key.as_ref(), Some(value.as_ref()))
+        self.write(&self.default_space(), key.as_ref(), Some(value.as_ref()))
     }
 
     /// [`put`](Self::put) in `keyspace`.
@@ -117,28 +122,32 @@ impl Transaction {
         key: impl AsRef<[u8]>,
         value: impl AsRef<[u8]>,
     ) -> Result<()> {
-        self.write(Self::tag_of(keyspace)?, key.as_ref(), Some(value.as_ref()))
+        self.write(
+            &*Self::space_of(keyspace)?,
+            key.as_ref(),
+            Some(value.as_ref()),
+        )
     }
 
     /// Deletes `key` in the default keyspace, at commit.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
-        self.write(DEFAULT_TAG, key.as_ref(), None)
+        self.write(&self.default_space(), key.as_ref(), None)
     }
 
     /// [`delete`](Self::delete) in `keyspace`.
     pub fn delete_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> Result<()> {
-        self.write(Self::tag_of(keyspace)?, key.as_ref(), None)
+        self.write(&*Self::space_of(keyspace)?, key.as_ref(), None)
     }
 
-    fn write(&mut self, tag: Tag, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+    fn write(&mut self, space: &KeyspaceState, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        let value = value.map(|v| space.stored_value(v).into_owned());
         let mut check = WriteBatch::new();
-        match value {
-            Some(v) => check.put_tagged(&tag, key, v),
-            None => check.delete_tagged(&tag, key),
+        match &value {
+            Some(v) => check.put_tagged(&space.tag, key, v),
+            None => check.delete_tagged(&space.tag, key),
         };
         check.validate()?;
-        self.writes
-            .insert(tag.prefixed(key), value.map(<[u8]>::to_vec));
+        self.writes.insert(space.tag.prefixed(key), value);
         Ok(())
     }
 
@@ -146,7 +155,7 @@ impl Transaction {
     /// snapshot's, overlaid with the transaction's own writes.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, range: R) -> TxIter {
         self.range_tagged(
-            DEFAULT_TAG,
+            &self.default_space(),
             as_bytes(range.start_bound()),
             as_bytes(range.end_bound()),
         )
@@ -158,9 +167,9 @@ impl Transaction {
         keyspace: &Keyspace,
         range: R,
     ) -> Result<TxIter> {
-        let tag = Self::tag_of(keyspace)?;
+        let space = Self::space_of(keyspace)?;
         Ok(self.range_tagged(
-            tag,
+            &space,
             as_bytes(range.start_bound()),
             as_bytes(range.end_bound()),
         ))
@@ -176,23 +185,31 @@ impl Transaction {
         self.range_in(keyspace, read::prefix_range(prefix.as_ref()))
     }
 
-    fn range_tagged(&mut self, tag: Tag, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> TxIter {
+    fn range_tagged(
+        &mut self,
+        space: &KeyspaceState,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+    ) -> TxIter {
+        let tag = &space.tag;
         let (lo, hi) = tag.bounds(lower, upper);
         let skip = tag.as_bytes().len();
         let own: Vec<OwnWrite> = match admits_keys(&(lo.clone(), hi.clone())) {
             true => self
                 .writes
                 .range::<Vec<u8>, _>((lo.as_ref(), hi.as_ref()))
-                .map(|(k, v)| (k[skip..].to_vec(), v.clone()))
+                .map(|(k, v)| {
+                    let value = user_value(space, v.as_deref().map(Slice::copy_from));
+                    (k[skip..].to_vec(), value.map(|v| v.to_vec()))
+                })
                 .collect(),
             false => Vec::new(),
         };
-        let seq = self.seq;
         let version = self.inner.versions.current_arc();
-        let base = read::iter(version, seq, lo.clone(), hi.clone(), tag.as_bytes());
+        let base = read::iter(version, self.seq, lo.clone(), hi.clone(), tag.as_bytes());
         self.reads.ranges.push((lo, hi));
         TxIter {
-            base: base.peekable(),
+            base: base.expiring(space.ttl_millis > 0).peekable(),
             own: own.into_iter().peekable(),
         }
     }

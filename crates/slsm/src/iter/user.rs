@@ -70,6 +70,9 @@ pub struct Iter {
     /// The keyspace tag every internal user key starts with; keys are
     /// returned without it.
     tag: Vec<u8>,
+    /// Values carry an expiry time (a TTL keyspace): expired ones are
+    /// skipped, the others returned without it. The time is read once.
+    expires_after: Option<u64>,
 }
 
 impl Iter {
@@ -112,6 +115,21 @@ impl Iter {
             empty,
             split: None,
             tag,
+            expires_after: None,
+        }
+    }
+
+    /// Makes the iterator read values of a TTL keyspace.
+    pub(crate) fn expiring(mut self, ttl: bool) -> Iter {
+        self.expires_after = ttl.then(crate::keyspace::rules::now_millis);
+        self
+    }
+
+    /// The value a caller sees of a stored one; `None` if it expired.
+    fn visible_value(&self, stored: &[u8]) -> Option<Slice> {
+        match self.expires_after {
+            None => Some(Slice::copy_from(stored)),
+            Some(now) => crate::keyspace::rules::live_value(stored, now).map(Slice::copy_from),
         }
     }
 
@@ -260,12 +278,11 @@ impl Iter {
             }
             key::remember(&mut self.front_last, parsed.user_key);
             if parsed.kind == Kind::Value && !self.range_deleted(parsed.user_key, parsed.seq) {
-                let item = (
-                    self.visible_key(parsed.user_key),
-                    Slice::copy_from(it.value()),
-                );
-                it.next();
-                return Ok(Some(item));
+                if let Some(value) = self.visible_value(it.value()) {
+                    let item = (self.visible_key(parsed.user_key), value);
+                    it.next();
+                    return Ok(Some(item));
+                }
             }
             it.next();
         }
@@ -309,25 +326,29 @@ impl Iter {
             {
                 return Ok(None);
             }
-            let mut newest: Option<(Kind, u64, Slice)> = None;
+            let mut newest: Option<(Kind, u64, Option<Slice>)> = None;
             while it.valid() {
                 let p = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
                 if p.user_key != user_key.as_slice() {
                     break;
                 }
                 if p.seq <= self.snapshot {
-                    newest = Some((p.kind, p.seq, Slice::copy_from(it.value())));
+                    let value = match p.kind {
+                        Kind::Value => self.visible_value(it.value()),
+                        Kind::Delete => None,
+                    };
+                    newest = Some((p.kind, p.seq, value));
                 }
                 it.prev();
             }
             it.status()?;
             let deleted = match &newest {
-                Some((Kind::Value, seq, _)) => self.range_deleted(&user_key, *seq),
+                Some((Kind::Value, seq, Some(_))) => self.range_deleted(&user_key, *seq),
                 _ => true,
             };
             let key_slice = self.visible_key(&user_key);
             self.back_last = Some(user_key);
-            if let (false, Some((_, _, value))) = (deleted, newest) {
+            if let (false, Some((_, _, Some(value)))) = (deleted, newest) {
                 return Ok(Some((key_slice, value)));
             }
         }

@@ -47,6 +47,8 @@ impl Jobs {
                 snapshots: Vec::new(),
                 bottommost: false,
                 catalog: self.versions.catalog(),
+                rules: Default::default(),
+                now: 0,
             },
             level: 0,
             db_id: self.versions.db_id(),

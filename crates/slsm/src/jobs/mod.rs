@@ -34,6 +34,7 @@ use crate::budget::MemoryBudget;
 use crate::error::Result;
 use crate::files;
 use crate::iter::{run_cursor_sequential, InternalIter};
+use crate::keyspace::rules::{now_millis, RuleBook};
 use crate::memtable::MemRun;
 use crate::merge::MergePolicy;
 use crate::options::Options;
@@ -64,6 +65,7 @@ pub(crate) struct Jobs {
     snapshots: Arc<SnapshotList>,
     counters: Arc<Counters>,
     budget: Arc<MemoryBudget>,
+    rules: Arc<RuleBook>,
     picker: Picker,
     flush_lock: Mutex<()>,
     merge_lock: Mutex<()>,
@@ -77,6 +79,7 @@ impl Jobs {
         snapshots: Arc<SnapshotList>,
         counters: Arc<Counters>,
         budget: Arc<MemoryBudget>,
+        rules: Arc<RuleBook>,
     ) -> Jobs {
         Jobs {
             picker: Picker::new(&opts),
@@ -86,6 +89,7 @@ impl Jobs {
             snapshots,
             counters,
             budget,
+            rules,
             flush_lock: Mutex::new(()),
             merge_lock: Mutex::new(()),
         }
@@ -173,6 +177,8 @@ impl Jobs {
             snapshots: self.snapshots.list(),
             bottommost: self.bottommost(version, &job),
             catalog: self.versions.catalog(),
+            rules: self.rules.current(),
+            now: now_millis(),
         };
         let (children, range_dels, flushed) = sources(&job.inputs);
         let number = self.versions.new_file_number();

@@ -14,11 +14,13 @@
 //! The [`Keyspace`] handle itself is part of the facade (`db/keyspace.rs`).
 
 mod catalog;
+pub(crate) mod rules;
 pub(crate) mod tag;
 
 pub use crate::db::Keyspace;
 pub(crate) use catalog::check_name;
 pub use catalog::{Catalog, KeyspaceRecord, DEFAULT_KEYSPACE};
+pub use rules::{CompactionFilter, FilterDecision, KeyspaceOptions};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -31,16 +33,28 @@ pub(crate) struct KeyspaceState {
     pub id: u32,
     pub name: String,
     pub tag: Tag,
+    /// Values expire this many milliseconds after they are written (0:
+    /// never); see `rules`.
+    pub ttl_millis: u64,
     dropped: AtomicBool,
 }
 
 impl KeyspaceState {
-    pub fn new(id: u32, name: &str) -> KeyspaceState {
+    pub fn new(id: u32, name: &str, ttl_millis: u64) -> KeyspaceState {
         KeyspaceState {
             id,
             name: name.to_string(),
             tag: Tag::of(id),
+            ttl_millis,
             dropped: AtomicBool::new(false),
+        }
+    }
+
+    /// The value to store for the user's `value`.
+    pub fn stored_value<'v>(&self, value: &'v [u8]) -> std::borrow::Cow<'v, [u8]> {
+        match self.ttl_millis {
+            0 => std::borrow::Cow::Borrowed(value),
+            ttl => std::borrow::Cow::Owned(rules::with_expiry(value, ttl)),
         }
     }
 
