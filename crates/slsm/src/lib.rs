@@ -69,3 +69,8 @@ pub use run::{CacheStats, Codec};
 pub use slice::Slice;
 pub use stats::{LevelStats, Stats};
 pub use wal::RecoveryMode;
+
+/// The crate README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
