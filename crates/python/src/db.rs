@@ -1,0 +1,230 @@
+//! `slsm.Db` and `slsm.Keyspace`.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::batch::WriteBatch;
+use crate::errors::OrPy;
+use crate::handle::{Guard, Slot};
+use crate::iter::{bounds, RangeIter, Yield};
+use crate::options;
+use crate::snapshot::Snapshot;
+use crate::space::keyspace_methods;
+
+/// An open database (see the module documentation). A context manager:
+/// `with slsm.Db(path) as db:` closes it at the end of the block.
+#[pyclass(frozen, module = "slsm")]
+pub struct Db {
+    db: Arc<Slot<Arc<slsm::Db>>>,
+    default: Arc<Slot<slsm::Keyspace>>,
+    /// Every keyspace handle given out, emptied at close.
+    handles: Mutex<Vec<Weak<Slot<slsm::Keyspace>>>>,
+    path: String,
+}
+
+impl Db {
+    fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>> {
+        self.default.get()
+    }
+
+    pub fn engine(&self) -> PyResult<Guard<'_, Arc<slsm::Db>>> {
+        self.db.get()
+    }
+
+    fn open(py: Python<'_>, path: String, opts: slsm::Options) -> PyResult<Db> {
+        let db = py.allow_threads(|| slsm::Db::open(&path, opts)).or_py()?;
+        let default = db.keyspace(slsm::DEFAULT_KEYSPACE).or_py()?;
+        Ok(Db {
+            db: Slot::new(Arc::new(db)),
+            default: Slot::new(default),
+            handles: Mutex::new(Vec::new()),
+            path,
+        })
+    }
+}
+
+keyspace_methods!(Db);
+
+#[pymethods]
+impl Db {
+    /// Opens (or creates) the database in directory `path`. Every engine
+    /// option can be given by name: `memory_budget`, `compression`
+    /// (`'none'`, `'lz4'`, `'zstd'`), `sync_writes`, `disable_wal`,
+    /// `run_size`, `memory_runs`, `level_runs`, `bloom_fp_rate`,
+    /// `block_size`, `block_cache_size`, `recovery` (`'strict'`,
+    /// `'best_effort'`), `create_if_missing`, `error_if_exists`,
+    /// `read_only`, ...
+    #[new]
+    #[pyo3(signature = (path, **options))]
+    fn new(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Db> {
+        let opts = options::from_kwargs(options)?;
+        Db::open(py, path.to_string_lossy().into_owned(), opts)
+    }
+
+    /// Opens `path` for reading only: no lock, nothing written (the log is
+    /// replayed in memory); writes raise `ReadOnlyError`.
+    #[staticmethod]
+    #[pyo3(signature = (path, **options))]
+    fn open_read_only(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Db> {
+        let mut opts = options::from_kwargs(options)?;
+        opts.read_only = true;
+        Db::open(py, path.to_string_lossy().into_owned(), opts)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (_exc_type = None, _exc = None, _tb = None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    /// Closes the database (flushes what is only in memory, syncs the log,
+    /// releases the lock). Later calls raise `ClosedError`; closing twice
+    /// is harmless.
+    fn close(&self, py: Python<'_>) {
+        let handles = std::mem::take(&mut *self.handles.lock().unwrap_or_else(|p| p.into_inner()));
+        for h in handles.iter().filter_map(Weak::upgrade) {
+            h.close(py);
+        }
+        self.default.close(py);
+        if let Some(db) = self.db.close(py) {
+            py.allow_threads(move || drop(db));
+        }
+    }
+
+    /// The database directory.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Applies `batch` atomically (all of it or none, across keyspaces).
+    #[pyo3(signature = (batch, sync = false))]
+    fn write(&self, py: Python<'_>, batch: &WriteBatch, sync: bool) -> PyResult<()> {
+        let db = self.engine()?;
+        batch.write_to(py, &db, sync)
+    }
+
+    /// A batch applied when the `with` block ends without an exception
+    /// (and discarded if one is raised): `with db.batch() as b: b.put(...)`.
+    fn batch(&self) -> PyResult<WriteBatch> {
+        Ok(WriteBatch::for_db(Arc::clone(&*self.engine()?)))
+    }
+
+    /// A consistent view of every keyspace as of now; a context manager
+    /// that releases it at the end of the block.
+    fn snapshot(&self) -> PyResult<Snapshot> {
+        let db = self.engine()?;
+        Ok(Snapshot::new(db.snapshot(), self.default.get()?.clone()))
+    }
+
+    /// The keyspace `name` (created if missing).
+    fn keyspace(&self, py: Python<'_>, name: &str) -> PyResult<Keyspace> {
+        let db = self.engine()?;
+        let ks = py.allow_threads(|| db.keyspace(name)).or_py()?;
+        let slot = Slot::new(ks);
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::downgrade(&slot));
+        Ok(Keyspace {
+            slot,
+            name: name.to_string(),
+        })
+    }
+
+    /// The names of every keyspace, `'default'` first.
+    fn keyspace_names(&self) -> PyResult<Vec<String>> {
+        Ok(self.engine()?.keyspace_names())
+    }
+
+    /// Drops keyspace `name` and all its keys.
+    fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.engine()?;
+        py.allow_threads(|| db.drop_keyspace(name)).or_py()
+    }
+
+    /// Writes every memory run to disk.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.engine()?;
+        py.allow_threads(|| db.flush()).or_py()
+    }
+
+    /// Merges everything into one run on the deepest level.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.engine()?;
+        py.allow_threads(|| db.compact()).or_py()
+    }
+
+    /// Makes every acknowledged write durable against a power loss.
+    fn sync(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.engine()?;
+        py.allow_threads(|| db.sync()).or_py()
+    }
+
+    /// A consistent copy of the database in directory `dest` (which must
+    /// not exist or be empty), taken while it stays open.
+    fn checkpoint(&self, py: Python<'_>, dest: std::path::PathBuf) -> PyResult<()> {
+        let db = self.engine()?;
+        py.allow_threads(|| db.checkpoint(&dest)).or_py()
+    }
+
+    /// Levels, memory and cache figures, as a dict.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.engine()?.stats();
+        crate::stats::to_dict(py, &s)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("slsm.Db({:?})", self.path)
+    }
+}
+
+/// A keyspace (column family): its own sorted key space in the database,
+/// with the same methods as `Db`. Get one with `db.keyspace(name)`.
+#[pyclass(frozen, module = "slsm")]
+pub struct Keyspace {
+    pub(crate) slot: Arc<Slot<slsm::Keyspace>>,
+    name: String,
+}
+
+impl Keyspace {
+    fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>> {
+        self.slot.get()
+    }
+}
+
+keyspace_methods!(Keyspace);
+
+#[pymethods]
+impl Keyspace {
+    /// The keyspace's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn __repr__(&self) -> String {
+        format!("slsm.Keyspace({:?})", self.name)
+    }
+}

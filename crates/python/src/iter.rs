@@ -1,0 +1,146 @@
+//! Iterators over a range: `items()`, `keys()`, `values()`. Each reads the
+//! database as of its creation (a snapshot), so writes meanwhile never
+//! invalidate it; entries are fetched in chunks with the GIL released.
+
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use crate::errors::OrPy;
+
+/// Entries fetched per release of the GIL.
+const CHUNK: usize = 256;
+
+/// What an iterator yields.
+#[derive(Clone, Copy)]
+pub enum Yield {
+    Items,
+    Keys,
+    Values,
+}
+
+/// The bounds of `items(start, end, prefix)`.
+pub fn bounds(
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+    prefix: Option<&[u8]>,
+) -> PyResult<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+    if prefix.is_some() && (start.is_some() || end.is_some()) {
+        return Err(PyValueError::new_err(
+            "give prefix, or start and end, not both",
+        ));
+    }
+    if let Some(p) = prefix {
+        let mut end = p.to_vec();
+        while let Some(last) = end.pop() {
+            if last < 0xFF {
+                end.push(last + 1);
+                return Ok((Bound::Included(p.to_vec()), Bound::Excluded(end)));
+            }
+        }
+        return Ok((Bound::Included(p.to_vec()), Bound::Unbounded));
+    }
+    let lower = start.map_or(Bound::Unbounded, |s| Bound::Included(s.to_vec()));
+    let upper = end.map_or(Bound::Unbounded, |e| Bound::Excluded(e.to_vec()));
+    Ok((lower, upper))
+}
+
+struct State {
+    it: slsm::Iter,
+    buf: VecDeque<(slsm::Slice, slsm::Slice)>,
+    reverse: bool,
+    error: Option<slsm::Error>,
+    done: bool,
+}
+
+impl State {
+    fn fill(&mut self) {
+        while self.buf.len() < CHUNK {
+            let next = match self.reverse {
+                true => self.it.next_back(),
+                false => self.it.next(),
+            };
+            match next {
+                Some(Ok(kv)) => self.buf.push_back(kv),
+                Some(Err(e)) => {
+                    self.error = Some(e);
+                    break;
+                }
+                None => {
+                    self.done = true;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// An iterator over keys, values or `(key, value)` pairs.
+#[pyclass(frozen, module = "slsm", name = "Iterator")]
+pub struct RangeIter {
+    state: Mutex<State>,
+    what: Yield,
+}
+
+impl RangeIter {
+    pub fn new(it: slsm::Iter, reverse: bool, what: Yield) -> RangeIter {
+        RangeIter {
+            state: Mutex::new(State {
+                it,
+                buf: VecDeque::new(),
+                reverse,
+                error: None,
+                done: false,
+            }),
+            what,
+        }
+    }
+
+    fn convert(&self, py: Python<'_>, (k, v): (slsm::Slice, slsm::Slice)) -> PyResult<PyObject> {
+        Ok(match self.what {
+            Yield::Keys => PyBytes::new(py, &k).into_any().unbind(),
+            Yield::Values => PyBytes::new(py, &v).into_any().unbind(),
+            Yield::Items => PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?
+                .into_any()
+                .unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl RangeIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        loop {
+            // Fast path with the GIL held: an entry already fetched.
+            if let Ok(mut s) = self.state.try_lock() {
+                if let Some(kv) = s.buf.pop_front() {
+                    drop(s);
+                    return self.convert(py, kv).map(Some);
+                }
+                if let Some(e) = s.error.take() {
+                    s.done = true;
+                    return Err(e).or_py();
+                }
+                if s.done {
+                    return Ok(None);
+                }
+            }
+            // Fetch the next chunk without the GIL (another thread may be
+            // fetching: wait for it the same way).
+            py.allow_threads(|| {
+                let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                if s.buf.is_empty() && !s.done && s.error.is_none() {
+                    s.fill();
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The read and write methods `Db` and `Keyspace` share (a `Db`'s act on
+//! its default keyspace), written once as a macro that expands into a
+//! `#[pymethods]` block for each class; their own methods are in another.
+
+/// Expands to `#[pymethods] impl $class { shared methods }`. `$class` has
+/// `fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>>`.
+macro_rules! keyspace_methods {
+    ($class:ty) => {
+        #[pymethods]
+        impl $class {
+            /// `self[key]`: the value, or `KeyError`.
+            fn __getitem__<'py>(
+                &self,
+                py: Python<'py>,
+                key: &[u8],
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                let ks = self.space()?;
+                match py.allow_threads(|| ks.get(key)).or_py()? {
+                    Some(v) => Ok(PyBytes::new(py, &v)),
+                    None => Err(PyKeyError::new_err(PyBytes::new(py, key).unbind())),
+                }
+            }
+
+            /// `self[key] = value`.
+            fn __setitem__(&self, py: Python<'_>, key: &[u8], value: &[u8]) -> PyResult<()> {
+                let ks = self.space()?;
+                py.allow_threads(|| ks.put(key, value)).or_py()
+            }
+
+            /// `del self[key]`: `KeyError` if absent, as for a dict.
+            fn __delitem__(&self, py: Python<'_>, key: &[u8]) -> PyResult<()> {
+                let ks = self.space()?;
+                let existed = py
+                    .allow_threads(|| -> slsm::Result<bool> {
+                        let existed = ks.contains_key(key)?;
+                        if existed {
+                            ks.delete(key)?;
+                        }
+                        Ok(existed)
+                    })
+                    .or_py()?;
+                match existed {
+                    true => Ok(()),
+                    false => Err(PyKeyError::new_err(PyBytes::new(py, key).unbind())),
+                }
+            }
+
+            /// `key in self`.
+            fn __contains__(&self, py: Python<'_>, key: &[u8]) -> PyResult<bool> {
+                let ks = self.space()?;
+                py.allow_threads(|| ks.contains_key(key)).or_py()
+            }
+
+            /// Iterates over the keys, ascending.
+            fn __iter__(&self) -> PyResult<RangeIter> {
+                let ks = self.space()?;
+                Ok(RangeIter::new(ks.iter(), false, Yield::Keys))
+            }
+
+            /// The value of `key`, or `default`.
+            #[pyo3(signature = (key, default = None))]
+            fn get<'py>(
+                &self,
+                py: Python<'py>,
+                key: &[u8],
+                default: Option<Bound<'py, PyAny>>,
+            ) -> PyResult<Option<Bound<'py, PyAny>>> {
+                let ks = self.space()?;
+                match py.allow_threads(|| ks.get(key)).or_py()? {
+                    Some(v) => Ok(Some(PyBytes::new(py, &v).into_any())),
+                    None => Ok(default),
+                }
+            }
+
+            /// Sets `key` to `value`; with `sync=True` the log is synced first.
+            #[pyo3(signature = (key, value, sync = false))]
+            fn put(&self, py: Python<'_>, key: &[u8], value: &[u8], sync: bool) -> PyResult<()> {
+                let ks = self.space()?;
+                let opts = slsm::WriteOptions {
+                    sync,
+                    ..Default::default()
+                };
+                py.allow_threads(|| ks.put_opt(key, value, &opts)).or_py()
+            }
+
+            /// Deletes `key` (no error if it is absent).
+            #[pyo3(signature = (key, sync = false))]
+            fn delete(&self, py: Python<'_>, key: &[u8], sync: bool) -> PyResult<()> {
+                let ks = self.space()?;
+                let opts = slsm::WriteOptions {
+                    sync,
+                    ..Default::default()
+                };
+                py.allow_threads(|| ks.delete_opt(key, &opts)).or_py()
+            }
+
+            /// Deletes every key `k` with `start <= k < end`, in O(1).
+            fn delete_range(&self, py: Python<'_>, start: &[u8], end: &[u8]) -> PyResult<()> {
+                let ks = self.space()?;
+                py.allow_threads(|| ks.delete_range(start, end)).or_py()
+            }
+
+            /// The values of `keys` (`None` where absent), in their order:
+            /// one sorted batch through the engine.
+            fn multi_get<'py>(
+                &self,
+                py: Python<'py>,
+                keys: Vec<Vec<u8>>,
+            ) -> PyResult<Bound<'py, PyList>> {
+                let ks = self.space()?;
+                let values = py.allow_threads(|| ks.multi_get(&keys)).or_py()?;
+                PyList::new(
+                    py,
+                    values
+                        .iter()
+                        .map(|v| v.as_deref().map(|v| PyBytes::new(py, v))),
+                )
+            }
+
+            /// Bulk-loads `(key, value)` pairs in strictly ascending key
+            /// order straight into a run file; returns how many.
+            fn ingest(&self, py: Python<'_>, pairs: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<u64> {
+                let ks = self.space()?;
+                py.allow_threads(|| ks.ingest(pairs)).or_py()
+            }
+
+            /// `(key, value)` pairs between `start` (inclusive) and `end`
+            /// (exclusive), or with `prefix`; descending with `reverse`. A
+            /// snapshot: writes meanwhile do not change what it yields.
+            #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None))]
+            fn items(
+                &self,
+                start: Option<&[u8]>,
+                end: Option<&[u8]>,
+                reverse: bool,
+                prefix: Option<&[u8]>,
+            ) -> PyResult<RangeIter> {
+                let ks = self.space()?;
+                let range = bounds(start, end, prefix)?;
+                Ok(RangeIter::new(
+                    ks.range::<Vec<u8>, _>(range),
+                    reverse,
+                    Yield::Items,
+                ))
+            }
+
+            /// The keys of [`items`].
+            #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None))]
+            fn keys(
+                &self,
+                start: Option<&[u8]>,
+                end: Option<&[u8]>,
+                reverse: bool,
+                prefix: Option<&[u8]>,
+            ) -> PyResult<RangeIter> {
+                let ks = self.space()?;
+                let range = bounds(start, end, prefix)?;
+                Ok(RangeIter::new(
+                    ks.range::<Vec<u8>, _>(range),
+                    reverse,
+                    Yield::Keys,
+                ))
+            }
+
+            /// The values of [`items`].
+            #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None))]
+            fn values(
+                &self,
+                start: Option<&[u8]>,
+                end: Option<&[u8]>,
+                reverse: bool,
+                prefix: Option<&[u8]>,
+            ) -> PyResult<RangeIter> {
+                let ks = self.space()?;
+                let range = bounds(start, end, prefix)?;
+                Ok(RangeIter::new(
+                    ks.range::<Vec<u8>, _>(range),
+                    reverse,
+                    Yield::Values,
+                ))
+            }
+        }
+    };
+}
+
+pub(crate) use keyspace_methods;

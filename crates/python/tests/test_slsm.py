@@ -1,0 +1,252 @@
+"""The slsm Python module: mapping semantics against a dict, reopen,
+batches, iteration while writing, snapshots, keyspaces, threads, errors,
+and a SIGKILL of a writing child process."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import slsm
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "db")
+
+
+def test_mapping_protocol(path):
+    with slsm.Db(path) as db:
+        db[b"a"] = b"1"
+        db.put(b"b", b"2")
+        assert db[b"a"] == b"1"
+        assert b"a" in db and b"zz" not in db
+        assert db.get(b"zz") is None
+        assert db.get(b"zz", b"dflt") == b"dflt"
+        with pytest.raises(KeyError):
+            db[b"zz"]
+        del db[b"a"]
+        with pytest.raises(KeyError):
+            del db[b"a"]
+        db.delete(b"never-there")  # no error, like rocksdict
+        assert list(db) == [b"b"]
+        assert not hasattr(db, "__len__"), "len() would need a full scan"
+
+
+keys = st.binary(min_size=0, max_size=12)
+values = st.binary(min_size=0, max_size=64)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), keys, values),
+        st.tuples(st.just("del"), keys),
+        st.tuples(st.just("range_del"), keys, keys),
+        st.tuples(st.just("batch"), st.lists(st.tuples(keys, values), max_size=5)),
+        st.tuples(st.just("reopen")),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=ops)
+def test_matches_a_dict(tmp_path_factory, ops):
+    path = str(tmp_path_factory.mktemp("model") / "db")
+    db = slsm.Db(path, run_size=8192, memory_runs=3)
+    model = {}
+    try:
+        for op in ops:
+            if op[0] == "put":
+                db[op[1]] = op[2]
+                model[op[1]] = op[2]
+            elif op[0] == "del":
+                db.delete(op[1])
+                model.pop(op[1], None)
+            elif op[0] == "range_del":
+                lo, hi = sorted((op[1], op[2]))
+                if lo < hi:
+                    db.delete_range(lo, hi)
+                    for k in [k for k in model if lo <= k < hi]:
+                        del model[k]
+            elif op[0] == "batch":
+                with db.batch() as b:
+                    for k, v in op[1]:
+                        b.put(k, v)
+                        model[k] = v
+            else:
+                db.close()
+                db = slsm.Db(path, run_size=8192, memory_runs=3)
+            assert db.multi_get(list(model)[:8]) == [model[k] for k in list(model)[:8]]
+        assert list(db.items()) == sorted(model.items())
+        assert list(db.keys(reverse=True)) == sorted(model, reverse=True)
+        for k, v in model.items():
+            assert db[k] == v
+    finally:
+        db.close()
+
+
+def test_ranges_prefixes_and_reverse(path):
+    with slsm.Db(path) as db:
+        for i in range(100):
+            db[b"k%03d" % i] = b"v%d" % i
+        db[b"other"] = b"x"
+        assert [k for k in db.keys(start=b"k010", end=b"k013")] == [b"k010", b"k011", b"k012"]
+        assert len(list(db.items(prefix=b"k05"))) == 10
+        assert next(db.values(reverse=True)) == b"x"
+        with pytest.raises(ValueError):
+            db.items(prefix=b"k", start=b"a")
+
+
+def test_batches_are_atomic_and_discarded_on_exception(path):
+    with slsm.Db(path) as db:
+        with pytest.raises(RuntimeError):
+            with db.batch() as b:
+                b.put(b"x", b"1")
+                raise RuntimeError("boom")
+        assert b"x" not in db
+        b = slsm.WriteBatch()
+        b.put(b"x", b"1")
+        b.put(b"y", b"2")
+        b.delete(b"x")
+        assert len(b) == 3
+        db.write(b)
+        assert b"x" not in db and db[b"y"] == b"2"
+        bad = slsm.WriteBatch()
+        bad.put(b"ok", b"1")
+        bad.put(b"k" * 70000, b"v")
+        with pytest.raises(slsm.InvalidArgumentError):
+            db.write(bad)
+        assert b"ok" not in db
+
+
+def test_iterators_read_a_snapshot_while_writing(path):
+    with slsm.Db(path, run_size=8192, memory_runs=3) as db:
+        for i in range(2000):
+            db[b"%05d" % i] = b"old"
+        it = db.items()
+        snap = db.snapshot()
+        for i in range(2000):
+            db[b"%05d" % i] = b"new"
+        db[b"99999"] = b"late"
+        seen = list(it)
+        assert len(seen) == 2000 and all(v == b"old" for _, v in seen)
+        with snap:
+            assert snap[b"00001"] == b"old"
+            assert b"99999" not in snap
+            assert snap.multi_get([b"00002", b"99999"]) == [b"old", None]
+            assert len(list(snap.keys())) == 2000
+        with pytest.raises(slsm.ClosedError):
+            snap.get(b"00001")
+
+
+def test_keyspaces(path):
+    with slsm.Db(path) as db:
+        users = db.keyspace("users")
+        users[b"alice"] = b"1"
+        assert b"alice" not in db
+        with db.batch() as b:
+            b.put(b"count", b"1")
+            b.put(b"bob", b"2", keyspace=users)
+        assert list(users.keys()) == [b"alice", b"bob"]
+        assert db.keyspace_names() == ["default", "users"]
+        with db.snapshot() as s:
+            assert s.get(b"bob", keyspace=users) == b"2"
+    with slsm.Db(path) as db:
+        assert db.keyspace("users")[b"bob"] == b"2"
+        db.drop_keyspace("users")
+        assert db.keyspace_names() == ["default"]
+
+
+def test_reopen_flush_compact_stats_checkpoint(path, tmp_path):
+    with slsm.Db(path) as db:
+        for i in range(10000):
+            db[b"%06d" % i] = b"x" * 50
+        db.flush()
+        db.compact()
+        s = db.stats()
+        assert sum(level["entries"] for level in s["levels"]) == 10000
+        assert s["block_cache"]["capacity"] > 0
+        db.checkpoint(str(tmp_path / "copy"))
+    with slsm.Db(str(tmp_path / "copy")) as copy:
+        assert copy[b"009999"] == b"x" * 50
+    ro = slsm.Db.open_read_only(path)
+    assert ro[b"000001"] == b"x" * 50
+    with pytest.raises(slsm.ReadOnlyError):
+        ro[b"new"] = b"1"
+    ro.close()
+
+
+def test_errors_are_typed_and_never_crash(path, tmp_path):
+    db = slsm.Db(path)
+    with pytest.raises(slsm.LockedError):
+        slsm.Db(path)
+    with pytest.raises(TypeError):
+        db["text key"] = b"v"
+    with pytest.raises(TypeError):
+        db[b"k"] = 5
+    with pytest.raises(slsm.InvalidArgumentError):
+        db[b"k" * 70000] = b"v"
+    with pytest.raises(TypeError):
+        slsm.Db(str(tmp_path / "x"), no_such_option=1)
+    with pytest.raises(slsm.InvalidArgumentError):
+        slsm.Db(str(tmp_path / "y"), memory_runs=1)
+    with pytest.raises(ValueError):
+        slsm.Db(str(tmp_path / "z"), compression="snappy")
+    assert issubclass(slsm.CorruptionError, slsm.Error)
+    ks = db.keyspace("k")
+    it = db.keys()
+    db.close()
+    db.close()
+    for call in (lambda: db[b"k"], lambda: db.put(b"k", b"v"), lambda: ks.get(b"k"), db.flush):
+        with pytest.raises(slsm.ClosedError):
+            call()
+    list(it)  # an iterator keeps its snapshot readable
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "thesis.tex").write_text("x")
+    with pytest.raises(slsm.NotADatabaseError):
+        slsm.Db(str(tmp_path / "foreign"))
+
+
+def test_threads_share_a_db(path):
+    with slsm.Db(path) as db:
+        def worker(t):
+            for i in range(3000):
+                db[b"t%d-%05d" % (t, i)] = b"v"
+                assert db[b"t%d-%05d" % (t, i // 2)] == b"v"
+            assert len(db.multi_get([b"t%d-%05d" % (t, i) for i in range(64)])) == 64
+
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(list(db.keys())) == 12000
+
+
+CHILD = r"""
+import sys, slsm
+db = slsm.Db(sys.argv[1])
+i = 0
+while True:
+    db.put(b"%08d" % i, b"v" * 100)
+    print(i, flush=True)
+    i += 1
+"""
+
+
+def test_sigkill_of_a_writer_loses_no_acknowledged_write(path):
+    child = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True)
+    acked = -1
+    assert child.stdout is not None
+    for line in child.stdout:
+        acked = int(line)
+        if acked >= 20000:
+            break
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    with slsm.Db(path) as db:
+        missing = [i for i in range(acked + 1) if (b"%08d" % i) not in db]
+        assert not missing, f"{len(missing)} acknowledged writes lost, first {missing[:5]}"
