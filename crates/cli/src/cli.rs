@@ -139,6 +139,28 @@ pub enum Cmd {
         /// The dump file to read.
         file: PathBuf,
     },
+    /// Serve the database over the Redis protocol (RESP2/RESP3): redis-cli,
+    /// redis-benchmark and Redis clients work unchanged. Stops on SIGTERM,
+    /// SIGINT or SHUTDOWN, flushing and closing the database.
+    #[command(after_help = EXIT_CODES)]
+    Serve {
+        /// Database directory (created if missing).
+        #[arg(long)]
+        db: PathBuf,
+        /// Address to listen on. A non-loopback address needs --requirepass.
+        #[arg(long, default_value = "127.0.0.1:6379")]
+        bind: std::net::SocketAddr,
+        /// Password clients must give with AUTH (or HELLO ... AUTH).
+        #[arg(long)]
+        requirepass: Option<String>,
+        /// When writes reach the disk: always (before the reply), everysec,
+        /// or no (the OS decides; a write still survives a server crash).
+        #[arg(long, default_value = "everysec", value_parser = ["always", "everysec", "no"])]
+        appendfsync: String,
+        /// Most clients connected at once.
+        #[arg(long, default_value_t = 10_000)]
+        maxclients: usize,
+    },
     /// Merge everything into the last level.
     #[command(after_help = EXIT_CODES)]
     Compact {
@@ -226,6 +248,25 @@ pub fn run(cli: Cli) -> Result<i32> {
         Cmd::Stats { db, json } => admin::stats(&db, json).map(|_| exit::OK),
         Cmd::Check { db } => admin::check(&db),
         Cmd::Compact { db } => admin::compact(&db).map(|_| exit::OK),
+        Cmd::Serve {
+            db,
+            bind,
+            requirepass,
+            appendfsync,
+            maxclients,
+        } => {
+            let mut opts = slsm_server::ServerOptions::new(db);
+            opts.bind = bind;
+            opts.requirepass = requirepass;
+            opts.appendfsync =
+                slsm_server::Fsync::parse(&appendfsync).unwrap_or(slsm_server::Fsync::EverySec);
+            opts.maxclients = maxclients;
+            if let Err(e) = opts.check() {
+                return Err(anyhow::Error::new(exit::Usage(e)));
+            }
+            slsm_server::run(opts).map_err(anyhow::Error::msg)?;
+            Ok(exit::OK)
+        }
         Cmd::Checkpoint { db, dest } => admin::checkpoint(&db, &dest).map(|_| exit::OK),
         Cmd::Dump { db, file } => admin::dump(&db, &file).map(|_| exit::OK),
         Cmd::Load { db, file } => admin::load(&db, &file).map(|_| exit::OK),

@@ -430,3 +430,65 @@ fn dump_then_load_reproduces_every_keyspace_and_checkpoint_copies() {
         "nothing loaded"
     );
 }
+
+/// `slsm serve --appendfsync always`: every acknowledged write survives a
+/// SIGKILL of the server.
+#[test]
+fn serve_survives_sigkill_with_appendfsync_always() {
+    use redis::Commands;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let bind = format!("127.0.0.1:{port}");
+    let start = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_slsm"))
+            .args([
+                "serve",
+                "--db",
+                path_str(&db),
+                "--bind",
+                &bind,
+                "--appendfsync",
+                "always",
+            ])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = format!("redis://{bind}/");
+        for _ in 0..200 {
+            if let Ok(c) = redis::Client::open(url.as_str()).unwrap().get_connection() {
+                return (child, c);
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("slsm serve exited: {status:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        let _ = child.kill();
+        panic!("slsm serve did not start");
+    };
+    let (mut child, mut c) = start();
+    let mut acked = 0u32;
+    for i in 0..500u32 {
+        let _: () = c.set(format!("k{i}"), i).unwrap();
+        acked = i + 1;
+    }
+    let _: i64 = c.incr("counter", 7).unwrap();
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let (mut child, mut c) = start();
+    for i in 0..acked {
+        assert_eq!(c.get::<_, u32>(format!("k{i}")).unwrap(), i, "k{i} lost");
+    }
+    assert_eq!(c.get::<_, i64>("counter").unwrap(), 7);
+    // A non-loopback bind without a password is refused.
+    let o = slsm(&["serve", "--db", path_str(&db), "--bind", "0.0.0.0:0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("requirepass"), "{}", stderr(&o));
+    let _ = redis::cmd("SHUTDOWN").query::<()>(&mut c);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}

@@ -1,0 +1,190 @@
+//! Key commands: DEL UNLINK EXISTS TYPE RENAME KEYS SCAN EXPIRE PEXPIRE
+//! EXPIREAT PEXPIREAT TTL PTTL PERSIST.
+
+use super::{fail, int_arg, syntax_error, Outcome};
+use crate::cursors::Cursors;
+use crate::glob;
+use crate::resp::Reply;
+use crate::store::{now_ms, Access};
+
+/// Keys a SCAN or KEYS reads from the engine per step.
+const STEP: usize = 1024;
+
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
+    match name {
+        "del" | "unlink" => {
+            let mut n = 0;
+            for k in &a[1..] {
+                if acc.get(k)?.is_some() {
+                    acc.del(k)?;
+                    n += 1;
+                }
+            }
+            Ok(Reply::Int(n))
+        }
+        "exists" => {
+            let mut n = 0;
+            for k in &a[1..] {
+                n += acc.get(k)?.is_some() as i64;
+            }
+            Ok(Reply::Int(n))
+        }
+        "type" => Ok(Reply::Simple(
+            match acc.get(&a[1])? {
+                Some(_) => "string",
+                None => "none",
+            }
+            .into(),
+        )),
+        "rename" => {
+            let Some(v) = acc.get(&a[1])? else {
+                return Err(fail("ERR no such key"));
+            };
+            if a[1] != a[2] {
+                acc.del(&a[1])?;
+                acc.set(&a[2], &v)?;
+            }
+            Ok(Reply::ok())
+        }
+        "keys" => {
+            let mut out = Vec::new();
+            let mut after: Option<Vec<u8>> = None;
+            loop {
+                let batch = acc.keys_after(after.as_deref(), STEP)?;
+                let done = batch.len() < STEP;
+                after = batch.last().cloned();
+                out.extend(
+                    batch
+                        .into_iter()
+                        .filter(|k| glob::matches(&a[1], k))
+                        .map(Reply::Bulk),
+                );
+                if done {
+                    return Ok(Reply::Array(out));
+                }
+            }
+        }
+        "scan" => scan(a, acc, cursors),
+        "expire" | "pexpire" | "expireat" | "pexpireat" => expire(name, a, acc),
+        "ttl" | "pttl" => Ok(Reply::Int(match acc.get(&a[1])? {
+            None => -2,
+            Some(v) if v.expires_at == 0 => -1,
+            Some(v) => {
+                let left = v.expires_at.saturating_sub(now_ms()) as i64;
+                match name {
+                    // Redis rounds to the nearest second.
+                    "ttl" => (left + 500) / 1000,
+                    _ => left,
+                }
+            }
+        })),
+        "persist" => match acc.get(&a[1])? {
+            Some(mut v) if v.expires_at != 0 => {
+                v.expires_at = 0;
+                acc.set(&a[1], &v)?;
+                Ok(Reply::Int(1))
+            }
+            _ => Ok(Reply::Int(0)),
+        },
+        _ => Err(fail("ERR unknown command")),
+    }
+}
+
+fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
+    let cursor = std::str::from_utf8(&a[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| fail("ERR invalid cursor"))?;
+    let (mut pattern, mut count): (Option<&[u8]>, usize) = (None, 10);
+    let mut i = 2;
+    while i < a.len() {
+        let value = a.get(i + 1).ok_or_else(syntax_error)?;
+        match a[i].to_ascii_lowercase().as_slice() {
+            b"match" => pattern = Some(value),
+            b"count" => {
+                count = usize::try_from(int_arg(value)?)
+                    .ok()
+                    .filter(|&c| c >= 1)
+                    .ok_or_else(syntax_error)?
+            }
+            b"type" => {
+                if !value.eq_ignore_ascii_case(b"string") {
+                    return Ok(Reply::Array(vec![
+                        Reply::bulk("0"),
+                        Reply::Array(Vec::new()),
+                    ]));
+                }
+            }
+            _ => return Err(syntax_error()),
+        }
+        i += 2;
+    }
+    let after = match cursor {
+        0 => None,
+        id => cursors.resume(id),
+    };
+    let batch = acc.keys_after(after.as_deref(), count.min(100_000))?;
+    let next = match batch.len() < count {
+        true => 0,
+        false => batch.last().map_or(0, |k| cursors.save(k.clone())),
+    };
+    let keys = batch
+        .into_iter()
+        .filter(|k| pattern.is_none_or(|p| glob::matches(p, k)))
+        .map(Reply::Bulk)
+        .collect();
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(keys),
+    ]))
+}
+
+fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let n = int_arg(&a[2])?;
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for opt in &a[3..] {
+        match opt.to_ascii_lowercase().as_slice() {
+            b"nx" => nx = true,
+            b"xx" => xx = true,
+            b"gt" => gt = true,
+            b"lt" => lt = true,
+            _ => {
+                return Err(fail(&format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(opt)
+                )))
+            }
+        }
+    }
+    if (nx && (xx || gt || lt)) || (gt && lt) {
+        return Err(fail(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    let now = now_ms() as i64;
+    let at = match name {
+        "expire" => n.checked_mul(1000).and_then(|ms| ms.checked_add(now)),
+        "pexpire" => n.checked_add(now),
+        "expireat" => n.checked_mul(1000),
+        _ => Some(n),
+    }
+    .ok_or_else(|| fail(&format!("ERR invalid expire time in '{name}' command")))?;
+    let Some(mut v) = acc.get(&a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    let current = v.expires_at;
+    let skip = (nx && current != 0)
+        || (xx && current == 0)
+        || (gt && (current == 0 || at as u64 <= current))
+        || (lt && current != 0 && at as u64 >= current);
+    if skip {
+        return Ok(Reply::Int(0));
+    }
+    if at <= now {
+        acc.del(&a[1])?; // an expiry in the past deletes the key, as in Redis
+    } else {
+        v.expires_at = at as u64;
+        acc.set(&a[1], &v)?;
+    }
+    Ok(Reply::Int(1))
+}

@@ -1,0 +1,97 @@
+//! The commands on data: strings and keys. Each runs against an [`Access`]
+//! (straight, or inside a transaction) and returns its reply; the
+//! connection decides which (see [`needs_transaction`]).
+
+mod keys;
+mod strings;
+
+use crate::resp::Reply;
+use crate::store::Access;
+
+/// Why a command failed: a reply to send (Redis's error text) or an engine
+/// error (reported as `-ERR` with its message).
+pub enum Fail {
+    Reply(Reply),
+    Engine(slsm::Error),
+}
+
+impl From<slsm::Error> for Fail {
+    fn from(e: slsm::Error) -> Fail {
+        Fail::Engine(e)
+    }
+}
+
+pub type Outcome = Result<Reply, Fail>;
+
+pub fn fail(msg: &str) -> Fail {
+    Fail::Reply(Reply::err(msg))
+}
+
+pub fn syntax_error() -> Fail {
+    fail("ERR syntax error")
+}
+
+pub fn not_an_integer() -> Fail {
+    fail("ERR value is not an integer or out of range")
+}
+
+/// Redis accepts no `+` sign and no leading zeros.
+fn is_canonical_integer(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.starts_with('+') && (digits == "0" || !digits.starts_with('0'))
+}
+
+/// A decimal integer argument, as Redis parses them.
+pub fn int_arg(arg: &[u8]) -> Result<i64, Fail> {
+    std::str::from_utf8(arg)
+        .ok()
+        .filter(|s| is_canonical_integer(s))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(not_an_integer)
+}
+
+/// The arity of a data command (Redis's: negative means "at least"), or
+/// `None` if it is not one.
+pub fn arity(name: &str) -> Option<i32> {
+    Some(match name {
+        "get" | "strlen" | "incr" | "decr" | "getdel" | "ttl" | "pttl" | "persist" | "type"
+        | "keys" => 2,
+        "setnx" | "append" | "incrby" | "decrby" | "incrbyfloat" | "rename" => 3,
+        "setex" | "psetex" | "getrange" | "setrange" => 4,
+        "getex" | "mget" | "del" | "unlink" | "exists" | "scan" => -2,
+        "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" => -3,
+        _ => return None,
+    })
+}
+
+/// True for commands that read before they write (or write several keys):
+/// outside `MULTI` they run in a transaction of their own, retried on a
+/// conflict, so they are atomic under concurrent clients.
+pub fn needs_transaction(name: &str, args: &[Vec<u8>]) -> bool {
+    match name {
+        "get" | "mget" | "strlen" | "getrange" | "ttl" | "pttl" | "type" | "exists" | "keys"
+        | "scan" | "setex" | "psetex" => false,
+        // A plain SET (with at most EX/PX/EXAT/PXAT) writes blindly.
+        "set" => args[3..].iter().any(|a| {
+            let a = a.to_ascii_lowercase();
+            a == b"nx" || a == b"xx" || a == b"get" || a == b"keepttl"
+        }),
+        _ => true,
+    }
+}
+
+/// Runs data command `name` (lowercase; arity already checked).
+pub fn run(
+    name: &str,
+    args: &[Vec<u8>],
+    acc: &mut dyn Access,
+    scan: &crate::cursors::Cursors,
+) -> Outcome {
+    match name {
+        "keys" | "scan" | "del" | "unlink" | "exists" | "type" | "rename" | "expire"
+        | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl" | "persist" => {
+            keys::run(name, args, acc, scan)
+        }
+        _ => strings::run(name, args, acc),
+    }
+}

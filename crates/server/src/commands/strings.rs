@@ -1,0 +1,260 @@
+//! String commands: GET SET SETNX SETEX PSETEX GETDEL GETEX MGET MSET
+//! MSETNX APPEND STRLEN GETRANGE SETRANGE INCR INCRBY DECR DECRBY
+//! INCRBYFLOAT.
+
+use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
+use crate::resp::{format_double, Reply, MAX_BULK};
+use crate::store::{now_ms, Access, Value};
+
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    match name {
+        "get" => Ok(bulk_or_null(acc.get(&a[1])?)),
+        "set" => set(a, acc),
+        "setnx" => match acc.get(&a[1])? {
+            Some(_) => Ok(Reply::Int(0)),
+            None => {
+                acc.set(&a[1], &Value::new(a[2].clone(), 0))?;
+                Ok(Reply::Int(1))
+            }
+        },
+        "setex" | "psetex" => {
+            let n = int_arg(&a[2])?;
+            let ms = if name == "setex" {
+                n.checked_mul(1000)
+            } else {
+                Some(n)
+            };
+            match ms {
+                Some(ms) if ms > 0 => {
+                    acc.set(
+                        &a[1],
+                        &Value::new(a[3].clone(), now_ms().saturating_add(ms as u64)),
+                    )?;
+                    Ok(Reply::ok())
+                }
+                _ => Err(fail(&format!(
+                    "ERR invalid expire time in '{name}' command"
+                ))),
+            }
+        }
+        "getdel" => {
+            let v = acc.get(&a[1])?;
+            if v.is_some() {
+                acc.del(&a[1])?;
+            }
+            Ok(bulk_or_null(v))
+        }
+        "getex" => getex(a, acc),
+        "mget" => {
+            let mut out = Vec::with_capacity(a.len() - 1);
+            for k in &a[1..] {
+                out.push(bulk_or_null(acc.get(k)?));
+            }
+            Ok(Reply::Array(out))
+        }
+        "mset" | "msetnx" => mset(name, a, acc),
+        "append" => {
+            let mut v = acc.get(&a[1])?.unwrap_or(Value::new(Vec::new(), 0));
+            check_size(v.data.len() + a[2].len())?;
+            v.data.extend_from_slice(&a[2]);
+            acc.set(&a[1], &v)?;
+            Ok(Reply::Int(v.data.len() as i64))
+        }
+        "strlen" => Ok(Reply::Int(
+            acc.get(&a[1])?.map_or(0, |v| v.data.len() as i64),
+        )),
+        "getrange" => getrange(a, acc),
+        "setrange" => setrange(a, acc),
+        "incr" => incr_by(acc, &a[1], 1),
+        "decr" => incr_by(acc, &a[1], -1),
+        "incrby" => incr_by(acc, &a[1], int_arg(&a[2])?),
+        "decrby" => {
+            let by = int_arg(&a[2])?
+                .checked_neg()
+                .ok_or_else(|| fail("ERR decrement would overflow"))?;
+            incr_by(acc, &a[1], by)
+        }
+        "incrbyfloat" => incr_by_float(acc, &a[1], &a[2]),
+        _ => Err(fail("ERR unknown command")),
+    }
+}
+
+fn bulk_or_null(v: Option<Value>) -> Reply {
+    v.map_or(Reply::Null, |v| Reply::Bulk(v.data))
+}
+
+fn check_size(len: usize) -> Result<(), Fail> {
+    match len > MAX_BULK {
+        true => Err(fail(
+            "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+        )),
+        false => Ok(()),
+    }
+}
+
+/// An expiry option's time as an absolute millisecond, from its unit.
+fn expiry_at(option: &[u8], arg: &[u8], cmd: &str) -> Result<u64, Fail> {
+    let n = int_arg(arg)?;
+    let bad = || fail(&format!("ERR invalid expire time in '{cmd}' command"));
+    if n <= 0 {
+        return Err(bad());
+    }
+    let now = now_ms() as i64;
+    let at = match option {
+        b"ex" => n.checked_mul(1000).and_then(|ms| ms.checked_add(now)),
+        b"px" => n.checked_add(now),
+        b"exat" => n.checked_mul(1000),
+        b"pxat" => Some(n),
+        _ => return Err(syntax_error()),
+    };
+    at.map(|t| t as u64).ok_or_else(bad)
+}
+
+fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let (mut nx, mut xx, mut get, mut keep_ttl) = (false, false, false, false);
+    let mut expires: Option<u64> = None;
+    let mut i = 3;
+    while i < a.len() {
+        let opt = a[i].to_ascii_lowercase();
+        match opt.as_slice() {
+            b"nx" if !xx => nx = true,
+            b"xx" if !nx => xx = true,
+            b"get" => get = true,
+            b"keepttl" if expires.is_none() => keep_ttl = true,
+            b"ex" | b"px" | b"exat" | b"pxat" if expires.is_none() && !keep_ttl => {
+                let arg = a.get(i + 1).ok_or_else(syntax_error)?;
+                expires = Some(expiry_at(&opt, arg, "set")?);
+                i += 1;
+            }
+            _ => return Err(syntax_error()),
+        }
+        i += 1;
+    }
+    let old = match nx || xx || get || keep_ttl {
+        true => acc.get(&a[1])?,
+        false => None,
+    };
+    let reply_old = |old: Option<Value>| bulk_or_null(old);
+    if (nx && old.is_some()) || (xx && old.is_none()) {
+        return Ok(if get { reply_old(old) } else { Reply::Null });
+    }
+    let ttl = match (keep_ttl, &old) {
+        (true, Some(v)) => v.expires_at,
+        _ => expires.unwrap_or(0),
+    };
+    acc.set(&a[1], &Value::new(a[2].clone(), ttl))?;
+    Ok(if get { reply_old(old) } else { Reply::ok() })
+}
+
+fn getex(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let mut new_ttl: Option<u64> = None;
+    match a.len() {
+        2 => {}
+        3 if a[2].eq_ignore_ascii_case(b"persist") => new_ttl = Some(0),
+        4 => new_ttl = Some(expiry_at(&a[2].to_ascii_lowercase(), &a[3], "getex")?),
+        _ => return Err(syntax_error()),
+    }
+    let Some(mut v) = acc.get(&a[1])? else {
+        return Ok(Reply::Null);
+    };
+    if let Some(at) = new_ttl {
+        v.expires_at = at;
+        acc.set(&a[1], &v)?;
+    }
+    Ok(Reply::Bulk(v.data))
+}
+
+fn mset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    if a.len().is_multiple_of(2) {
+        return Err(fail(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        )));
+    }
+    if name == "msetnx" {
+        for pair in a[1..].chunks(2) {
+            if acc.get(&pair[0])?.is_some() {
+                return Ok(Reply::Int(0));
+            }
+        }
+    }
+    for pair in a[1..].chunks(2) {
+        acc.set(&pair[0], &Value::new(pair[1].clone(), 0))?;
+    }
+    Ok(match name {
+        "msetnx" => Reply::Int(1),
+        _ => Reply::ok(),
+    })
+}
+
+/// Redis's index rules: negative counts from the end, clamped.
+fn getrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let (start, end) = (int_arg(&a[2])?, int_arg(&a[3])?);
+    let data = acc.get(&a[1])?.map(|v| v.data).unwrap_or_default();
+    let len = data.len() as i64;
+    let fix = |i: i64| if i < 0 { (len + i).max(0) } else { i };
+    let (s, e) = (fix(start), fix(end).min(len - 1));
+    if len == 0 || s > e || (start < 0 && end < 0 && start > end) {
+        return Ok(Reply::Bulk(Vec::new()));
+    }
+    Ok(Reply::Bulk(data[s as usize..=e as usize].to_vec()))
+}
+
+fn setrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let offset = int_arg(&a[2])?;
+    if offset < 0 {
+        return Err(fail("ERR offset is out of range"));
+    }
+    let offset = offset as usize;
+    let mut v = acc.get(&a[1])?.unwrap_or(Value::new(Vec::new(), 0));
+    if a[3].is_empty() {
+        return Ok(Reply::Int(v.data.len() as i64));
+    }
+    check_size(offset + a[3].len())?;
+    if v.data.len() < offset + a[3].len() {
+        v.data.resize(offset + a[3].len(), 0);
+    }
+    v.data[offset..offset + a[3].len()].copy_from_slice(&a[3]);
+    acc.set(&a[1], &v)?;
+    Ok(Reply::Int(v.data.len() as i64))
+}
+
+fn incr_by(acc: &mut dyn Access, key: &[u8], by: i64) -> Outcome {
+    let v = acc.get(key)?;
+    let (current, expires) = match &v {
+        Some(v) => (
+            int_arg(&v.data).map_err(|_| not_an_integer())?,
+            v.expires_at,
+        ),
+        None => (0, 0),
+    };
+    let next = current
+        .checked_add(by)
+        .ok_or_else(|| fail("ERR increment or decrement would overflow"))?;
+    acc.set(key, &Value::new(next.to_string().into_bytes(), expires))?;
+    Ok(Reply::Int(next))
+}
+
+fn incr_by_float(acc: &mut dyn Access, key: &[u8], by: &[u8]) -> Outcome {
+    let parse = |b: &[u8]| -> Option<f64> {
+        std::str::from_utf8(b)
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+    };
+    let not_float = || fail("ERR value is not a valid float");
+    let by = parse(by).ok_or_else(not_float)?;
+    let v = acc.get(key)?;
+    let (current, expires) = match &v {
+        Some(v) => (parse(&v.data).ok_or_else(not_float)?, v.expires_at),
+        None => (0.0, 0),
+    };
+    let next = current + by;
+    if !next.is_finite() {
+        return Err(fail("ERR increment would produce NaN or Infinity"));
+    }
+    let text = format_double(next);
+    acc.set(key, &Value::new(text.clone().into_bytes(), expires))?;
+    Ok(Reply::Bulk(text.into_bytes()))
+}

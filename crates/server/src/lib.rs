@@ -1,0 +1,269 @@
+//! `slsm serve`: a Redis-protocol server on the slsm engine, so redis-cli,
+//! redis-benchmark and every Redis client library use slsm unchanged, with
+//! data far larger than memory and durable as Redis's AOF promises.
+//!
+//! * RESP2 and RESP3 (`HELLO 3`), pipelining, one task per connection on a
+//!   multi-threaded tokio runtime; engine calls run in `block_in_place`, so
+//!   a slow disk or fsync never stalls other clients' I/O.
+//! * Strings with expiry (`store.rs`), key commands, `MULTI`/`EXEC`/`WATCH`
+//!   on the engine's optimistic transactions (`session.rs`); read-modify-
+//!   write commands (`INCR`, `SETNX`, `APPEND`, ...) are atomic under
+//!   concurrent clients.
+//! * Durability as Redis users read it: `--appendfsync always` acknowledges
+//!   a write after it is synced, `everysec` syncs at least once a second,
+//!   `no` leaves it to the OS (a write survives a crash of the server
+//!   process in every mode).
+//! * Protocol limits as Redis has them (`resp.rs`); a malformed request
+//!   gets `-ERR Protocol error: ...` and the connection is closed; a
+//!   client's unparsed input is capped at 1 GiB (Redis's
+//!   `client-query-buffer-limit`).
+
+pub mod admin;
+pub mod commands;
+mod conn;
+pub mod cursors;
+pub mod glob;
+pub mod resp;
+pub mod session;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// When writes reach the disk (Redis's `appendfsync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fsync {
+    /// Every write is synced before it is acknowledged.
+    Always,
+    /// The log is synced at least once a second.
+    EverySec,
+    /// The OS decides (a write still survives a crash of the server).
+    No,
+}
+
+impl Fsync {
+    pub fn parse(s: &str) -> Option<Fsync> {
+        match s {
+            "always" => Some(Fsync::Always),
+            "everysec" => Some(Fsync::EverySec),
+            "no" => Some(Fsync::No),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        }
+    }
+}
+
+/// How to serve.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    pub db: PathBuf,
+    pub bind: SocketAddr,
+    pub requirepass: Option<String>,
+    pub appendfsync: Fsync,
+    pub maxclients: usize,
+    /// Engine options for the database.
+    pub engine: slsm::Options,
+}
+
+impl ServerOptions {
+    pub fn new(db: impl Into<PathBuf>) -> ServerOptions {
+        ServerOptions {
+            db: db.into(),
+            bind: SocketAddr::from(([127, 0, 0, 1], 6379)),
+            requirepass: None,
+            appendfsync: Fsync::EverySec,
+            maxclients: 10_000,
+            engine: slsm::Options::default(),
+        }
+    }
+
+    /// Redis's protected mode: a non-loopback address needs a password.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.bind.ip().is_loopback() && self.requirepass.is_none() {
+            return Err(format!(
+                "refusing to listen on {} without --requirepass: anyone who can reach it could read and change the data (bind to 127.0.0.1, or set a password)",
+                self.bind
+            ));
+        }
+        if self.maxclients == 0 {
+            return Err("--maxclients must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// What every connection shares.
+pub struct Shared {
+    pub opts: ServerOptions,
+    pub store: store::Store,
+    pub cursors: cursors::Cursors,
+    pub started: Instant,
+    pub clients: AtomicU64,
+    pub connections: AtomicU64,
+    pub commands: AtomicU64,
+    pub rejected: AtomicU64,
+    next_id: AtomicU64,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Shared {
+    pub fn write_options(&self) -> slsm::WriteOptions {
+        slsm::WriteOptions {
+            sync: self.opts.appendfsync == Fsync::Always,
+            ..Default::default()
+        }
+    }
+
+    /// Stops the server (SHUTDOWN).
+    pub fn shutdown_now(&self) -> bool {
+        self.shutdown.send(true).is_ok()
+    }
+
+    fn next_client_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+/// A running server: its address, and a handle to stop it.
+pub struct Running {
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Running {
+    /// Asks the server to stop (as SHUTDOWN or SIGTERM do).
+    pub fn shutdown(&self) {
+        let _ = self.shared.shutdown.send(true);
+    }
+
+    /// Waits until the server has stopped and the database is closed.
+    pub async fn stopped(self) {
+        let _ = self.done.await;
+    }
+}
+
+/// Opens the database, binds, and serves in the background of the current
+/// tokio runtime (multi-threaded).
+pub async fn start(opts: ServerOptions) -> Result<Running, String> {
+    opts.check()?;
+    let db = slsm::Db::open(&opts.db, opts.engine.clone()).map_err(|e| e.to_string())?;
+    let db = Arc::new(db);
+    let store = store::Store::new(Arc::clone(&db)).map_err(|e| e.to_string())?;
+    let listener = TcpListener::bind(opts.bind)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.bind))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let (tx, rx) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        opts,
+        store,
+        cursors: cursors::Cursors::default(),
+        started: Instant::now(),
+        clients: AtomicU64::new(0),
+        connections: AtomicU64::new(0),
+        commands: AtomicU64::new(0),
+        rejected: AtomicU64::new(0),
+        next_id: AtomicU64::new(0),
+        shutdown: tx,
+    });
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(serve(listener, Arc::clone(&shared), rx, db, done_tx));
+    Ok(Running {
+        addr,
+        shared,
+        done: done_rx,
+    })
+}
+
+async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+    db: Arc<slsm::Db>,
+    done: tokio::sync::oneshot::Sender<()>,
+) {
+    if shared.opts.appendfsync == Fsync::EverySec {
+        tokio::spawn(sync_every_second(Arc::clone(&db), stop.clone()));
+    }
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                if let Ok((socket, _)) = accepted {
+                    tokio::spawn(conn::handle(socket, Arc::clone(&shared), stop.clone()));
+                }
+            }
+            _ = stop.changed() => break,
+        }
+    }
+    drop(listener);
+    // Let connections see the stop and finish their current command.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let store_db = Arc::clone(&shared.store.db);
+    drop(shared);
+    let _ = tokio::task::spawn_blocking(move || {
+        let _ = store_db.flush();
+        let _ = store_db.sync();
+        drop(store_db);
+        drop(db);
+    })
+    .await;
+    let _ = done.send(());
+}
+
+async fn sync_every_second(db: Arc<slsm::Db>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                let db = Arc::clone(&db);
+                let _ = tokio::task::spawn_blocking(move || db.sync()).await;
+            }
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Serves until SIGTERM, SIGINT or SHUTDOWN; then flushes and closes the
+/// database. Blocks the calling thread (it builds its own runtime).
+pub fn run(opts: ServerOptions) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let running = start(opts).await?;
+        eprintln!(
+            "slsm serve: ready to accept connections on {}",
+            running.addr
+        );
+        let shared = Arc::clone(&running.shared);
+        tokio::spawn(async move {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(_) => return,
+                };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            let _ = shared.shutdown.send(true);
+        });
+        running.stopped().await;
+        eprintln!("slsm serve: database closed, bye");
+        Ok(())
+    })
+}

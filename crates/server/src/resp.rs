@@ -1,0 +1,296 @@
+//! RESP, the Redis protocol: requests (multibulk arrays of bulk strings,
+//! or inline commands) parsed incrementally with Redis's limits, and
+//! replies encoded as RESP2 or RESP3.
+//!
+//! Limits as Redis has them: a bulk string of at most 512 MB
+//! (`proto-max-bulk-len`), a multibulk of at most 1,048,576 elements, an
+//! inline command of at most 64 KiB. Anything else malformed is a protocol
+//! error: the caller answers `-ERR Protocol error: ...` and closes.
+
+/// Largest bulk string, as Redis's default `proto-max-bulk-len`.
+pub const MAX_BULK: usize = 512 * 1024 * 1024;
+/// Most elements of one request.
+pub const MAX_MULTIBULK: usize = 1024 * 1024;
+/// Longest inline request.
+pub const MAX_INLINE: usize = 64 * 1024;
+
+/// One request: the command name and its arguments.
+pub type Request = Vec<Vec<u8>>;
+
+/// A malformed request (the message after `Protocol error: `).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+/// Parses the first complete request of `buf`: `Ok(Some((request, bytes
+/// used)))`, `Ok(None)` if more input is needed, or the protocol error.
+/// An empty inline line is a request with no arguments (skipped).
+pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
+    match buf.first() {
+        None => Ok(None),
+        Some(b'*') => parse_multibulk(buf),
+        Some(_) => parse_inline(buf),
+    }
+}
+
+/// The line starting at `at` (without `\r\n`) and the offset after it.
+fn line(buf: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let rest = buf.get(at..)?;
+    let end = rest.windows(2).position(|w| w == b"\r\n")?;
+    Some((&rest[..end], at + end + 2))
+}
+
+fn number(digits: &[u8]) -> Option<i64> {
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+fn err(msg: &str) -> ProtocolError {
+    ProtocolError(msg.to_string())
+}
+
+fn parse_multibulk(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
+    let Some((head, mut at)) = line(buf, 1) else {
+        return match buf.len() > MAX_INLINE {
+            true => Err(err("too big mbulk count string")),
+            false => Ok(None),
+        };
+    };
+    let count = number(head).ok_or_else(|| err("invalid multibulk length"))?;
+    if count > MAX_MULTIBULK as i64 {
+        return Err(err("invalid multibulk length"));
+    }
+    if count <= 0 {
+        return Ok(Some((Vec::new(), at)));
+    }
+    let mut args = Vec::with_capacity(count.min(1024) as usize);
+    for _ in 0..count {
+        match buf.get(at) {
+            None => return Ok(None),
+            Some(b'$') => {}
+            Some(&c) => return Err(ProtocolError(format!("expected '$', got '{}'", c as char))),
+        }
+        let Some((len, start)) = line(buf, at + 1) else {
+            return match buf.len() - at > MAX_INLINE {
+                true => Err(err("too big bulk count string")),
+                false => Ok(None),
+            };
+        };
+        let len = number(len).ok_or_else(|| err("invalid bulk length"))?;
+        if len < 0 || len > MAX_BULK as i64 {
+            return Err(err("invalid bulk length"));
+        }
+        let end = start + len as usize;
+        if buf.len() < end + 2 {
+            return Ok(None);
+        }
+        if &buf[end..end + 2] != b"\r\n" {
+            return Err(err("invalid bulk length"));
+        }
+        args.push(buf[start..end].to_vec());
+        at = end + 2;
+    }
+    Ok(Some((args, at)))
+}
+
+fn parse_inline(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
+    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
+        return match buf.len() > MAX_INLINE {
+            true => Err(err("too big inline request")),
+            false => Ok(None),
+        };
+    };
+    if nl > MAX_INLINE {
+        return Err(err("too big inline request"));
+    }
+    let text = buf[..nl].strip_suffix(b"\r").unwrap_or(&buf[..nl]);
+    Ok(Some((split_inline(text)?, nl + 1)))
+}
+
+/// Splits an inline command on spaces, honouring double and single quotes
+/// (with `\"`-style escapes inside double quotes), as redis-cli sends them.
+fn split_inline(text: &[u8]) -> Result<Request, ProtocolError> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        while i < text.len() && text[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == text.len() {
+            break;
+        }
+        let mut arg = Vec::new();
+        match text[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                loop {
+                    match text.get(i) {
+                        None => return Err(err("unbalanced quotes in request")),
+                        Some(&c) if c == q => {
+                            i += 1;
+                            break;
+                        }
+                        Some(b'\\') if q == b'"' && i + 1 < text.len() => {
+                            arg.push(match text[i + 1] {
+                                b'n' => b'\n',
+                                b'r' => b'\r',
+                                b't' => b'\t',
+                                c => c,
+                            });
+                            i += 2;
+                        }
+                        Some(&c) => {
+                            arg.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+                if i < text.len() && !text[i].is_ascii_whitespace() {
+                    return Err(err("unbalanced quotes in request"));
+                }
+            }
+            _ => {
+                while i < text.len() && !text[i].is_ascii_whitespace() {
+                    arg.push(text[i]);
+                    i += 1;
+                }
+            }
+        }
+        args.push(arg);
+    }
+    Ok(args)
+}
+
+/// A reply, encoded for the connection's protocol version.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    /// A missing bulk string (`$-1` / `_`).
+    Null,
+    /// A missing array (`*-1` / `_`): EXEC after a WATCH conflict.
+    NullArray,
+    Array(Vec<Reply>),
+    /// A map in RESP3, a flat array of pairs in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// A double in RESP3, a bulk string in RESP2.
+    Double(f64),
+}
+
+impl Reply {
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".into())
+    }
+
+    pub fn err(msg: impl Into<String>) -> Reply {
+        Reply::Error(msg.into())
+    }
+
+    pub fn bulk(b: impl Into<Vec<u8>>) -> Reply {
+        Reply::Bulk(b.into())
+    }
+
+    /// Appends the encoding for protocol `proto` (2 or 3) to `out`.
+    pub fn encode(&self, proto: u8, out: &mut Vec<u8>) {
+        match self {
+            Reply::Simple(s) => push_line(out, b'+', s.as_bytes()),
+            Reply::Error(s) => push_line(out, b'-', s.as_bytes()),
+            Reply::Int(n) => push_line(out, b':', n.to_string().as_bytes()),
+            Reply::Bulk(b) => {
+                push_line(out, b'$', b.len().to_string().as_bytes());
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Null if proto >= 3 => out.extend_from_slice(b"_\r\n"),
+            Reply::Null => out.extend_from_slice(b"$-1\r\n"),
+            Reply::NullArray if proto >= 3 => out.extend_from_slice(b"_\r\n"),
+            Reply::NullArray => out.extend_from_slice(b"*-1\r\n"),
+            Reply::Array(items) => {
+                push_line(out, b'*', items.len().to_string().as_bytes());
+                items.iter().for_each(|r| r.encode(proto, out));
+            }
+            Reply::Map(pairs) if proto >= 3 => {
+                push_line(out, b'%', pairs.len().to_string().as_bytes());
+                for (k, v) in pairs {
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
+            Reply::Map(pairs) => {
+                push_line(out, b'*', (pairs.len() * 2).to_string().as_bytes());
+                for (k, v) in pairs {
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
+            Reply::Double(d) if proto >= 3 => push_line(out, b',', format_double(*d).as_bytes()),
+            Reply::Double(d) => Reply::Bulk(format_double(*d).into_bytes()).encode(proto, out),
+        }
+    }
+}
+
+/// A double as Redis prints it (`INCRBYFLOAT`): shortest round-trip form.
+pub fn format_double(d: f64) -> String {
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = format!("{d}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+fn push_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_multibulk_incrementally() {
+        let req = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n";
+        for cut in 0..req.len() {
+            assert_eq!(parse(&req[..cut]), Ok(None), "cut {cut}");
+        }
+        let (r, n) = parse(req).unwrap().unwrap();
+        assert_eq!(n, req.len());
+        assert_eq!(r, vec![b"SET".to_vec(), b"k".to_vec(), b"hello".to_vec()]);
+    }
+
+    #[test]
+    fn parses_inline_with_quotes() {
+        let (r, n) = parse(b"set \"a b\" 'c'\r\nrest").unwrap().unwrap();
+        assert_eq!(r, vec![b"set".to_vec(), b"a b".to_vec(), b"c".to_vec()]);
+        assert_eq!(n, 15);
+        assert!(parse(b"set \"a\r\n").is_err());
+    }
+
+    #[test]
+    fn malformed_requests_are_protocol_errors() {
+        assert!(parse(b"*x\r\n").is_err());
+        assert!(parse(b"*2000000\r\n").is_err());
+        assert!(parse(b"*1\r\n:3\r\n").is_err());
+        assert!(parse(b"*1\r\n$-5\r\n").is_err());
+        assert!(parse(b"*1\r\n$600000000\r\n").is_err());
+        assert!(parse(b"*1\r\n$1\r\nab\r\n").is_err());
+        assert!(parse(&vec![b'a'; MAX_INLINE + 10]).is_err());
+    }
+
+    #[test]
+    fn encodes_both_protocols() {
+        let mut two = Vec::new();
+        let mut three = Vec::new();
+        let r = Reply::Array(vec![
+            Reply::Null,
+            Reply::Int(3),
+            Reply::Map(vec![(Reply::bulk("a"), Reply::Double(1.5))]),
+        ]);
+        r.encode(2, &mut two);
+        r.encode(3, &mut three);
+        assert_eq!(two, b"*3\r\n$-1\r\n:3\r\n*2\r\n$1\r\na\r\n$3\r\n1.5\r\n");
+        assert_eq!(three, b"*3\r\n_\r\n:3\r\n%1\r\n$1\r\na\r\n,1.5\r\n");
+        assert_eq!(format_double(3.0), "3");
+    }
+}

@@ -1,0 +1,355 @@
+//! The server driven by a real Redis client (the `redis` crate) on an
+//! ephemeral loopback port: every command family, pipelines, MULTI/EXEC
+//! with WATCH conflicts, expiry, AUTH, protocol errors.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use redis::{cmd, Commands, Connection, RedisResult, Value};
+use slsm_server::{Fsync, ServerOptions};
+
+struct Server {
+    url: String,
+    addr: std::net::SocketAddr,
+    rt: Option<tokio::runtime::Runtime>,
+    running: Option<slsm_server::Running>,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(password: Option<&str>) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = ServerOptions::new(dir.path().join("db"));
+        opts.bind = "127.0.0.1:0".parse().unwrap();
+        opts.requirepass = password.map(str::to_string);
+        opts.appendfsync = Fsync::No;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let running = rt.block_on(slsm_server::start(opts)).unwrap();
+        let addr = running.addr;
+        let url = match password {
+            Some(p) => format!("redis://:{p}@{addr}/"),
+            None => format!("redis://{addr}/"),
+        };
+        Server {
+            url,
+            addr,
+            rt: Some(rt),
+            running: Some(running),
+            _dir: dir,
+        }
+    }
+
+    fn conn(&self) -> Connection {
+        redis::Client::open(self.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    fn raw(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(bytes).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        out
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let (Some(rt), Some(running)) = (self.rt.take(), self.running.take()) {
+            running.shutdown();
+            rt.block_on(running.stopped());
+        }
+    }
+}
+
+#[test]
+fn strings() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = c.set("k", "v").unwrap();
+    assert_eq!(c.get::<_, String>("k").unwrap(), "v");
+    assert_eq!(c.get::<_, Option<String>>("missing").unwrap(), None);
+    assert!(!c.set_nx::<_, _, bool>("k", "other").unwrap());
+    assert!(c.set_nx::<_, _, bool>("n", "1").unwrap());
+    let r: Option<String> = cmd("SET")
+        .arg("k")
+        .arg("v2")
+        .arg("XX")
+        .arg("GET")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r.as_deref(), Some("v"));
+    let r: Option<String> = cmd("SET")
+        .arg("nope")
+        .arg("v")
+        .arg("XX")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, None);
+    assert_eq!(c.incr::<_, _, i64>("cnt", 5).unwrap(), 5);
+    assert_eq!(c.decr::<_, _, i64>("cnt", 2).unwrap(), 3);
+    assert_eq!(cmd("INCR").arg("cnt").query::<i64>(&mut c).unwrap(), 4);
+    assert_eq!(
+        cmd("INCRBYFLOAT")
+            .arg("f")
+            .arg("1.5")
+            .query::<String>(&mut c)
+            .unwrap(),
+        "1.5"
+    );
+    assert!(cmd("INCR")
+        .arg("k")
+        .query::<i64>(&mut c)
+        .unwrap_err()
+        .to_string()
+        .contains("not an integer"));
+    assert_eq!(c.append::<_, _, i64>("k", "!").unwrap(), 3);
+    assert_eq!(c.strlen::<_, i64>("k").unwrap(), 3);
+    assert_eq!(c.getrange::<_, String>("k", 0, -2).unwrap(), "v2");
+    assert_eq!(c.setrange::<_, _, i64>("k", 5, "x").unwrap(), 6);
+    assert_eq!(c.get::<_, Vec<u8>>("k").unwrap(), b"v2!\0\0x");
+    let _: () = c.mset(&[("a", "1"), ("b", "2")]).unwrap();
+    assert_eq!(
+        c.mget::<_, Vec<Option<String>>>(&["a", "zz", "b"]).unwrap(),
+        vec![Some("1".into()), None, Some("2".into())]
+    );
+    assert!(!cmd("MSETNX")
+        .arg("a")
+        .arg("9")
+        .arg("c")
+        .arg("3")
+        .query::<bool>(&mut c)
+        .unwrap());
+    assert_eq!(cmd("GETDEL").arg("a").query::<String>(&mut c).unwrap(), "1");
+    assert_eq!(c.exists::<_, i64>("a").unwrap(), 0);
+    let big = vec![b'x'; 1 << 20];
+    let _: () = c.set("big", &big).unwrap();
+    assert_eq!(c.get::<_, Vec<u8>>("big").unwrap(), big);
+}
+
+#[test]
+fn keys_scan_rename_and_expiry() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    for i in 0..250 {
+        let _: () = c.set(format!("user:{i}"), i).unwrap();
+    }
+    let _: () = c.set("other", 1).unwrap();
+    let mut keys: Vec<String> = c.keys("user:1*").unwrap();
+    keys.sort();
+    assert_eq!(keys.len(), 1 + 10 + 100);
+    let scanned: Vec<String> = c.scan_match("user:*").unwrap().collect();
+    assert_eq!(scanned.len(), 250);
+    assert_eq!(cmd("DBSIZE").query::<i64>(&mut c).unwrap(), 251);
+    assert_eq!(
+        cmd("TYPE").arg("other").query::<String>(&mut c).unwrap(),
+        "string"
+    );
+    assert_eq!(
+        cmd("TYPE").arg("nope").query::<String>(&mut c).unwrap(),
+        "none"
+    );
+    let _: () = c.rename("other", "renamed").unwrap();
+    assert_eq!(c.get::<_, i64>("renamed").unwrap(), 1);
+    assert_eq!(c.del::<_, i64>(&["renamed", "user:0", "nope"]).unwrap(), 2);
+    assert_eq!(c.ttl::<_, i64>("user:1").unwrap(), -1);
+    assert_eq!(c.ttl::<_, i64>("nope").unwrap(), -2);
+    assert!(c.expire::<_, bool>("user:1", 100).unwrap());
+    assert!((99..=100).contains(&c.ttl::<_, i64>("user:1").unwrap()));
+    assert!(c.persist::<_, bool>("user:1").unwrap());
+    assert_eq!(c.pttl::<_, i64>("user:1").unwrap(), -1);
+    let _: () = cmd("SET")
+        .arg("short")
+        .arg("v")
+        .arg("PX")
+        .arg(150)
+        .query(&mut c)
+        .unwrap();
+    let _: () = cmd("SETEX")
+        .arg("short2")
+        .arg(100)
+        .arg("v")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(
+        c.get::<_, Option<String>>("short").unwrap().as_deref(),
+        Some("v")
+    );
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(c.get::<_, Option<String>>("short").unwrap(), None);
+    assert_eq!(c.exists::<_, i64>("short").unwrap(), 0);
+    assert!(c.exists::<_, bool>("short2").unwrap());
+    assert!(c.pexpire::<_, bool>("short2", 1).unwrap());
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!c.exists::<_, bool>("short2").unwrap());
+    let _: () = cmd("FLUSHDB").query(&mut c).unwrap();
+    assert_eq!(cmd("DBSIZE").query::<i64>(&mut c).unwrap(), 0);
+}
+
+#[test]
+fn pipelines_and_transactions() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let (a, b): (i64, i64) = redis::pipe()
+        .cmd("INCR")
+        .arg("p")
+        .cmd("INCR")
+        .arg("p")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!((a, b), (1, 2));
+    let (x, y): (String, i64) = redis::pipe()
+        .atomic()
+        .set("t", "1")
+        .ignore()
+        .get("t")
+        .incr("t", 1)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!((x.as_str(), y), ("1", 2));
+    // WATCH: a write by someone else makes EXEC return nil.
+    let mut other = s.conn();
+    let _: () = cmd("WATCH").arg("w").query(&mut c).unwrap();
+    let _: () = other.set("w", "changed").unwrap();
+    let r: Value = redis::pipe()
+        .atomic()
+        .set("w", "mine")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, Value::Nil);
+    assert_eq!(other.get::<_, String>("w").unwrap(), "changed");
+    // Without interference it applies.
+    let _: () = cmd("WATCH").arg("w").query(&mut c).unwrap();
+    let _: Value = redis::pipe()
+        .atomic()
+        .set("w", "mine")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(other.get::<_, String>("w").unwrap(), "mine");
+    assert!(cmd("EXEC")
+        .query::<Value>(&mut c)
+        .unwrap_err()
+        .to_string()
+        .contains("EXEC without MULTI"));
+    let _: () = cmd("MULTI").query(&mut c).unwrap();
+    let _: () = cmd("SET").arg("d").arg("1").query(&mut c).unwrap();
+    let _: () = cmd("DISCARD").query(&mut c).unwrap();
+    assert!(!c.exists::<_, bool>("d").unwrap());
+}
+
+#[test]
+fn incr_is_atomic_under_concurrent_clients() {
+    let s = Server::start(None);
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let mut c = s.conn();
+            std::thread::spawn(move || {
+                for _ in 0..200 {
+                    let _: i64 = c.incr("counter", 1).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(s.conn().get::<_, i64>("counter").unwrap(), 1600);
+}
+
+#[test]
+fn auth_hello_and_connection_commands() {
+    let s = Server::start(Some("sekret"));
+    let mut anon = redis::Client::open(format!("redis://{}/", s.addr))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let e = anon.get::<_, Option<String>>("k").unwrap_err().to_string();
+    assert!(e.contains("NOAUTH"), "{e}");
+    let e = cmd("AUTH")
+        .arg("wrong")
+        .query::<()>(&mut anon)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("WRONGPASS"), "{e}");
+    let _: () = cmd("AUTH").arg("sekret").query(&mut anon).unwrap();
+    let _: () = anon.set("k", "v").unwrap();
+    let mut c = s.conn();
+    assert_eq!(cmd("PING").query::<String>(&mut c).unwrap(), "PONG");
+    assert_eq!(cmd("ECHO").arg("hi").query::<String>(&mut c).unwrap(), "hi");
+    let _: () = cmd("CLIENT")
+        .arg("SETNAME")
+        .arg("me")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(
+        cmd("CLIENT")
+            .arg("GETNAME")
+            .query::<String>(&mut c)
+            .unwrap(),
+        "me"
+    );
+    assert!(cmd("CLIENT").arg("ID").query::<i64>(&mut c).unwrap() > 0);
+    let _: () = cmd("SELECT").arg(0).query(&mut c).unwrap();
+    assert!(cmd("SELECT").arg(1).query::<()>(&mut c).is_err());
+    let hello: Value = cmd("HELLO").arg(3).query(&mut c).unwrap();
+    assert!(
+        matches!(hello, Value::Map(_) | Value::Array(_)),
+        "{hello:?}"
+    );
+    let info: String = cmd("INFO").arg("persistence").query(&mut c).unwrap();
+    assert!(info.contains("appendfsync:no"), "{info}");
+    let cfg: Vec<String> = cmd("CONFIG")
+        .arg("GET")
+        .arg("appendonly")
+        .query(&mut c)
+        .unwrap_or_default();
+    let _ = cfg;
+    assert!(cmd("COMMAND").arg("COUNT").query::<i64>(&mut c).unwrap() > 40);
+    let e = cmd("FOO")
+        .arg("a")
+        .query::<()>(&mut c)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown command 'FOO'"), "{e}");
+    let e = cmd("GET").query::<()>(&mut c).unwrap_err().to_string();
+    assert!(e.contains("wrong number of arguments for 'get'"), "{e}");
+}
+
+#[test]
+fn protocol_errors_close_the_connection() {
+    let s = Server::start(None);
+    let out = s.raw(b"*1\r\n$x\r\n");
+    assert!(
+        String::from_utf8_lossy(&out).starts_with("-ERR Protocol error"),
+        "{out:?}"
+    );
+    let out = s.raw(b"*9999999\r\n");
+    assert!(String::from_utf8_lossy(&out).contains("invalid multibulk length"));
+    let out = s.raw(b"PING\r\nECHO \"unbalanced\r\n");
+    assert!(
+        String::from_utf8_lossy(&out)
+            .starts_with("+PONG\r\n-ERR Protocol error: unbalanced quotes"),
+        "{out:?}"
+    );
+    // The server is still fine for others.
+    assert_eq!(cmd("PING").query::<String>(&mut s.conn()).unwrap(), "PONG");
+}
+
+#[test]
+fn shutdown_flushes_and_stops() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = c.set("k", "v").unwrap();
+    let r: RedisResult<()> = cmd("SHUTDOWN").query(&mut c);
+    let _ = r; // the connection closes without a reply
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(TcpStream::connect(s.addr).is_err() || s.conn().get::<_, String>("k").is_err());
+}
