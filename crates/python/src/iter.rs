@@ -23,12 +23,15 @@ pub enum Yield {
     Values,
 }
 
+/// A range of keys, as the engine's `range` takes it.
+pub type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// The bounds of `items(start, end, prefix)`.
 pub fn bounds(
     start: Option<&[u8]>,
     end: Option<&[u8]>,
     prefix: Option<&[u8]>,
-) -> PyResult<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+) -> PyResult<KeyRange> {
     if prefix.is_some() && (start.is_some() || end.is_some()) {
         return Err(PyValueError::new_err(
             "give prefix, or start and end, not both",
