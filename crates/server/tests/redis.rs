@@ -353,3 +353,51 @@ fn shutdown_flushes_and_stops() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(TcpStream::connect(s.addr).is_err() || s.conn().get::<_, String>("k").is_err());
 }
+
+#[test]
+fn a_thousand_connections_at_once() {
+    let s = Server::start(None);
+    let mut conns: Vec<TcpStream> = (0..1000)
+        .map(|_| TcpStream::connect(s.addr).unwrap())
+        .collect();
+    for c in &mut conns {
+        c.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    }
+    for c in &mut conns {
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; 7];
+        c.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"+PONG\r\n");
+    }
+    let info: String = cmd("INFO").arg("clients").query(&mut s.conn()).unwrap();
+    assert!(info.contains("connected_clients:1001"), "{info}");
+}
+
+/// redis-cli, when it is installed, talks to the server unchanged.
+#[test]
+fn redis_cli_works_unchanged() {
+    let Ok(version) = std::process::Command::new("redis-cli")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!("redis-cli not installed: skipped");
+        return;
+    };
+    assert!(version.status.success());
+    let s = Server::start(None);
+    let port = s.addr.port().to_string();
+    let cli = |args: &[&str]| {
+        let o = std::process::Command::new("redis-cli")
+            .args(["-p", &port])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(cli(&["set", "greeting", "hello world"]), "OK");
+    assert_eq!(cli(&["get", "greeting"]), "hello world");
+    assert_eq!(cli(&["incrby", "n", "41"]), "41");
+    assert_eq!(cli(&["-3", "incr", "n"]), "42");
+    assert_eq!(cli(&["exists", "greeting", "nope"]), "1");
+    assert_eq!(cli(&["ping"]), "PONG");
+}
