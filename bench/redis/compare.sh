@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# slsm serve against redis-server (Debian, AOF on, appendfsync everysec):
+# redis-benchmark on each, alternating round by round, and a table of
+# medians, ratios slsm/redis (above 1: slsm serves more), p50/p99 and the
+# servers' peak RSS. A program, not a test.
+#
+#   bench/redis/compare.sh [--rounds 3] [--num 1000000]
+#
+# Each round starts each server on a fresh directory and a free port and
+# runs: redis-benchmark -q -t set,get,incr,mset -n NUM -r NUM -d 100 -c 50
+# with -P 1 and with -P 16 (--csv, for the percentiles).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=3
+NUM=1000000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --num) NUM="$2"; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+for tool in redis-server redis-benchmark; do
+  if ! command -v "$tool" >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && apt-get install -y -qq redis-server redis-tools >/dev/null
+    else
+      echo "needs $tool (apt-get install redis-server redis-tools)" >&2; exit 1
+    fi
+  fi
+done
+SLSM="${CARGO_TARGET_DIR:-target}/release/slsm"
+[ -x "$SLSM" ] || cargo build --release -q -p slsm-cli
+OUT="$(mktemp -d)"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() { for _ in $(seq 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
+peak_rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+
+for round in $(seq "$ROUNDS"); do
+  for engine in slsm redis; do
+    dir="$(mktemp -d)"; port="$(free_port)"
+    case "$engine" in
+      slsm) "$SLSM" serve --db "$dir/db" --bind "127.0.0.1:$port" --appendfsync everysec 2>/dev/null & ;;
+      redis) redis-server --port "$port" --dir "$dir" --appendonly yes --appendfsync everysec \
+               --save '' --daemonize no --logfile /dev/null & ;;
+    esac
+    pid=$!
+    wait_up "$port"
+    for p in 1 16; do
+      echo "round $round: $engine -P $p" >&2
+      redis-benchmark -p "$port" -t set,get,incr,mset -n "$NUM" -r "$NUM" -d 100 -c 50 -P "$p" --csv \
+        | sed "s/^/$engine,$p,$round,/" >> "$OUT/results.csv"
+    done
+    echo "$engine,$round,$(peak_rss_kb "$pid")" >> "$OUT/rss.csv"
+    redis-cli -p "$port" shutdown >/dev/null 2>&1 || kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    rm -rf "$dir"
+  done
+done
+python3 - "$OUT" "$ROUNDS" "$NUM" <<'PY'
+import csv, statistics, sys, collections
+out, rounds, num = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = collections.defaultdict(list)
+for r in csv.reader(open(f"{out}/results.csv")):
+    if len(r) < 10 or r[3] == "test":
+        continue
+    engine, p, _, test = r[0], r[1], r[2], r[3]
+    rows[(engine, p, test)].append((float(r[4]), float(r[7]), float(r[9])))
+rss = collections.defaultdict(list)
+for engine, _, kb in csv.reader(open(f"{out}/rss.csv")):
+    rss[engine].append(int(kb) / 1024)
+print(f"\nredis-benchmark -t set,get,incr,mset -n {num} -r {num} -d 100 -c 50, medians of {rounds} alternating rounds")
+print("| test | pipeline | slsm rps | redis rps | slsm/redis | slsm p50 / p99 ms | redis p50 / p99 ms |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for p in ("1", "16"):
+    for test in ("SET", "GET", "INCR", "MSET (10 keys)"):
+        s, r = rows.get(("slsm", p, test)), rows.get(("redis", p, test))
+        if not s or not r:
+            continue
+        med = lambda xs, i: statistics.median(x[i] for x in xs)
+        print(f"| {test} | {p} | {med(s,0):,.0f} | {med(r,0):,.0f} | {med(s,0)/med(r,0):.2f} | "
+              f"{med(s,1):.3f} / {med(s,2):.3f} | {med(r,1):.3f} / {med(r,2):.3f} |")
+print("\npeak RSS (MB, median): " + ", ".join(f"{e} {statistics.median(v):.0f}" for e, v in rss.items()))
+PY
