@@ -12,12 +12,15 @@
 //! Data flows one way: write -> commit -> WAL -> memory run -> flush -> run
 //! file -> merge; reads go newest to oldest.
 
+mod dir;
+mod inspect;
 mod keyspace;
 mod keyspaces;
 mod open;
 mod snapshot;
 mod transaction;
 
+pub use inspect::CheckReport;
 pub use keyspace::Keyspace;
 pub use snapshot::Snapshot;
 pub use transaction::{Transaction, TxIter};
@@ -31,7 +34,7 @@ use parking_lot::Mutex;
 
 use crate::background::Background;
 use crate::batch::WriteBatch;
-use crate::budget::{MemoryBudget, MemoryUsage};
+use crate::budget::MemoryBudget;
 use crate::commit::CommitPipeline;
 use crate::error::Result;
 use crate::fs::FsLock;
@@ -43,7 +46,7 @@ use crate::options::{Options, WriteOptions};
 use crate::read::ReadView;
 use crate::slice::Slice;
 use crate::snapshot::SnapshotList;
-use crate::stats::{Counters, Stats};
+use crate::stats::Counters;
 use crate::txn::Transactions;
 use crate::version::VersionSet;
 
@@ -146,25 +149,6 @@ pub struct Db {
     /// The default keyspace, which `Db`'s own reads and writes use.
     default: Keyspace,
     threads: Vec<JoinHandle<()>>,
-}
-
-/// What [`Db::check`] verified.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CheckReport {
-    /// Run files read.
-    pub files: usize,
-    /// Entries whose blocks were verified.
-    pub entries: u64,
-}
-
-impl std::fmt::Display for CheckReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "ok: {} run files, {} entries, every checksum verified",
-            self.files, self.entries
-        )
-    }
 }
 
 impl Db {
@@ -352,31 +336,6 @@ impl Db {
     /// (a sync of the WAL).
     pub fn sync(&self) -> Result<()> {
         self.inner.commit.sync_log()
-    }
-
-    /// Reads every block of every run file and verifies every checksum.
-    pub fn check(&self) -> Result<CheckReport> {
-        let version = self.inner.versions.current_arc();
-        let mut report = CheckReport::default();
-        for run in version.disk_runs_newest_first() {
-            report.entries += run.file.verify()?;
-            report.files += 1;
-        }
-        Ok(report)
-    }
-
-    /// Counters and the shape of the tree.
-    pub fn stats(&self) -> Stats {
-        let version = self.inner.versions.current();
-        let mut stats = Stats::collect(&version, &self.inner.counters, self.inner.commit.visible());
-        stats.memory = self.inner.budget.usage(&version);
-        stats.background_error = self.inner.background.error().map(|e| e.to_string());
-        stats
-    }
-
-    /// Where the engine's memory goes, against `Options::memory_budget`.
-    pub fn memory_usage(&self) -> MemoryUsage {
-        self.inner.budget.usage(&self.inner.versions.current())
     }
 }
 

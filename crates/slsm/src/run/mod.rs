@@ -89,6 +89,7 @@ mod fetch;
 mod format;
 mod index;
 mod iter;
+mod meta;
 mod reader;
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use super::block::{Block, BlockBytes};
 use super::cache::BlockCache;
 use super::compress::decompress;
-use super::format::{self, check_block, Corrupt, Footer, Handle, FOOTER_LEN, TRAILER_LEN};
+use super::format::{check_block, Corrupt, Handle, FOOTER_LEN, TRAILER_LEN};
 use super::index::Index;
+use super::meta::read_meta;
 use super::{RangeTombstone, RunProperties};
 use crate::bloom::BloomView;
 use crate::error::{Error, Result};
@@ -79,14 +80,6 @@ impl std::fmt::Debug for RunFile {
             .field("blocks", &self.index.len())
             .finish()
     }
-}
-
-/// The metadata decoded from the footer and meta blocks.
-struct Meta {
-    file: format::FileProperties,
-    index: Index,
-    filter: Vec<u8>,
-    range_dels: Vec<RangeTombstone>,
 }
 
 impl RunFile {
@@ -425,99 +418,4 @@ impl Drop for RunFile {
             });
         }
     }
-}
-
-/// Reads and verifies the meta block `h`; returns its payload.
-fn meta_block(file: &dyn RandomAccessFile, path: &Path, h: Handle, what: &str) -> Result<Vec<u8>> {
-    let limit = file.len() - FOOTER_LEN as u64;
-    if !h.within(limit) {
-        return Err(Error::corruption(
-            path,
-            limit,
-            format!("{what} block handle outside the file"),
-        ));
-    }
-    let mut stored = vec![0u8; h.len as usize];
-    file.read_at(h.offset, &mut stored)
-        .map_err(|e| Error::io(path, e))?;
-    let (codec, payload) = check_block(&stored, h.offset, what)
-        .map_err(|c| Error::corruption(path, c.offset, c.reason))?;
-    if codec != 0 {
-        return Err(Error::corruption(
-            path,
-            h.offset,
-            format!("{what} block is not stored raw"),
-        ));
-    }
-    let len = payload.len();
-    stored.truncate(len);
-    Ok(stored)
-}
-
-fn read_meta(file: &dyn RandomAccessFile, path: &Path) -> Result<Meta> {
-    let corrupt_at = |c: Corrupt| Error::corruption(path, c.offset, c.reason);
-    let footer_at = file.len() - FOOTER_LEN as u64;
-    let mut footer = vec![0u8; FOOTER_LEN];
-    file.read_at(footer_at, &mut footer)
-        .map_err(|e| Error::io(path, e))?;
-    let footer = Footer::decode(&footer, footer_at).map_err(corrupt_at)?;
-    let payload = meta_block(file, path, footer.properties, "properties")?;
-    let props =
-        format::decode_properties(&payload, file.len(), footer.body_crc).ok_or_else(|| {
-            Error::corruption(path, footer.properties.offset, "malformed properties block")
-        })?;
-    let payload = meta_block(file, path, footer.range_dels, "range tombstone")?;
-    let range_dels = format::decode_range_tombstones(&payload)
-        .filter(|l| l.len() as u64 == props.props.range_tombstones)
-        .ok_or_else(|| {
-            Error::corruption(
-                path,
-                footer.range_dels.offset,
-                "malformed range tombstone block",
-            )
-        })?;
-    let filter = meta_block(file, path, footer.filter, "filter")?;
-    if BloomView::parse(&filter).is_none() {
-        return Err(Error::corruption(
-            path,
-            footer.filter.offset,
-            "malformed filter block",
-        ));
-    }
-    let at = footer.index.offset;
-    if at != props.props.data_bytes {
-        return Err(Error::corruption(
-            path,
-            at,
-            "index block does not follow the data blocks",
-        ));
-    }
-    let payload = meta_block(file, path, footer.index, "index")?;
-    let index = Index::decode(&payload, at, props.props.data_bytes).map_err(corrupt_at)?;
-    check_props(&props.props, &index).map_err(|why| Error::corruption(path, at, why))?;
-    Ok(Meta {
-        file: props,
-        index,
-        filter,
-        range_dels,
-    })
-}
-
-/// Cross-checks the properties against the fence pointers.
-fn check_props(props: &RunProperties, index: &Index) -> std::result::Result<(), &'static str> {
-    let Some(last) = index.len().checked_sub(1) else {
-        return match props.entries {
-            0 => Ok(()),
-            _ => Err("properties count entries but there are no data blocks"),
-        };
-    };
-    if props.entries < index.len() as u64 || props.tombstones > props.entries {
-        return Err("entry counts disagree with the index");
-    }
-    if key::user_key(index.last_key(last)) != props.max_user_key.as_slice()
-        || props.min_user_key > props.max_user_key
-    {
-        return Err("min/max user keys disagree with the index");
-    }
-    Ok(())
 }
