@@ -103,6 +103,16 @@ impl RangeIter {
         }
     }
 
+    /// An iterator over `range` of `ks`.
+    pub fn over(
+        ks: &slsm::Keyspace,
+        range: KeyRange,
+        reverse: bool,
+        what: Yield,
+    ) -> PyResult<RangeIter> {
+        Ok(RangeIter::new(ks.range::<Vec<u8>, _>(range), reverse, what))
+    }
+
     fn convert(&self, py: Python<'_>, (k, v): (slsm::Slice, slsm::Slice)) -> PyResult<PyObject> {
         Ok(match self.what {
             Yield::Keys => PyBytes::new(py, &k).into_any().unbind(),

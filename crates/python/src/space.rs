@@ -135,13 +135,12 @@ macro_rules! keyspace_methods {
                 reverse: bool,
                 prefix: Option<&[u8]>,
             ) -> PyResult<RangeIter> {
-                let ks = self.space()?;
-                let range = bounds(start, end, prefix)?;
-                Ok(RangeIter::new(
-                    ks.range::<Vec<u8>, _>(range),
+                RangeIter::over(
+                    &*self.space()?,
+                    bounds(start, end, prefix)?,
                     reverse,
                     Yield::Items,
-                ))
+                )
             }
 
             /// The keys of [`items`].
@@ -153,13 +152,12 @@ macro_rules! keyspace_methods {
                 reverse: bool,
                 prefix: Option<&[u8]>,
             ) -> PyResult<RangeIter> {
-                let ks = self.space()?;
-                let range = bounds(start, end, prefix)?;
-                Ok(RangeIter::new(
-                    ks.range::<Vec<u8>, _>(range),
+                RangeIter::over(
+                    &*self.space()?,
+                    bounds(start, end, prefix)?,
                     reverse,
                     Yield::Keys,
-                ))
+                )
             }
 
             /// The values of [`items`].
@@ -171,13 +169,12 @@ macro_rules! keyspace_methods {
                 reverse: bool,
                 prefix: Option<&[u8]>,
             ) -> PyResult<RangeIter> {
-                let ks = self.space()?;
-                let range = bounds(start, end, prefix)?;
-                Ok(RangeIter::new(
-                    ks.range::<Vec<u8>, _>(range),
+                RangeIter::over(
+                    &*self.space()?,
+                    bounds(start, end, prefix)?,
                     reverse,
                     Yield::Values,
-                ))
+                )
             }
         }
     };

@@ -19,6 +19,9 @@
 
 mod crash_support;
 
+mod common;
+use common::env_u64;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -29,13 +32,6 @@ use slsm::Db;
 
 const CHILD_ENV: &str = "SLSM_CRASH_CHILD";
 const CHILD_SEED_ENV: &str = "SLSM_CRASH_CHILD_SEED";
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The child role: runs the workload until killed. A no-op in a normal test
 /// run (the env var is unset).

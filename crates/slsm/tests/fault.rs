@@ -21,19 +21,15 @@
 
 mod crash_support;
 
+mod common;
+use common::env_u64;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crash_support::*;
 use slsm::fs::{FaultFs, FaultOp};
 use slsm::{Db, Error, Options};
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 static PANICS: AtomicUsize = AtomicUsize::new(0);
 

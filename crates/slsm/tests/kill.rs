@@ -12,6 +12,9 @@
 //! long run for release checks:
 //! `SLSM_KILL_CYCLES=20000 cargo test -p slsm --release --test kill -- --nocapture`
 
+mod common;
+use common::env_u64;
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -23,13 +26,6 @@ use slsm::{Db, Options, WriteBatch};
 
 const CHILD_ENV: &str = "SLSM_KILL_CHILD";
 const KEYS_PER_THREAD: u64 = 150;
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// splitmix64.
 struct Rng(u64);

@@ -41,7 +41,7 @@ use crate::fs::FsLock;
 use crate::iter::Iter;
 use crate::jobs::Jobs;
 use crate::keyspace::rules::RuleBook;
-use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
+use crate::keyspace::KeyspaceState;
 use crate::options::{Options, WriteOptions};
 use crate::read::ReadView;
 use crate::slice::Slice;
@@ -67,6 +67,9 @@ pub(crate) struct Components {
     /// The state of every keyspace a handle was opened on, by name; the
     /// lock also serialises creating and dropping keyspaces.
     keyspaces: Mutex<HashMap<String, Arc<KeyspaceState>>>,
+    /// The default keyspace's state (also in `keyspaces`), for reads that
+    /// name no keyspace without taking that lock.
+    default_space: Arc<KeyspaceState>,
     /// Open transactions and the writes they must be checked against.
     txns: Transactions,
     /// TTLs and compaction filters, by keyspace (the jobs apply them).
@@ -104,8 +107,8 @@ impl Components {
     }
 
     /// The default keyspace's state.
-    fn default_space(&self) -> Arc<KeyspaceState> {
-        Arc::clone(&self.keyspaces.lock()[DEFAULT_KEYSPACE])
+    fn default_space(&self) -> &Arc<KeyspaceState> {
+        &self.default_space
     }
 
     fn refuse_if_closed(&self) -> Result<()> {
@@ -194,7 +197,7 @@ impl Db {
     }
 
     fn wire(inner: Arc<Components>, threads: Vec<JoinHandle<()>>) -> Db {
-        let state = Arc::clone(&inner.keyspaces.lock()[DEFAULT_KEYSPACE]);
+        let state = Arc::clone(&inner.default_space);
         let default = Keyspace::new(Arc::clone(&inner), state);
         Db {
             inner,

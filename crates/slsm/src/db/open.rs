@@ -151,6 +151,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         true => Vec::new(),
         false => background.start().map_err(|e| Error::io(dir, e))?,
     };
+    let default_space = Arc::new(KeyspaceState::new(0, DEFAULT_KEYSPACE, 0));
     let components = Components {
         dir: dir.to_path_buf(),
         opts,
@@ -164,8 +165,9 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         commit,
         keyspaces: Mutex::new(HashMap::from([(
             DEFAULT_KEYSPACE.to_string(),
-            Arc::new(KeyspaceState::new(0, DEFAULT_KEYSPACE, 0)),
+            Arc::clone(&default_space),
         )])),
+        default_space,
         txns: Transactions::default(),
         rules,
         closed: Default::default(),

@@ -46,7 +46,7 @@ impl Snapshot {
         get_at(
             &self.inner,
             Some(self.seq),
-            &self.inner.default_space(),
+            self.inner.default_space(),
             key.as_ref(),
         )
     }
@@ -61,14 +61,14 @@ impl Snapshot {
         multi_get_at(
             &self.inner,
             Some(self.seq),
-            &self.inner.default_space(),
+            self.inner.default_space(),
             keys,
         )
     }
 
     /// [`Db::range`] as of the snapshot.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        iter_at(&self.inner, self.seq, &self.inner.default_space(), range)
+        iter_at(&self.inner, self.seq, self.inner.default_space(), range)
     }
 
     /// [`Db::prefix`] as of the snapshot.

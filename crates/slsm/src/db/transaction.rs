@@ -80,7 +80,7 @@ impl Transaction {
     }
 
     fn default_space(&self) -> Arc<KeyspaceState> {
-        self.inner.default_space()
+        Arc::clone(self.inner.default_space())
     }
 
     /// The value of `key` in the default keyspace: the transaction's own

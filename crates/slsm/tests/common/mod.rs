@@ -42,3 +42,12 @@ pub fn key(i: u32) -> Vec<u8> {
 pub fn value(i: u32) -> Vec<u8> {
     format!("value-{i}-{}", "x".repeat((i % 17) as usize)).into_bytes()
 }
+
+/// A number from the environment (the long modes of the loops), or
+/// `default`.
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
