@@ -160,6 +160,15 @@ pub enum Cmd {
         /// Most clients connected at once.
         #[arg(long, default_value_t = 10_000)]
         maxclients: usize,
+        /// Memory the engine may use (Redis's size syntax: 64mb, 1gb, or
+        /// bytes). Unlike Redis's maxmemory it bounds memory, not data:
+        /// the data may be far larger and stays on disk; nothing is evicted.
+        #[arg(long, default_value = "128mb", value_parser = parse_redis_size)]
+        maxmemory: usize,
+        /// The most unparsed input all clients together may hold (same
+        /// syntax); past it, a client holding more than its share is closed.
+        #[arg(long, default_value = "1gb", value_parser = parse_redis_size)]
+        max_query_buffers: usize,
     },
     /// Merge everything into the last level.
     #[command(after_help = EXIT_CODES)]
@@ -254,6 +263,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             requirepass,
             appendfsync,
             maxclients,
+            maxmemory,
+            max_query_buffers,
         } => {
             let mut opts = slsm_server::ServerOptions::new(db);
             opts.bind = bind;
@@ -261,6 +272,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             opts.appendfsync =
                 slsm_server::Fsync::parse(&appendfsync).unwrap_or(slsm_server::Fsync::EverySec);
             opts.maxclients = maxclients;
+            opts.max_query_buffers = max_query_buffers;
+            opts.engine.memory_budget = maxmemory;
             if let Err(e) = opts.check() {
                 return Err(anyhow::Error::new(exit::Usage(e)));
             }
@@ -294,5 +307,49 @@ pub fn run(cli: Cli) -> Result<i32> {
             linear,
         })
         .map(|_| exit::OK),
+    }
+}
+
+/// A size as redis.conf writes them: bytes, or with k/kb/m/mb/g/gb (k is
+/// 1000, kb 1024, as in Redis).
+fn parse_redis_size(s: &str) -> Result<usize, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let scale: usize = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "unknown size unit in {s:?} (use b, k, kb, m, mb, g, gb)"
+            ))
+        }
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("not a size: {s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_redis_size;
+
+    #[test]
+    fn redis_sizes() {
+        assert_eq!(parse_redis_size("64mb"), Ok(64 << 20));
+        assert_eq!(parse_redis_size("1GB"), Ok(1 << 30));
+        assert_eq!(parse_redis_size("5k"), Ok(5000));
+        assert_eq!(parse_redis_size("4096"), Ok(4096));
+        assert!(parse_redis_size("12x").is_err());
+        assert!(parse_redis_size("mb").is_err());
     }
 }

@@ -84,7 +84,19 @@ pub fn client(session: &mut Session, a: &[Vec<u8>]) -> Outcome {
             false => Reply::Bulk(session.name.clone()),
         }),
         (b"id", 2) => Ok(Reply::Int(session.id as i64)),
-        (b"setinfo", 4) => Ok(Reply::ok()),
+        (b"info", 2) => Ok(Reply::Bulk(
+            format!(
+                "id={} name={} db=0 multi={} resp={} lib-name={} lib-ver={}\n",
+                session.id,
+                String::from_utf8_lossy(&session.name),
+                session.queued_count().map_or(-1, |n| n as i64),
+                session.proto,
+                String::from_utf8_lossy(&session.lib_name),
+                String::from_utf8_lossy(&session.lib_ver),
+            )
+            .into_bytes(),
+        )),
+        (b"setinfo", 4) => set_info(session, &a[2], &a[3]),
         _ => Err(fail(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
             String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v))
@@ -92,75 +104,147 @@ pub fn client(session: &mut Session, a: &[Vec<u8>]) -> Outcome {
     }
 }
 
-/// `COMMAND`, `COMMAND COUNT`, `COMMAND DOCS`, `COMMAND INFO`: enough for
-/// redis-cli and client libraries.
+/// `CLIENT SETINFO LIB-NAME|LIB-VER value`: what a client library says
+/// it is (kept for the session, as Redis shows it in `CLIENT INFO`).
+fn set_info(session: &mut Session, attr: &[u8], value: &[u8]) -> Outcome {
+    let attr = attr.to_ascii_lowercase();
+    if attr != b"lib-name" && attr != b"lib-ver" {
+        return Err(fail(&format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(&attr)
+        )));
+    }
+    if value.iter().any(|&c| c <= b' ' || c > b'~') {
+        return Err(fail(&format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            String::from_utf8_lossy(&attr)
+        )));
+    }
+    match attr.as_slice() {
+        b"lib-name" => session.lib_name = value.to_vec(),
+        _ => session.lib_ver = value.to_vec(),
+    }
+    Ok(Reply::ok())
+}
+
+/// `COMMAND`, `COMMAND COUNT`, `COMMAND LIST`, `COMMAND INFO [name...]`,
+/// `COMMAND DOCS [name...]` (see `command_table.rs`).
 pub fn command(a: &[Vec<u8>]) -> Outcome {
+    use crate::command_table::{docs_reply, find, info_reply, COMMANDS};
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
-    let info = |name: &str| {
-        let arity = crate::session::arity_of(name).unwrap_or(-1);
-        Reply::Array(vec![
-            Reply::bulk(name),
-            Reply::Int(arity as i64),
-            Reply::Array(Vec::new()),
-            Reply::Int(1),
-            Reply::Int(1),
-            Reply::Int(1),
-        ])
+    let named = || {
+        a[2..]
+            .iter()
+            .map(|n| find(&String::from_utf8_lossy(n).to_ascii_lowercase()))
     };
     match sub.as_slice() {
-        b"" => Ok(Reply::Array(
-            crate::session::COMMANDS.iter().map(|n| info(n)).collect(),
+        b"" => Ok(Reply::Array(COMMANDS.iter().map(info_reply).collect())),
+        b"count" if a.len() == 2 => Ok(Reply::Int(COMMANDS.len() as i64)),
+        b"list" if a.len() == 2 => Ok(Reply::Array(
+            COMMANDS.iter().map(|c| Reply::bulk(c.name)).collect(),
         )),
-        b"count" => Ok(Reply::Int(crate::session::COMMANDS.len() as i64)),
-        b"docs" => Ok(Reply::Map(Vec::new())),
+        b"info" if a.len() == 2 => Ok(Reply::Array(COMMANDS.iter().map(info_reply).collect())),
         b"info" => Ok(Reply::Array(
-            a[2..]
-                .iter()
-                .map(|n| {
-                    let n = String::from_utf8_lossy(n).to_ascii_lowercase();
-                    match crate::session::COMMANDS.contains(&n.as_str()) {
-                        true => info(&n),
-                        false => Reply::Null,
-                    }
-                })
+            named()
+                .map(|spec| spec.map_or(Reply::Null, info_reply))
                 .collect(),
         )),
-        _ => Err(fail("ERR unknown subcommand. Try COMMAND HELP.")),
+        b"docs" if a.len() == 2 => Ok(Reply::Map(
+            COMMANDS
+                .iter()
+                .map(|c| (Reply::bulk(c.name), docs_reply(c)))
+                .collect(),
+        )),
+        // Unknown names are left out, as Redis does.
+        b"docs" => Ok(Reply::Map(
+            named()
+                .flatten()
+                .map(|c| (Reply::bulk(c.name), docs_reply(c)))
+                .collect(),
+        )),
+        _ => Err(fail(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try COMMAND HELP.",
+            String::from_utf8_lossy(&a[1])
+        ))),
     }
 }
 
-/// `CONFIG GET pattern...`: the parameters clients ask about.
+/// The parameters `CONFIG GET` reports, with their values. slsm sets
+/// them at startup (`slsm serve` flags), so `CONFIG SET` accepts only
+/// their current values.
+fn config_params(s: &Shared) -> Vec<(&'static str, String)> {
+    vec![
+        ("appendonly", "yes".into()),
+        ("appendfsync", s.opts.appendfsync.name().into()),
+        ("save", String::new()),
+        ("databases", "1".into()),
+        ("maxclients", s.opts.maxclients.to_string()),
+        ("maxmemory", s.opts.engine.memory_budget.to_string()),
+        // Nothing is ever evicted: data past the memory budget lives on disk.
+        ("maxmemory-policy", "noeviction".into()),
+        ("proto-max-bulk-len", crate::resp::MAX_BULK.to_string()),
+        (
+            "client-query-buffer-limit",
+            crate::conn::QUERY_BUFFER_LIMIT.to_string(),
+        ),
+        ("timeout", "0".into()),
+        ("bind", s.opts.bind.ip().to_string()),
+        ("port", s.opts.bind.port().to_string()),
+        (
+            "requirepass",
+            s.opts.requirepass.clone().unwrap_or_default(),
+        ),
+    ]
+}
+
+/// `CONFIG GET pattern...`, `CONFIG SET`, `CONFIG RESETSTAT`,
+/// `CONFIG REWRITE`.
 pub fn config(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
     match sub.as_slice() {
         b"get" if a.len() >= 3 => {
-            let params: Vec<(&str, String)> = vec![
-                ("appendonly", "yes".into()),
-                ("appendfsync", s.opts.appendfsync.name().into()),
-                ("save", String::new()),
-                ("databases", "1".into()),
-                ("maxclients", s.opts.maxclients.to_string()),
-                ("proto-max-bulk-len", crate::resp::MAX_BULK.to_string()),
-                ("timeout", "0".into()),
-                ("bind", s.opts.bind.ip().to_string()),
-                ("port", s.opts.bind.port().to_string()),
-            ];
-            let mut out = Vec::new();
-            for (name, value) in &params {
-                if a[2..]
-                    .iter()
-                    .any(|p| glob::matches(&p.to_ascii_lowercase(), name.as_bytes()))
-                {
-                    out.push((Reply::bulk(*name), Reply::bulk(value.clone())));
-                }
-            }
+            let out = config_params(s)
+                .into_iter()
+                .filter(|(name, _)| {
+                    a[2..]
+                        .iter()
+                        .any(|p| glob::matches(&p.to_ascii_lowercase(), name.as_bytes()))
+                })
+                .map(|(name, value)| (Reply::bulk(name), Reply::bulk(value)))
+                .collect();
             Ok(Reply::Map(out))
         }
-        b"set" | b"resetstat" | b"rewrite" => Ok(Reply::ok()),
-        _ => Err(fail(
-            "ERR unknown subcommand or wrong number of arguments for 'config'",
-        )),
+        b"set" if a.len() >= 4 && a.len().is_multiple_of(2) => config_set(s, &a[2..]),
+        b"resetstat" if a.len() == 2 => {
+            for counter in [&s.commands, &s.connections, &s.rejected] {
+                counter.store(0, Ordering::Relaxed);
+            }
+            Ok(Reply::ok())
+        }
+        b"rewrite" if a.len() == 2 => Err(fail("ERR The server is running without a config file")),
+        _ => Err(fail(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v))
+        ))),
     }
+}
+
+fn config_set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
+    let params = config_params(s);
+    for pair in pairs.chunks_exact(2) {
+        let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
+        let Some((_, current)) = params.iter().find(|(n, _)| *n == name) else {
+            return Err(fail(&format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+            )));
+        };
+        if !current.as_bytes().eq_ignore_ascii_case(&pair[1]) {
+            return Err(fail(&format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - slsm sets it when the server starts (slsm serve --help)"
+            )));
+        }
+    }
+    Ok(Reply::ok())
 }
 
 /// Live keys, counted by a scan.
@@ -204,9 +288,11 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     if want("clients") {
         text += &format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n\r\n",
             s.clients.load(Ordering::Relaxed),
-            s.opts.maxclients
+            s.opts.maxclients,
+            s.pending_input.load(Ordering::Relaxed),
+            s.opts.max_query_buffers
         );
     }
     if want("memory") {

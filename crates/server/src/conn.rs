@@ -8,13 +8,18 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use crate::pipeline::run_all;
 use crate::resp::{self, Reply};
-use crate::session::{execute, Session, Then};
+use crate::session::{Session, Then};
 use crate::Shared;
 
 /// Unparsed input a client may have pending (Redis's default
 /// `client-query-buffer-limit`).
-const QUERY_BUFFER_LIMIT: usize = 1 << 30;
+pub const QUERY_BUFFER_LIMIT: usize = 1 << 30;
+/// Input buffered per idle client, and the most a read adds.
+const READ_SIZE: usize = 16 * 1024;
+/// A client's share of the server-wide input cap never falls below this.
+const MIN_FAIR_SHARE: usize = 64 * 1024;
 
 pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     shared.connections.fetch_add(1, Ordering::Relaxed);
@@ -29,29 +34,81 @@ pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch:
     }
     let _ = socket.set_nodelay(true);
     let mut session = Session::new(shared.next_client_id(), shared.opts.requirepass.is_some());
-    let _ = serve_client(&mut socket, &shared, &mut session, &mut stop).await;
+    let mut input = Pending::new(&shared);
+    let _ = serve_client(&mut socket, &shared, &mut session, &mut input, &mut stop).await;
     shared.clients.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// A client's unparsed input, counted in the server-wide total
+/// (`Shared::pending_input`) for as long as it is held.
+struct Pending<'a> {
+    bytes: Vec<u8>,
+    shared: &'a Shared,
+}
+
+impl<'a> Pending<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        Pending {
+            bytes: Vec::with_capacity(READ_SIZE),
+            shared,
+        }
+    }
+
+    async fn read_from(&mut self, socket: &mut TcpStream) -> std::io::Result<usize> {
+        self.bytes.reserve(READ_SIZE);
+        let n = socket.read_buf(&mut self.bytes).await?;
+        self.shared.pending_input.fetch_add(n, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn consume(&mut self, used: usize) {
+        self.bytes.drain(..used);
+        self.shared.pending_input.fetch_sub(used, Ordering::Relaxed);
+        if self.bytes.is_empty() && self.bytes.capacity() > 4 * READ_SIZE {
+            self.bytes = Vec::with_capacity(READ_SIZE); // a big value has passed
+        }
+    }
+
+    /// True if this client holds more than it may: Redis's per-client
+    /// limit, or, while all clients together hold more than the server's
+    /// cap, more than its fair share of that cap (so a few hostile clients
+    /// cannot exhaust memory, and a client holding little is never closed
+    /// for them).
+    fn over_limit(&self) -> bool {
+        let mine = self.bytes.len();
+        let cap = self.shared.opts.max_query_buffers;
+        let clients = self.shared.clients.load(Ordering::Relaxed).max(1) as usize;
+        mine > QUERY_BUFFER_LIMIT
+            || (self.shared.pending_input.load(Ordering::Relaxed) > cap
+                && mine > (cap / clients).max(MIN_FAIR_SHARE))
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        self.shared
+            .pending_input
+            .fetch_sub(self.bytes.len(), Ordering::Relaxed);
+    }
 }
 
 async fn serve_client(
     socket: &mut TcpStream,
     shared: &Arc<Shared>,
     session: &mut Session,
+    input: &mut Pending<'_>,
     stop: &mut watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let mut input: Vec<u8> = Vec::with_capacity(16 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = tokio::select! {
-            read = socket.read(&mut chunk) => read?,
+            read = input.read_from(socket) => read?,
             _ = stop.changed() => return Ok(()),
         };
         if n == 0 {
             return Ok(());
         }
-        input.extend_from_slice(&chunk[..n]);
-        let (requests, used, error) = parse_all(&input);
-        input.drain(..used);
+        let (requests, used, error) = parse_all(&input.bytes);
+        input.consume(used);
         let mut out = Vec::new();
         let then = if requests.is_empty() {
             Then::Continue
@@ -81,7 +138,7 @@ async fn serve_client(
             let _ = shared.shutdown_now();
             return Ok(());
         }
-        if input.len() > QUERY_BUFFER_LIMIT {
+        if input.over_limit() {
             return Ok(()); // Redis closes such clients too
         }
     }
@@ -104,22 +161,4 @@ fn parse_all(input: &[u8]) -> (Vec<resp::Request>, usize, Option<resp::ProtocolE
             Err(e) => return (requests, used, Some(e)),
         }
     }
-}
-
-fn run_all(
-    shared: &Shared,
-    session: &mut Session,
-    requests: Vec<resp::Request>,
-) -> (Vec<u8>, Then) {
-    let mut out = Vec::new();
-    for req in requests {
-        let (reply, then) = execute(shared, session, req);
-        if then != Then::Shutdown {
-            reply.encode(session.proto, &mut out);
-        }
-        if then != Then::Continue {
-            return (out, then);
-        }
-    }
-    (out, Then::Continue)
 }

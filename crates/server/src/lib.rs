@@ -3,8 +3,8 @@
 //! data far larger than memory and durable as Redis's AOF promises.
 //!
 //! * RESP2 and RESP3 (`HELLO 3`), pipelining, one task per connection on a
-//!   multi-threaded tokio runtime; engine calls run in `block_in_place`, so
-//!   a slow disk or fsync never stalls other clients' I/O.
+//!   multi-threaded tokio runtime; under `appendfsync always` engine calls
+//!   run in `block_in_place`, so an fsync never stalls other clients' I/O.
 //! * Strings with expiry (`store.rs`), key commands, `MULTI`/`EXEC`/`WATCH`
 //!   on the engine's optimistic transactions (`session.rs`); read-modify-
 //!   write commands (`INCR`, `SETNX`, `APPEND`, ...) are atomic under
@@ -16,20 +16,25 @@
 //! * Protocol limits as Redis has them (`resp.rs`); a malformed request
 //!   gets `-ERR Protocol error: ...` and the connection is closed; a
 //!   client's unparsed input is capped at 1 GiB (Redis's
-//!   `client-query-buffer-limit`).
+//!   `client-query-buffer-limit`), and all clients' together at
+//!   `max_query_buffers` (a client over its share of it is closed).
+//! * A pipeline's consecutive GETs, blind writes and counter commands run
+//!   as one engine call each (`pipeline.rs`).
 
 pub mod admin;
+pub mod command_table;
 pub mod commands;
 mod conn;
 pub mod cursors;
 pub mod glob;
+mod pipeline;
 pub mod resp;
 pub mod session;
 pub mod store;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,6 +79,9 @@ pub struct ServerOptions {
     pub requirepass: Option<String>,
     pub appendfsync: Fsync,
     pub maxclients: usize,
+    /// The most unparsed input all clients together may hold; past it, a
+    /// client holding more than its share is closed (see `conn.rs`).
+    pub max_query_buffers: usize,
     /// Engine options for the database.
     pub engine: slsm::Options,
 }
@@ -86,6 +94,7 @@ impl ServerOptions {
             requirepass: None,
             appendfsync: Fsync::EverySec,
             maxclients: 10_000,
+            max_query_buffers: 1 << 30,
             engine: slsm::Options::default(),
         }
     }
@@ -115,6 +124,8 @@ pub struct Shared {
     pub connections: AtomicU64,
     pub commands: AtomicU64,
     pub rejected: AtomicU64,
+    /// Unparsed input held by all clients, in bytes.
+    pub pending_input: AtomicUsize,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -177,6 +188,7 @@ pub async fn start(opts: ServerOptions) -> Result<Running, String> {
         connections: AtomicU64::new(0),
         commands: AtomicU64::new(0),
         rejected: AtomicU64::new(0),
+        pending_input: AtomicUsize::new(0),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });

@@ -196,11 +196,7 @@ impl Reply {
             Reply::Simple(s) => push_line(out, b'+', s.as_bytes()),
             Reply::Error(s) => push_line(out, b'-', s.as_bytes()),
             Reply::Int(n) => push_line(out, b':', n.to_string().as_bytes()),
-            Reply::Bulk(b) => {
-                push_line(out, b'$', b.len().to_string().as_bytes());
-                out.extend_from_slice(b);
-                out.extend_from_slice(b"\r\n");
-            }
+            Reply::Bulk(b) => encode_bulk(b, out),
             Reply::Null if proto >= 3 => out.extend_from_slice(b"_\r\n"),
             Reply::Null => out.extend_from_slice(b"$-1\r\n"),
             Reply::NullArray if proto >= 3 => out.extend_from_slice(b"_\r\n"),
@@ -236,6 +232,26 @@ pub fn format_double(d: f64) -> String {
     }
     let s = format!("{d}");
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+/// Appends bulk string `b` (the same in both protocols).
+pub fn encode_bulk(b: &[u8], out: &mut Vec<u8>) {
+    push_line(out, b'$', itoa(b.len() as u64, &mut [0; 20]));
+    out.extend_from_slice(b);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `n` in decimal, written into `buf` without allocating.
+fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
 }
 
 fn push_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {

@@ -16,62 +16,6 @@ use crate::resp::{Reply, Request};
 use crate::store::{atomically, Direct, InTx};
 use crate::Shared;
 
-/// Every command the server knows, for `COMMAND`.
-pub const COMMANDS: &[&str] = &[
-    "ping",
-    "echo",
-    "hello",
-    "auth",
-    "quit",
-    "select",
-    "client",
-    "command",
-    "config",
-    "info",
-    "dbsize",
-    "flushdb",
-    "flushall",
-    "shutdown",
-    "multi",
-    "exec",
-    "discard",
-    "watch",
-    "unwatch",
-    "get",
-    "set",
-    "setnx",
-    "setex",
-    "psetex",
-    "getdel",
-    "getex",
-    "mget",
-    "mset",
-    "msetnx",
-    "append",
-    "strlen",
-    "getrange",
-    "setrange",
-    "incr",
-    "incrby",
-    "decr",
-    "decrby",
-    "incrbyfloat",
-    "del",
-    "unlink",
-    "exists",
-    "type",
-    "rename",
-    "keys",
-    "scan",
-    "expire",
-    "pexpire",
-    "expireat",
-    "pexpireat",
-    "ttl",
-    "pttl",
-    "persist",
-];
-
 /// Redis's arity of `name` (negative: at least), if the server knows it.
 pub fn arity_of(name: &str) -> Option<i32> {
     commands::arity(name).or(match name {
@@ -97,6 +41,9 @@ pub enum Then {
 pub struct Session {
     pub id: u64,
     pub name: Vec<u8>,
+    /// What `CLIENT SETINFO` said the client library is.
+    pub lib_name: Vec<u8>,
+    pub lib_ver: Vec<u8>,
     pub proto: u8,
     /// The version HELLO asked for, applied once the rest of HELLO is fine.
     pub pending_proto: u8,
@@ -113,6 +60,8 @@ impl Session {
         Session {
             id,
             name: Vec::new(),
+            lib_name: Vec::new(),
+            lib_ver: Vec::new(),
             proto: 2,
             pending_proto: 2,
             authenticated: !needs_auth,
@@ -120,6 +69,19 @@ impl Session {
             queue_failed: false,
             watch: None,
         }
+    }
+}
+
+impl Session {
+    /// True when commands run as they come: authenticated, not queueing a
+    /// `MULTI`.
+    pub fn runs_plain_commands(&self) -> bool {
+        self.authenticated && self.queued.is_none()
+    }
+
+    /// Commands queued since `MULTI`, `None` outside one.
+    pub fn queued_count(&self) -> Option<usize> {
+        self.queued.as_ref().map(Vec::len)
     }
 }
 

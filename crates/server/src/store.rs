@@ -38,17 +38,36 @@ impl Value {
     }
 
     fn encode(&self) -> Vec<u8> {
-        [&self.expires_at.to_be_bytes()[..], &self.data].concat()
+        let mut stored = Vec::new();
+        encode_into(&self.data, self.expires_at, &mut stored);
+        stored
     }
 
     /// The value of stored bytes, `None` if it has expired (or is too short
     /// to be ours, which only another program could have written).
     fn decode(stored: &[u8], now: u64) -> Option<Value> {
-        let at = u64::from_be_bytes(stored.get(..HEADER)?.try_into().ok()?);
-        match at != 0 && at <= now {
-            true => None,
-            false => Some(Value::new(stored[HEADER..].to_vec(), at)),
-        }
+        let (data, at) = split(stored, now)?;
+        Some(Value::new(data.to_vec(), at))
+    }
+}
+
+/// Replaces `stored` with the stored form of `data` expiring at `expires_at`.
+pub fn encode_into(data: &[u8], expires_at: u64, stored: &mut Vec<u8>) {
+    stored.clear();
+    stored.extend_from_slice(&expires_at.to_be_bytes());
+    stored.extend_from_slice(data);
+}
+
+/// The data of stored bytes, `None` if it has expired.
+pub fn live_data(stored: &[u8], now: u64) -> Option<&[u8]> {
+    split(stored, now).map(|(data, _)| data)
+}
+
+fn split(stored: &[u8], now: u64) -> Option<(&[u8], u64)> {
+    let at = u64::from_be_bytes(stored.get(..HEADER)?.try_into().ok()?);
+    match at != 0 && at <= now {
+        true => None,
+        false => Some((&stored[HEADER..], at)),
     }
 }
 

@@ -1,0 +1,156 @@
+//! Every command the server knows, as `COMMAND`, `COMMAND INFO` and
+//! `COMMAND DOCS` describe them to clients: redis-cli builds its hints
+//! from DOCS, and cluster-aware clients find keys with INFO's key
+//! positions, so these follow Redis 7.2's own table.
+
+use crate::resp::Reply;
+
+/// One command's description.
+pub struct Spec {
+    pub name: &'static str,
+    /// Redis's command group (`COMMAND DOCS`).
+    pub group: &'static str,
+    pub summary: &'static str,
+    pub flags: &'static [&'static str],
+    /// First key, last key (-1: the last argument), step; 0 0 0: no keys.
+    pub keys: (i64, i64, i64),
+}
+
+const fn spec(
+    name: &'static str,
+    group: &'static str,
+    summary: &'static str,
+    flags: &'static [&'static str],
+    keys: (i64, i64, i64),
+) -> Spec {
+    Spec {
+        name,
+        group,
+        summary,
+        flags,
+        keys,
+    }
+}
+
+const NONE: (i64, i64, i64) = (0, 0, 0);
+const ONE: (i64, i64, i64) = (1, 1, 1);
+const ALL: (i64, i64, i64) = (1, -1, 1);
+const R: &[&str] = &["readonly", "fast"];
+const W: &[&str] = &["write", "denyoom", "fast"];
+const WS: &[&str] = &["write", "denyoom"];
+const D: &[&str] = &["write", "fast"];
+const C: &[&str] = &["fast", "loading", "stale"];
+
+#[rustfmt::skip]
+pub const COMMANDS: &[Spec] = &[
+    spec("ping", "connection", "Returns the server's liveliness response.", C, NONE),
+    spec("echo", "connection", "Returns the given string.", C, NONE),
+    spec("hello", "connection", "Handshakes with the Redis server.", C, NONE),
+    spec("auth", "connection", "Authenticates the connection.", C, NONE),
+    spec("quit", "connection", "Closes the connection.", C, NONE),
+    spec("select", "connection", "Changes the selected database (only 0 exists).", C, NONE),
+    spec("client", "connection", "A container for client connection commands.", C, NONE),
+    spec("command", "server", "Returns detailed information about all commands.", &["loading", "stale"], NONE),
+    spec("config", "server", "A container for server configuration commands.", &["admin", "loading", "stale"], NONE),
+    spec("info", "server", "Returns information and statistics about the server.", &["loading", "stale"], NONE),
+    spec("dbsize", "server", "Returns the number of keys in the database.", R, NONE),
+    spec("flushdb", "server", "Removes all keys from the current database.", &["write"], NONE),
+    spec("flushall", "server", "Removes all keys from all databases.", &["write"], NONE),
+    spec("shutdown", "server", "Flushes and closes the database, then stops the server.", &["admin", "loading", "stale"], NONE),
+    spec("multi", "transactions", "Starts a transaction.", C, NONE),
+    spec("exec", "transactions", "Executes all commands in a transaction.", &["loading", "stale"], NONE),
+    spec("discard", "transactions", "Discards a transaction.", C, NONE),
+    spec("watch", "transactions", "Monitors changes to keys to determine the execution of a transaction.", C, ALL),
+    spec("unwatch", "transactions", "Forgets about watched keys of a transaction.", C, NONE),
+    spec("get", "string", "Returns the string value of a key.", R, ONE),
+    spec("set", "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", WS, ONE),
+    spec("setnx", "string", "Set the string value of a key only when the key doesn't exist.", W, ONE),
+    spec("setex", "string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", WS, ONE),
+    spec("psetex", "string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", WS, ONE),
+    spec("getdel", "string", "Returns the string value of a key after deleting the key.", D, ONE),
+    spec("getex", "string", "Returns the string value of a key after setting its expiration time.", D, ONE),
+    spec("mget", "string", "Atomically returns the string values of one or more keys.", R, ALL),
+    spec("mset", "string", "Atomically creates or modifies the string values of one or more keys.", WS, (1, -1, 2)),
+    spec("msetnx", "string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", WS, (1, -1, 2)),
+    spec("append", "string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", W, ONE),
+    spec("strlen", "string", "Returns the length of a string value.", R, ONE),
+    spec("getrange", "string", "Returns a substring of the string stored at a key.", &["readonly"], ONE),
+    spec("setrange", "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", WS, ONE),
+    spec("incr", "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", W, ONE),
+    spec("incrby", "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", W, ONE),
+    spec("decr", "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", W, ONE),
+    spec("decrby", "string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", W, ONE),
+    spec("incrbyfloat", "string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", W, ONE),
+    spec("del", "generic", "Deletes one or more keys.", &["write"], ALL),
+    spec("unlink", "generic", "Asynchronously deletes one or more keys.", D, ALL),
+    spec("exists", "generic", "Determines whether one or more keys exist.", R, ALL),
+    spec("type", "generic", "Determines the type of value stored at a key.", R, ONE),
+    spec("rename", "generic", "Renames a key and overwrites the destination.", &["write"], (1, 2, 1)),
+    spec("keys", "generic", "Returns all key names that match a pattern.", &["readonly"], NONE),
+    spec("scan", "generic", "Iterates over the key names in the database.", &["readonly"], NONE),
+    spec("expire", "generic", "Sets the expiration time of a key in seconds.", D, ONE),
+    spec("pexpire", "generic", "Sets the expiration time of a key in milliseconds.", D, ONE),
+    spec("expireat", "generic", "Sets the expiration time of a key to a Unix timestamp.", D, ONE),
+    spec("pexpireat", "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", D, ONE),
+    spec("ttl", "generic", "Returns the expiration time in seconds of a key.", R, ONE),
+    spec("pttl", "generic", "Returns the expiration time in milliseconds of a key.", R, ONE),
+    spec("persist", "generic", "Removes the expiration time of a key.", D, ONE),
+];
+
+/// The description of `name` (lowercase).
+pub fn find(name: &str) -> Option<&'static Spec> {
+    COMMANDS.iter().find(|s| s.name == name)
+}
+
+/// `COMMAND INFO`'s entry: name, arity, flags, first key, last key, step,
+/// ACL categories, tips, key specs, subcommands.
+pub fn info_reply(spec: &Spec) -> Reply {
+    let arity = crate::session::arity_of(spec.name).unwrap_or(-1);
+    let (first, last, step) = spec.keys;
+    Reply::Array(vec![
+        Reply::bulk(spec.name),
+        Reply::Int(arity as i64),
+        Reply::Array(
+            spec.flags
+                .iter()
+                .map(|f| Reply::Simple((*f).into()))
+                .collect(),
+        ),
+        Reply::Int(first),
+        Reply::Int(last),
+        Reply::Int(step),
+        Reply::Array(vec![Reply::Simple(format!("@{}", spec.group))]),
+        Reply::Array(Vec::new()),
+        Reply::Array(Vec::new()),
+        Reply::Array(Vec::new()),
+    ])
+}
+
+/// `COMMAND DOCS`'s entry: the command's summary and group.
+pub fn docs_reply(spec: &Spec) -> Reply {
+    Reply::Map(vec![
+        (Reply::bulk("summary"), Reply::bulk(spec.summary)),
+        (Reply::bulk("group"), Reply::bulk(spec.group)),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_has_an_arity_and_one_entry() {
+        for (i, spec) in COMMANDS.iter().enumerate() {
+            assert!(
+                crate::session::arity_of(spec.name).is_some(),
+                "{} has no arity",
+                spec.name
+            );
+            assert!(
+                COMMANDS[..i].iter().all(|s| s.name != spec.name),
+                "{} twice",
+                spec.name
+            );
+        }
+    }
+}

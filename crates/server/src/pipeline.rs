@@ -1,0 +1,182 @@
+//! Runs the requests of one read from a client (a pipeline) and encodes
+//! their replies.
+//!
+//! Consecutive requests of one kind run as one engine call, which is where
+//! a pipeline's speed comes from: plain `GET`s as one `multi_get` (sorted
+//! lookups share their path down the skiplists), blind writes (`SET k v`,
+//! `MSET`) as one write batch (one commit, one log record, one sync under
+//! `appendfsync always`), and counters (`INCR`, `DECR`, `INCRBY`,
+//! `DECRBY`) in one transaction, retried whole on a conflict. The replies
+//! are those of running the requests one by one; a group is atomic, which
+//! is more than Redis promises between a pipeline's commands and never
+//! less. A group whose engine call fails runs again request by request, so
+//! each request gets its own error (an oversized key fails only itself).
+//!
+//! Owns nothing between calls; runs on the connection's task.
+
+use std::sync::atomic::Ordering;
+
+use slsm::{Keyspace, WriteBatch};
+
+use crate::commands::{self, Fail};
+use crate::resp::{self, Reply, Request};
+use crate::session::{execute, Session, Then};
+use crate::store::{self, InTx};
+use crate::Shared;
+
+/// The most requests one engine call takes (bounds a transaction's retry).
+const MAX_GROUP: usize = 256;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Get,
+    BlindWrite,
+    /// A counter command, by its lowercase name.
+    Counter(&'static str),
+    Other,
+}
+
+fn kind(req: &Request) -> Kind {
+    let name = req[0].as_slice();
+    let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+    match req.len() {
+        2 if is("get") => Kind::Get,
+        3 if is("set") => Kind::BlindWrite,
+        n if n >= 3 && !n.is_multiple_of(2) && is("mset") => Kind::BlindWrite,
+        2 if is("incr") => Kind::Counter("incr"),
+        2 if is("decr") => Kind::Counter("decr"),
+        3 if is("incrby") => Kind::Counter("incrby"),
+        3 if is("decrby") => Kind::Counter("decrby"),
+        _ => Kind::Other,
+    }
+}
+
+/// Runs `requests` in order; the encoded replies and what the connection
+/// does next.
+pub fn run_all(shared: &Shared, session: &mut Session, requests: Vec<Request>) -> (Vec<u8>, Then) {
+    let mut out = Vec::new();
+    let mut requests = requests.into_iter().peekable();
+    while let Some(first) = requests.next() {
+        let k = match session.runs_plain_commands() {
+            true => kind(&first),
+            false => Kind::Other,
+        };
+        if k != Kind::Other {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP && requests.peek().is_some_and(|r| kind(r) == k) {
+                group.extend(requests.next());
+            }
+            run_group(shared, session, k, group, &mut out);
+            continue;
+        }
+        let (reply, then) = execute(shared, session, first);
+        if then != Then::Shutdown {
+            reply.encode(session.proto, &mut out);
+        }
+        if then != Then::Continue {
+            return (out, then);
+        }
+    }
+    (out, Then::Continue)
+}
+
+fn run_group(
+    shared: &Shared,
+    session: &mut Session,
+    k: Kind,
+    group: Vec<Request>,
+    out: &mut Vec<u8>,
+) {
+    let ks = shared.store.keyspace();
+    let done = match k {
+        Kind::Get if group.len() > 1 => gets(&ks, &group, session.proto, out),
+        Kind::BlindWrite => writes(shared, &ks, &group, out),
+        Kind::Counter(name) if group.len() > 1 => {
+            counters(shared, &ks, name, &group, session.proto, out)
+        }
+        _ => false,
+    };
+    if done {
+        shared
+            .commands
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        return;
+    }
+    for req in group {
+        // None of these closes the connection.
+        execute(shared, session, req).0.encode(session.proto, out);
+    }
+}
+
+/// `GET`s as one lookup; false (nothing written to `out`) if it failed.
+fn gets(ks: &Keyspace, group: &[Request], proto: u8, out: &mut Vec<u8>) -> bool {
+    let keys: Vec<&[u8]> = group.iter().map(|r| r[1].as_slice()).collect();
+    let Ok(values) = ks.multi_get(&keys) else {
+        return false;
+    };
+    let now = store::now_ms();
+    for v in values {
+        match v
+            .as_deref()
+            .and_then(|stored| store::live_data(stored, now))
+        {
+            Some(data) => resp::encode_bulk(data, out),
+            None => Reply::Null.encode(proto, out),
+        }
+    }
+    true
+}
+
+/// `SET k v` and `MSET`s as one write batch.
+fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) -> bool {
+    let mut batch = WriteBatch::new();
+    let mut stored = Vec::new();
+    for req in group {
+        for pair in req[1..].chunks_exact(2) {
+            store::encode_into(&pair[1], 0, &mut stored);
+            batch.put_in(ks, &pair[0], &stored);
+        }
+    }
+    if shared
+        .store
+        .db
+        .write_opt(batch, &shared.write_options())
+        .is_err()
+    {
+        return false;
+    }
+    for _ in group {
+        out.extend_from_slice(b"+OK\r\n");
+    }
+    true
+}
+
+/// Counter commands in one transaction, retried whole on a conflict.
+fn counters(
+    shared: &Shared,
+    ks: &Keyspace,
+    name: &str,
+    group: &[Request],
+    proto: u8,
+    out: &mut Vec<u8>,
+) -> bool {
+    loop {
+        let mut tx = shared.store.db.transaction();
+        let mut replies = Vec::with_capacity(group.len());
+        for req in group {
+            let mut acc = InTx { tx: &mut tx, ks };
+            match commands::run(name, req, &mut acc, &shared.cursors) {
+                Ok(r) | Err(Fail::Reply(r)) => replies.push(r),
+                Err(Fail::Engine(_)) => return false,
+            }
+        }
+        match tx.commit_opt(&shared.write_options()) {
+            Ok(()) => {
+                replies.iter().for_each(|r| r.encode(proto, out));
+                return true;
+            }
+            Err(slsm::Error::Conflict) => continue,
+            Err(_) => return false,
+        }
+    }
+}

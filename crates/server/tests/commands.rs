@@ -1,0 +1,413 @@
+//! The rest of the command surface, each reply asserted: expiry variants
+//! of the string commands, the server commands clients send when they
+//! connect (COMMAND DOCS/INFO, CONFIG GET, CLIENT SETINFO), SCAN TYPE,
+//! pipelines grouped into one engine call, and the server-wide cap on
+//! clients' unparsed input.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use redis::{cmd, Commands, Value};
+
+mod common;
+use common::Server;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[test]
+fn getex_psetex_msetnx_setrange() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = c.set("k", "v").unwrap();
+    let getex = |c: &mut redis::Connection, args: &[&str]| -> Option<String> {
+        cmd("GETEX").arg("k").arg(args).query(c).unwrap()
+    };
+    assert_eq!(getex(&mut c, &[]).as_deref(), Some("v"));
+    assert_eq!(c.ttl::<_, i64>("k").unwrap(), -1);
+    assert_eq!(getex(&mut c, &["EX", "100"]).as_deref(), Some("v"));
+    assert!((99..=100).contains(&c.ttl::<_, i64>("k").unwrap()));
+    assert_eq!(getex(&mut c, &["PX", "50000"]).as_deref(), Some("v"));
+    assert!((49_000..=50_000).contains(&c.pttl::<_, i64>("k").unwrap()));
+    let at = (now_ms() / 1000 + 200).to_string();
+    assert_eq!(getex(&mut c, &["EXAT", &at]).as_deref(), Some("v"));
+    assert!((198..=200).contains(&c.ttl::<_, i64>("k").unwrap()));
+    let at = (now_ms() + 300_000).to_string();
+    assert_eq!(getex(&mut c, &["PXAT", &at]).as_deref(), Some("v"));
+    assert!((298..=300).contains(&c.ttl::<_, i64>("k").unwrap()));
+    assert_eq!(getex(&mut c, &["PERSIST"]).as_deref(), Some("v"));
+    assert_eq!(c.ttl::<_, i64>("k").unwrap(), -1);
+    let e = cmd("GETEX")
+        .arg("k")
+        .arg("EX")
+        .arg("0")
+        .query::<Option<String>>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("invalid expire time"), "{e}");
+    assert_eq!(
+        cmd("GETEX")
+            .arg("missing")
+            .query::<Option<String>>(&mut c)
+            .unwrap(),
+        None
+    );
+
+    let _: () = cmd("PSETEX")
+        .arg("p")
+        .arg(80)
+        .arg("x")
+        .query(&mut c)
+        .unwrap();
+    assert!((1..=80).contains(&c.pttl::<_, i64>("p").unwrap()));
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(c.get::<_, Option<String>>("p").unwrap(), None);
+    let e = cmd("PSETEX")
+        .arg("p")
+        .arg(0)
+        .arg("x")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("invalid expire time in 'psetex'"),
+        "{e}"
+    );
+
+    let ok: bool = cmd("MSETNX")
+        .arg("n1")
+        .arg("1")
+        .arg("n2")
+        .arg("2")
+        .query(&mut c)
+        .unwrap();
+    assert!(ok);
+    assert_eq!(
+        c.mget::<_, Vec<String>>(&["n1", "n2"]).unwrap(),
+        vec!["1", "2"]
+    );
+    let ok: bool = cmd("MSETNX")
+        .arg("n3")
+        .arg("3")
+        .arg("n1")
+        .arg("9")
+        .query(&mut c)
+        .unwrap();
+    assert!(!ok);
+    assert!(
+        !c.exists::<_, bool>("n3").unwrap(),
+        "MSETNX is all or nothing"
+    );
+    assert_eq!(c.get::<_, String>("n1").unwrap(), "1");
+
+    assert_eq!(c.setrange::<_, _, i64>("fresh", 3, "ab").unwrap(), 5);
+    assert_eq!(c.get::<_, Vec<u8>>("fresh").unwrap(), b"\0\0\0ab");
+    assert_eq!(c.setrange::<_, _, i64>("fresh", 1, "Z").unwrap(), 5);
+    assert_eq!(c.get::<_, Vec<u8>>("fresh").unwrap(), b"\0Z\0ab");
+    assert_eq!(c.setrange::<_, _, i64>("none", 0, "").unwrap(), 0);
+    assert!(!c.exists::<_, bool>("none").unwrap());
+    let e = cmd("SETRANGE")
+        .arg("fresh")
+        .arg(-1)
+        .arg("x")
+        .query::<i64>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("offset is out of range"), "{e}");
+}
+
+#[test]
+fn command_docs_and_info_describe_the_commands() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let count: i64 = cmd("COMMAND").arg("COUNT").query(&mut c).unwrap();
+    let list: Vec<String> = cmd("COMMAND").arg("LIST").query(&mut c).unwrap();
+    assert_eq!(list.len() as i64, count);
+    assert!(list.iter().any(|n| n == "getex"));
+    let info: Vec<Value> = cmd("COMMAND")
+        .arg("INFO")
+        .arg("get")
+        .arg("MSET")
+        .arg("nosuch")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(info.len(), 3);
+    let Value::Array(get) = &info[0] else {
+        panic!("{:?}", info[0])
+    };
+    assert_eq!(get[0], Value::BulkString(b"get".to_vec()));
+    assert_eq!(get[1], Value::Int(2));
+    assert_eq!(&get[3..6], &[Value::Int(1), Value::Int(1), Value::Int(1)]);
+    let Value::Array(mset) = &info[1] else {
+        panic!("{:?}", info[1])
+    };
+    assert_eq!(mset[1], Value::Int(-3));
+    assert_eq!(&mset[3..6], &[Value::Int(1), Value::Int(-1), Value::Int(2)]);
+    assert_eq!(info[2], Value::Nil);
+    // RESP2: a flat array of name, docs pairs; unknown names left out.
+    let docs: Vec<Value> = cmd("COMMAND")
+        .arg("DOCS")
+        .arg("set")
+        .arg("nosuch")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0], Value::BulkString(b"set".to_vec()));
+    let Value::Array(fields) = &docs[1] else {
+        panic!("{:?}", docs[1])
+    };
+    assert!(fields.contains(&Value::BulkString(b"summary".to_vec())));
+    assert!(fields.contains(&Value::BulkString(b"string".to_vec())));
+    let all: Vec<Value> = cmd("COMMAND").arg("DOCS").query(&mut c).unwrap();
+    assert_eq!(all.len() as i64, 2 * count);
+}
+
+#[test]
+fn config_get_patterns_set_and_client_setinfo() {
+    let s = Server::start_with(|o| o.maxclients = 77);
+    let mut c = s.conn();
+    let cfg = |c: &mut redis::Connection, pattern: &str| -> Vec<(String, String)> {
+        let flat: Vec<String> = cmd("CONFIG").arg("GET").arg(pattern).query(c).unwrap();
+        flat.chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect()
+    };
+    assert_eq!(
+        cfg(&mut c, "appendonly"),
+        vec![("appendonly".into(), "yes".into())]
+    );
+    assert_eq!(
+        cfg(&mut c, "APPENDFSYNC"),
+        vec![("appendfsync".into(), "no".into())]
+    );
+    let max: Vec<String> = cfg(&mut c, "max*").into_iter().map(|p| p.0).collect();
+    assert_eq!(max, vec!["maxclients", "maxmemory", "maxmemory-policy"]);
+    assert_eq!(cfg(&mut c, "maxclients")[0].1, "77");
+    assert_eq!(cfg(&mut c, "maxmemory-policy")[0].1, "noeviction");
+    assert!(cfg(&mut c, "nosuch*").is_empty());
+    let two: Vec<String> = cmd("CONFIG")
+        .arg("GET")
+        .arg("save")
+        .arg("databases")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(two, vec!["save", "", "databases", "1"]);
+    // CONFIG SET: the current value is accepted, a change refused clearly.
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("appendfsync")
+        .arg("no")
+        .query(&mut c)
+        .unwrap();
+    let e = cmd("CONFIG")
+        .arg("SET")
+        .arg("appendfsync")
+        .arg("always")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("slsm serve"), "{e}");
+    let e = cmd("CONFIG")
+        .arg("SET")
+        .arg("nosuch")
+        .arg("1")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("Unknown option"), "{e}");
+    let _: () = cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
+    let stats: String = cmd("INFO").arg("stats").query(&mut c).unwrap();
+    assert!(stats.contains("total_commands_processed:"), "{stats}");
+    assert!(
+        !stats.contains("total_commands_processed:1\r\n0"),
+        "{stats}"
+    );
+
+    for (attr, value) in [("lib-name", "redis-rs"), ("LIB-VER", "0.1")] {
+        let _: () = cmd("CLIENT")
+            .arg("SETINFO")
+            .arg(attr)
+            .arg(value)
+            .query(&mut c)
+            .unwrap();
+    }
+    let info: String = cmd("CLIENT").arg("INFO").query(&mut c).unwrap();
+    assert!(info.contains(" lib-name=redis-rs lib-ver=0.1"), "{info}");
+    let e = cmd("CLIENT")
+        .arg("SETINFO")
+        .arg("lib-name")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("wrong number of arguments"), "{e}");
+    let e = cmd("CLIENT")
+        .arg("SETINFO")
+        .arg("color")
+        .arg("red")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("Unrecognized option 'color'"), "{e}");
+}
+
+#[test]
+fn scan_type_filters_by_type() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    for i in 0..30 {
+        let _: () = c.set(format!("s{i}"), i).unwrap();
+    }
+    let scan_all = |c: &mut redis::Connection, ty: &str| -> Vec<String> {
+        let (mut cursor, mut keys) = (0u64, Vec::new());
+        loop {
+            let (next, batch): (u64, Vec<String>) = cmd("SCAN")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(7)
+                .arg("TYPE")
+                .arg(ty)
+                .query(c)
+                .unwrap();
+            keys.extend(batch);
+            if next == 0 {
+                return keys;
+            }
+            cursor = next;
+        }
+    };
+    assert_eq!(scan_all(&mut c, "string").len(), 30);
+    assert_eq!(scan_all(&mut c, "STRING").len(), 30);
+    assert!(scan_all(&mut c, "hash").is_empty());
+    assert!(scan_all(&mut c, "list").is_empty());
+}
+
+/// `args` as one RESP request.
+fn request(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
+    }
+    out
+}
+
+/// RESP2 replies (no arrays) as text: a bulk string as its content, `nil`
+/// for a null one, any other reply as its line.
+fn replies(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8(raw.to_vec()).unwrap();
+    let mut lines = text.split("\r\n");
+    let mut out = Vec::new();
+    while let Some(line) = lines.next() {
+        match line.strip_prefix('$') {
+            Some("-1") => out.push("nil".to_string()),
+            Some(_) => out.push(lines.next().unwrap().to_string()),
+            None if line.is_empty() => {}
+            None => out.push(line.to_string()),
+        }
+    }
+    out
+}
+
+#[test]
+fn pipelined_groups_reply_as_one_by_one() {
+    let s = Server::start(None);
+    let too_long = "k".repeat(70_000);
+    let pipeline: Vec<Vec<&str>> = vec![
+        vec!["SET", "a", "1"],
+        vec!["SET", &too_long, "x"],
+        vec!["set", "b", "2"],
+        vec!["GET", "a"],
+        vec!["GET", "b"],
+        vec!["GET", "nope"],
+        vec!["GET", &too_long],
+        vec!["INCR", "n"],
+        vec!["incr", "n"],
+        vec!["INCRBY", "n", "5"],
+        vec!["DECRBY", "n", "x"],
+        vec!["MSET", "m1", "x", "m2", "y"],
+        vec!["MSET", "odd"],
+        vec!["GET", "m1"],
+        vec!["GET", "m2"],
+        vec!["INCR", "a"],
+        vec!["INCR", "m1"],
+        vec!["QUIT"],
+    ];
+    let bytes: Vec<u8> = pipeline.iter().flat_map(|r| request(r)).collect();
+    let got = replies(&s.raw(&bytes));
+    let expect_ok_or_err = [
+        (0, "+OK"),
+        (1, "-ERR"),
+        (2, "+OK"),
+        (3, "1"),
+        (4, "2"),
+        (5, "nil"),
+        (6, "-ERR"),
+        (7, ":1"),
+        (8, ":2"),
+        (9, ":7"),
+        (10, "-ERR value is not an integer or out of range"),
+        (11, "+OK"),
+        (12, "-ERR wrong number of arguments for 'mset' command"),
+        (13, "x"),
+        (14, "y"),
+        (15, ":2"),
+        (16, "-ERR value is not an integer or out of range"),
+        (17, "+OK"),
+    ];
+    assert_eq!(got.len(), pipeline.len(), "{got:?}");
+    for (i, want) in expect_ok_or_err {
+        assert!(
+            got[i].starts_with(want),
+            "reply {i}: {:?}, want {want:?}",
+            got[i]
+        );
+    }
+    let mut c = s.conn();
+    assert_eq!(c.get::<_, i64>("n").unwrap(), 7);
+    assert_eq!(c.get::<_, String>("b").unwrap(), "2");
+}
+
+#[test]
+fn clients_holding_too_much_input_are_closed_and_others_served() {
+    let s = Server::start_with(|o| o.max_query_buffers = 1 << 20);
+    // A SET whose value is `declared` bytes long, and the first `sent` of them.
+    let partial_value = |declared: usize, sent: usize| {
+        let mut req = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${declared}\r\n").into_bytes();
+        req.extend(std::iter::repeat_n(b'v', sent));
+        req
+    };
+    let mut hostile: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(s.addr).unwrap())
+        .collect();
+    for h in &mut hostile {
+        // Fails for a client the server has closed already.
+        let _ = h.write_all(&partial_value(10 << 20, 600 << 10));
+    }
+    // A client holding a little stays; it is served while the others wait.
+    let mut modest = TcpStream::connect(s.addr).unwrap();
+    modest.write_all(&partial_value(1000, 100)).unwrap();
+    let mut c = s.conn();
+    let _: () = c.set("fine", "yes").unwrap();
+    // Past the cap, the clients holding more than their share are closed
+    // (their next read sees the end of the stream) once they send more.
+    let mut closed = 0;
+    for h in &mut hostile {
+        h.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let _ = h.write_all(b"vv");
+        let mut buf = [0u8; 16];
+        closed += match h.read(&mut buf) {
+            Ok(0) => 1,
+            Err(e) if !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => 1,
+            _ => 0,
+        };
+    }
+    assert!(closed >= 2, "only {closed} of 3 closed");
+    modest.write_all(&[b'v'; 900]).unwrap();
+    modest.write_all(b"\r\n").unwrap();
+    modest
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 5];
+    modest.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"+OK\r\n");
+    assert_eq!(c.get::<_, String>("fine").unwrap(), "yes");
+    let info: String = cmd("INFO").arg("clients").query(&mut c).unwrap();
+    assert!(info.contains("slsm_max_query_buffers:1048576"), "{info}");
+}

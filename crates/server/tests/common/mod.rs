@@ -1,0 +1,75 @@
+//! A server on an ephemeral loopback port, stopped when dropped.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use redis::Connection;
+use slsm_server::{Fsync, ServerOptions};
+
+pub struct Server {
+    url: String,
+    pub addr: std::net::SocketAddr,
+    rt: Option<tokio::runtime::Runtime>,
+    running: Option<slsm_server::Running>,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    pub fn start(password: Option<&str>) -> Server {
+        Server::start_with(|opts| opts.requirepass = password.map(str::to_string))
+    }
+
+    pub fn start_with(configure: impl FnOnce(&mut ServerOptions)) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = ServerOptions::new(dir.path().join("db"));
+        opts.bind = "127.0.0.1:0".parse().unwrap();
+        opts.appendfsync = Fsync::No;
+        configure(&mut opts);
+        let password = opts.requirepass.clone();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let running = rt.block_on(slsm_server::start(opts)).unwrap();
+        let addr = running.addr;
+        let url = match &password {
+            Some(p) => format!("redis://:{p}@{addr}/"),
+            None => format!("redis://{addr}/"),
+        };
+        Server {
+            url,
+            addr,
+            rt: Some(rt),
+            running: Some(running),
+            _dir: dir,
+        }
+    }
+
+    pub fn conn(&self) -> Connection {
+        redis::Client::open(self.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    pub fn raw(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(bytes).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        out
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let (Some(rt), Some(running)) = (self.rt.take(), self.running.take()) {
+            running.shutdown();
+            rt.block_on(running.stopped());
+        }
+    }
+}
