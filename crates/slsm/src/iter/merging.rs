@@ -105,13 +105,15 @@ impl InternalIter for MergingIter {
         // Memory runs' skiplists are searched in lockstep (their cache
         // misses overlap); run files one by one, once the blocks they will
         // read have been fetched together.
-        let blocks: Vec<_> = self
-            .children
-            .iter()
-            .filter_map(|c| c.block_for_seek(ikey))
-            .collect();
-        if blocks.len() > 1 {
-            crate::run::fetch(&blocks);
+        if self.children.len() > 1 && crate::run::fetch_wanted() {
+            let blocks: Vec<_> = self
+                .children
+                .iter()
+                .filter_map(|c| c.block_for_seek(ikey))
+                .collect();
+            if blocks.len() > 1 {
+                crate::run::fetch(&blocks);
+            }
         }
         for c in &mut self.children {
             if c.as_skiplist_cursor().is_none() {

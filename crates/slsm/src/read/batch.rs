@@ -89,36 +89,41 @@ struct Walk {
     key: usize,
     /// The next run to consider.
     run: usize,
+    /// The block of that run that may hold the key (once `advance` chose
+    /// the run; `num_blocks()` if the key is past the run's last key).
+    block: usize,
 }
 
 /// The run files, newest first, for every pending key; the reads of each
 /// round issued together.
 fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -> Result<()> {
-    let mut walks: Vec<Walk> = b.pending.iter().map(|&key| Walk { key, run: 0 }).collect();
+    let mut walks: Vec<Walk> = b
+        .pending
+        .iter()
+        .map(|&key| Walk {
+            key,
+            run: 0,
+            block: 0,
+        })
+        .collect();
     while !walks.is_empty() {
-        // Each key to the first run its filters let through (or an answer).
-        let mut reads: Vec<(Arc<RunFile>, usize)> = Vec::new();
+        // Each key to the first run its filters let through (or an answer),
+        // and to the block of that run that may hold it.
         walks.retain_mut(|w| {
             let resolved = advance(view, runs, b, w);
             if !resolved {
-                let file = &runs[w.run].file;
-                let block = file.block_for_point(&b.lookups[w.key]);
-                if block < file.num_blocks() {
-                    reads.push((Arc::clone(file), block));
-                }
+                w.block = runs[w.run].file.block_for_point(&b.lookups[w.key]);
             }
             !resolved
         });
-        if reads.len() > 1 {
-            reads.sort_by_key(|(f, i)| (Arc::as_ptr(f) as usize, *i));
-            reads.dedup_by(|x, y| Arc::ptr_eq(&x.0, &y.0) && x.1 == y.1);
-            crate::run::fetch(&reads);
+        if walks.len() > 1 && crate::run::fetch_wanted() {
+            fetch_blocks(runs, &walks);
         }
         // Search each key's block; a false positive walks on.
         for w in &mut walks {
             let (key, run) = (b.keys[w.key], runs[w.run]);
             let range_del = run.covering_range_del(key, view.snapshot);
-            let entry = run.file.seek(&b.lookups[w.key])?;
+            let entry = run.file.seek_in(w.block, &b.lookups[w.key])?;
             let hit = entry
                 .as_ref()
                 .and_then(|e| newest_version(key, e.key(), e.value()));
@@ -136,6 +141,21 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
         walks.retain(|w| w.run < runs.len());
     }
     Ok(())
+}
+
+/// Reads the blocks `walks` need concurrently (see `run::fetch`).
+fn fetch_blocks(runs: &[&Arc<DiskRun>], walks: &[Walk]) {
+    let mut reads: Vec<(Arc<RunFile>, usize)> = walks
+        .iter()
+        .map(|w| (&runs[w.run].file, w.block))
+        .filter(|(file, block)| *block < file.num_blocks())
+        .map(|(file, block)| (Arc::clone(file), block))
+        .collect();
+    reads.sort_by_key(|(f, i)| (Arc::as_ptr(f) as usize, *i));
+    reads.dedup_by(|x, y| Arc::ptr_eq(&x.0, &y.0) && x.1 == y.1);
+    if reads.len() > 1 {
+        crate::run::fetch(&reads);
+    }
 }
 
 /// Moves `w` to the first run (from `w.run` on) that may hold its key, or

@@ -49,11 +49,13 @@ fn note_readiness(ready: usize, asked: usize) {
     READY_PER_1024.store(new, Ordering::Relaxed);
 }
 
-/// Whether this fetch may be skipped: the blocks are almost surely in
-/// memory, and this is not a sampling fetch.
-fn skip_fetch() -> bool {
+/// Whether a batch of reads about to start should gather its blocks and
+/// [`fetch`] them: false while the blocks are almost surely in memory
+/// (but for a sampling fetch), so that a data set in memory does not even
+/// pay for listing them.
+pub(crate) fn fetch_wanted() -> bool {
     let n = FETCHES.fetch_add(1, Ordering::Relaxed);
-    READY_PER_1024.load(Ordering::Relaxed) >= IN_MEMORY && !n.is_multiple_of(SAMPLE_EVERY)
+    READY_PER_1024.load(Ordering::Relaxed) < IN_MEMORY || n.is_multiple_of(SAMPLE_EVERY)
 }
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -106,11 +108,8 @@ struct Pending {
 /// Puts blocks `(file, index)` in the block cache, reading those that are
 /// in neither the cache nor the page cache concurrently. A hint: a block
 /// that cannot be read is left for the read that needs it, which reports
-/// the error.
+/// the error. Callers ask [`fetch_wanted`] first.
 pub(crate) fn fetch(blocks: &[(Arc<RunFile>, usize)]) {
-    if skip_fetch() {
-        return;
-    }
     let mut slow: Vec<&(Arc<RunFile>, usize)> = Vec::new();
     for entry in blocks {
         let (file, i) = entry;

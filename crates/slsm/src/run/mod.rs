@@ -98,7 +98,7 @@ mod verify;
 pub use builder::RunBuilder;
 pub use cache::{BlockCache, CacheStats};
 pub use compress::Codec;
-pub(crate) use fetch::fetch;
+pub(crate) use fetch::{fetch, fetch_wanted};
 pub use iter::RunIter;
 pub use reader::{Entry, KeyValue, RunFile};
 

@@ -206,8 +206,13 @@ impl RunFile {
     /// The first entry whose internal key is `>= lookup` (by
     /// [`key::compare`]), or `None` if every key is smaller.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<Entry>> {
-        let i = self.block_for_point(lookup);
-        if i == self.num_blocks() {
+        self.seek_in(self.block_for_point(lookup), lookup)
+    }
+
+    /// [`RunFile::seek`] given the block [`RunFile::block_for_point`] chose
+    /// for `lookup`.
+    pub(crate) fn seek_in(&self, i: usize, lookup: &[u8]) -> Result<Option<Entry>> {
+        if i >= self.num_blocks() {
             return Ok(None);
         }
         let block = self.block(i)?;
