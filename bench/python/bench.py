@@ -10,7 +10,8 @@ gives medians and the ratio slsm/peer (below 1: slsm is faster).
 Workloads (16-byte keys, 100-byte values, random order from one seed):
 put (a loop of single puts), batch (writes of 1,000), get (random, all
 found), multi_get (batches of 64 random keys), iterate (a full forward
-scan). Every engine runs with its defaults: a write is in the OS before the
+scan), empty_get (a get of an absent key in an empty database: what one
+call costs beyond the engine's work, the binding's overhead). Every engine runs with its defaults: a write is in the OS before the
 call returns (survives a process crash, not a power loss); lmdb, whose
 default syncs every transaction to disk, gets sync=False to match, and one
 transaction per batch of writes.
@@ -28,7 +29,7 @@ import tempfile
 import time
 
 ENGINES = ["slsm", "rocksdict", "plyvel", "lmdb"]
-WORKLOADS = ["put", "batch", "get", "multi_get", "iterate"]
+WORKLOADS = ["put", "batch", "get", "multi_get", "iterate", "empty_get"]
 
 
 def keys_for(n, seed=42):
@@ -52,7 +53,7 @@ class Slsm:
                 b.put(k, v)
 
     def get(self, k):
-        return self.db[k]
+        return self.db.get(k)
 
     def multi_get(self, ks):
         return self.db.multi_get(ks)
@@ -83,7 +84,7 @@ class RocksDict:
         self.db.write(wb)
 
     def get(self, k):
-        return self.db[k]
+        return self.db.get(k)
 
     def multi_get(self, ks):
         return self.db[ks]
@@ -195,6 +196,14 @@ def run_engine(engine, num, path):
     for i in range(0, num, 1000):
         db.batch([(k, value) for k in keys[i:i + 1000]])
     out["batch"] = (time.perf_counter() - t) * 1e6 / num
+    db.close()
+    # What a call costs beyond the engine's work: a get of a key absent
+    # from an empty database does almost none.
+    db = CLASSES[engine](os.path.join(path, "empty"))
+    t = time.perf_counter()
+    for k in probe:
+        db.get(k)
+    out["empty_get"] = (time.perf_counter() - t) * 1e6 / len(probe)
     db.close()
     return out
 

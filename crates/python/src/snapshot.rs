@@ -80,7 +80,7 @@ impl Snapshot {
     fn multi_get<'py>(
         &self,
         py: Python<'py>,
-        keys: Vec<Vec<u8>>,
+        keys: Vec<pyo3::pybacked::PyBackedBytes>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<Bound<'py, PyList>> {
         let view = self.view()?;

@@ -105,7 +105,7 @@ macro_rules! keyspace_methods {
             fn multi_get<'py>(
                 &self,
                 py: Python<'py>,
-                keys: Vec<Vec<u8>>,
+                keys: Vec<pyo3::pybacked::PyBackedBytes>,
             ) -> PyResult<Bound<'py, PyList>> {
                 let ks = self.space()?;
                 let values = py.allow_threads(|| ks.multi_get(&keys)).or_py()?;
@@ -119,7 +119,11 @@ macro_rules! keyspace_methods {
 
             /// Bulk-loads `(key, value)` pairs in strictly ascending key
             /// order straight into a run file; returns how many.
-            fn ingest(&self, py: Python<'_>, pairs: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<u64> {
+            fn ingest(
+                &self,
+                py: Python<'_>,
+                pairs: Vec<(pyo3::pybacked::PyBackedBytes, pyo3::pybacked::PyBackedBytes)>,
+            ) -> PyResult<u64> {
                 let ks = self.space()?;
                 py.allow_threads(|| ks.ingest(pairs)).or_py()
             }

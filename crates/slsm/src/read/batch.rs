@@ -60,19 +60,27 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
     Ok(b.results)
 }
 
-/// Finger search for the pending keys in one memory run.
+/// The pending keys in one memory run, in key order: by finger search when
+/// they are dense in the run, else each from the top.
+///
+/// A finger climbs and descends about `2 log d` levels for keys `d`
+/// entries apart; a search from the top takes `log n` for a run of `n`.
+/// The finger wins only while `d < sqrt(n)`, that is while the batch has
+/// more than `sqrt(n)` keys (measured: 64 random keys in a run of 20,000
+/// took 30% longer by finger than from the top).
 fn search_mem(view: &ReadView<'_>, mem: &MemRun, b: &mut Batch<'_>) {
+    let dense = b.pending.len().saturating_mul(b.pending.len()) >= mem.len();
     let mut finger = mem.finger();
     let (keys, hashes, lookups, results) = (b.keys, &b.hashes, &b.lookups, &mut b.results);
     b.pending.retain(|&i| {
         let key = keys[i];
         let range_del = mem.covering_range_del(key, view.snapshot);
-        let hit = if mem.may_contain(key, hashes[i]) {
-            finger
+        let hit = match mem.may_contain(key, hashes[i]) {
+            false => None,
+            true if dense => finger
                 .seek_ge(&lookups[i])
-                .and_then(|(k, v)| newest_version(key, k, v))
-        } else {
-            None
+                .and_then(|(k, v)| newest_version(key, k, v)),
+            true => mem.get(key, &lookups[i]),
         };
         match answer_of(hit, range_del) {
             Some(found) => {
@@ -106,6 +114,13 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             block: 0,
         })
         .collect();
+    // Every filter line the first round may probe starts loading at once:
+    // one cache-miss latency for the batch instead of one per key and run.
+    for w in &walks {
+        for run in runs {
+            run.file.prefetch_filter(b.hashes[w.key]);
+        }
+    }
     while !walks.is_empty() {
         // Each key to the first run its filters let through (or an answer),
         // and to the block of that run that may hold it.
@@ -119,11 +134,21 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
         if walks.len() > 1 && crate::run::fetch_wanted() {
             fetch_blocks(runs, &walks);
         }
+        // Every key's block first (each starts loading into the CPU's
+        // cache as it is found), then the searches: the cache misses of
+        // different keys overlap instead of following one another.
+        let blocks = walks
+            .iter()
+            .map(|w| runs[w.run].file.block_at(w.block))
+            .collect::<Result<Vec<_>>>()?;
         // Search each key's block; a false positive walks on.
-        for w in &mut walks {
+        for (w, block) in walks.iter_mut().zip(blocks) {
             let (key, run) = (b.keys[w.key], runs[w.run]);
             let range_del = run.covering_range_del(key, view.snapshot);
-            let entry = run.file.seek_in(w.block, &b.lookups[w.key])?;
+            let entry = match block {
+                Some(block) => Some(run.file.entry_in(block, &b.lookups[w.key])?),
+                None => None,
+            };
             let hit = entry
                 .as_ref()
                 .and_then(|e| newest_version(key, e.key(), e.value()));

@@ -212,13 +212,26 @@ impl RunFile {
     /// [`RunFile::seek`] given the block [`RunFile::block_for_point`] chose
     /// for `lookup`.
     pub(crate) fn seek_in(&self, i: usize, lookup: &[u8]) -> Result<Option<Entry>> {
-        if i >= self.num_blocks() {
-            return Ok(None);
+        match self.block_at(i)? {
+            Some(block) => self.entry_in(block, lookup).map(Some),
+            None => Ok(None),
         }
-        let block = self.block(i)?;
+    }
+
+    /// Block `i` ([`RunFile::block`]), `None` past the last block.
+    pub(crate) fn block_at(&self, i: usize) -> Result<Option<Arc<Block>>> {
+        match i < self.num_blocks() {
+            true => self.block(i).map(Some),
+            false => Ok(None),
+        }
+    }
+
+    /// The first entry `>= lookup` in `block`, the block
+    /// [`RunFile::block_for_point`] chose for it.
+    pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
         let j = self.answer_in(&block, lookup, 0)?;
         let (key, value) = block.entry_ranges(j).map_err(|c| self.to_error(c))?;
-        Ok(Some(Entry { block, key, value }))
+        Ok(Entry { block, key, value })
     }
 
     /// [`RunFile::seek`] for many lookups sorted ascending by
