@@ -169,6 +169,9 @@ pub enum Cmd {
         /// syntax); past it, a client holding more than its share is closed.
         #[arg(long, default_value = "1gb", value_parser = parse_redis_size)]
         max_query_buffers: usize,
+        /// Threads serving connections (default: one per CPU).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Merge everything into the last level.
     #[command(after_help = EXIT_CODES)]
@@ -265,6 +268,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             maxclients,
             maxmemory,
             max_query_buffers,
+            threads,
         } => {
             let mut opts = slsm_server::ServerOptions::new(db);
             opts.bind = bind;
@@ -274,6 +278,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             opts.maxclients = maxclients;
             opts.max_query_buffers = max_query_buffers;
             opts.engine.memory_budget = maxmemory;
+            opts.threads = threads.unwrap_or(opts.threads);
             if let Err(e) = opts.check() {
                 return Err(anyhow::Error::new(exit::Usage(e)));
             }

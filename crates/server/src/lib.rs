@@ -82,6 +82,9 @@ pub struct ServerOptions {
     /// The most unparsed input all clients together may hold; past it, a
     /// client holding more than its share is closed (see `conn.rs`).
     pub max_query_buffers: usize,
+    /// Threads serving connections (`slsm serve --threads`; Redis's
+    /// `io-threads`). Default: one per CPU.
+    pub threads: usize,
     /// Engine options for the database.
     pub engine: slsm::Options,
 }
@@ -95,6 +98,7 @@ impl ServerOptions {
             appendfsync: Fsync::EverySec,
             maxclients: 10_000,
             max_query_buffers: 1 << 30,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             engine: slsm::Options::default(),
         }
     }
@@ -109,6 +113,9 @@ impl ServerOptions {
         }
         if self.maxclients == 0 {
             return Err("--maxclients must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return Err("--threads must be at least 1".into());
         }
         Ok(())
     }
@@ -252,6 +259,7 @@ async fn sync_every_second(db: Arc<slsm::Db>, mut stop: watch::Receiver<bool>) {
 /// database. Blocks the calling thread (it builds its own runtime).
 pub fn run(opts: ServerOptions) -> Result<(), String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(opts.threads)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
