@@ -242,6 +242,7 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
                 "memory_runs_limit": s.memory.memory_runs_limit,
                 "pinned_indexes_and_filters": s.memory.pinned,
                 "buffers": s.memory.buffers,
+                "building": s.memory.building,
                 "block_cache": {
                     "capacity": s.memory.cache.capacity,
                     "usage": s.memory.cache.usage,

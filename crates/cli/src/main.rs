@@ -10,6 +10,7 @@ mod plot;
 use clap::Parser;
 
 fn main() {
+    slsm_cli::allocator::tune();
     let args = match cli::Cli::try_parse() {
         Ok(a) => a,
         Err(e) => {

@@ -9,8 +9,13 @@
 //!   the output's write buffer) and of the write-ahead log;
 //! * the indexes and Bloom filters of the open run files, which stay in
 //!   memory (pinned: a lookup never reads them from the device);
+//! * what run files being written hold while they are built (the key
+//!   hashes their Bloom filter is made from, 8 bytes per key, and their
+//!   index): charged as it grows, released when the file is done (RocksDB
+//!   charges filter construction to its block cache the same way);
 //! * the block cache: what is left, recomputed whenever the set of run files
-//!   changes (or a fixed `Options::block_cache_size`).
+//!   or the charge of files being built changes (or a fixed
+//!   `Options::block_cache_size`).
 //!
 //! * **Owns**: the block cache and the split.
 //! * **Thread safety**: any thread may call it; `rebalance` is called by the
@@ -38,12 +43,14 @@ pub struct MemoryUsage {
     pub cache: CacheStats,
     /// Bytes set aside for merge and log buffers.
     pub buffers: u64,
+    /// Bytes held by run files being written (filter hashes, index).
+    pub building: u64,
 }
 
 impl MemoryUsage {
     /// Everything the engine accounts for.
     pub fn total(&self) -> u64 {
-        self.memory_runs + self.pinned + self.cache.usage + self.buffers
+        self.memory_runs + self.pinned + self.cache.usage + self.buffers + self.building
     }
 }
 
@@ -55,6 +62,7 @@ pub(crate) struct MemoryBudget {
     fixed_cache: Option<usize>,
     cache: Arc<BlockCache>,
     pinned: AtomicUsize,
+    building: AtomicUsize,
 }
 
 impl MemoryBudget {
@@ -73,6 +81,7 @@ impl MemoryBudget {
             fixed_cache: opts.block_cache_size,
             cache: BlockCache::new(cache_size),
             pinned: AtomicUsize::new(0),
+            building: AtomicUsize::new(0),
         }
     }
 
@@ -89,13 +98,28 @@ impl MemoryBudget {
             .map(|r| r.file.pinned_bytes())
             .sum();
         self.pinned.store(pinned, Ordering::Relaxed);
+        self.resize_cache();
+    }
+
+    /// Gives the block cache what the rest of the budget leaves.
+    fn resize_cache(&self) {
         if self.fixed_cache.is_none() {
             let left = self
                 .budget
                 .saturating_sub(self.memory_runs_limit)
                 .saturating_sub(self.buffers)
-                .saturating_sub(pinned);
+                .saturating_sub(self.pinned.load(Ordering::Relaxed))
+                .saturating_sub(self.building.load(Ordering::Relaxed));
             self.cache.set_capacity(left);
+        }
+    }
+
+    /// A charge for the memory of one run file being built: `set(bytes)`
+    /// says what it holds now, and dropping the charge releases it.
+    pub fn build_charge(self: &Arc<Self>) -> BuildCharge {
+        BuildCharge {
+            budget: Arc::clone(self),
+            bytes: 0,
         }
     }
 
@@ -108,6 +132,61 @@ impl MemoryBudget {
             pinned: self.pinned.load(Ordering::Relaxed) as u64,
             cache: self.cache.stats(),
             buffers: self.buffers as u64,
+            building: self.building.load(Ordering::Relaxed) as u64,
         }
+    }
+}
+
+/// What one run file being built holds, charged to the budget (see
+/// [`MemoryBudget::build_charge`]).
+pub(crate) struct BuildCharge {
+    budget: Arc<MemoryBudget>,
+    bytes: usize,
+}
+
+impl BuildCharge {
+    /// The file being built holds `bytes` now.
+    pub fn set(&mut self, bytes: usize) {
+        if bytes == self.bytes {
+            return;
+        }
+        let building = &self.budget.building;
+        if bytes > self.bytes {
+            building.fetch_add(bytes - self.bytes, Ordering::Relaxed);
+        } else {
+            building.fetch_sub(self.bytes - bytes, Ordering::Relaxed);
+        }
+        self.bytes = bytes;
+        self.budget.resize_cache();
+    }
+}
+
+impl Drop for BuildCharge {
+    fn drop(&mut self) {
+        self.set(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_charge_shrinks_the_cache_until_dropped() {
+        let opts = Options::default();
+        let budget = Arc::new(MemoryBudget::new(&opts));
+        let full = budget.cache().stats().capacity;
+        let mut charge = budget.build_charge();
+        charge.set(10 << 20);
+        assert_eq!(budget.cache().stats().capacity, full - (10 << 20));
+        let mut other = budget.build_charge();
+        other.set(1 << 20);
+        charge.set(4 << 20);
+        assert_eq!(budget.cache().stats().capacity, full - (5 << 20));
+        assert_eq!(budget.building.load(Ordering::Relaxed), 5 << 20);
+        drop(charge);
+        drop(other);
+        assert_eq!(budget.cache().stats().capacity, full);
+        assert_eq!(budget.building.load(Ordering::Relaxed), 0);
     }
 }

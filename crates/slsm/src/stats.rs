@@ -256,7 +256,7 @@ impl fmt::Display for Stats {
         write!(
             f,
             "memory: {:.1} of {:.1} MiB budget: memory runs {:.1} (limit {:.1}), indexes and filters {:.1}, \
-             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit, {:.1} MiB read), buffers {:.1}",
+             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit, {:.1} MiB read), buffers {:.1}, files being built {:.1}",
             mib(m.total()),
             mib(m.budget),
             mib(m.memory_runs),
@@ -268,7 +268,8 @@ impl fmt::Display for Stats {
             100.0 * c.hits as f64 / lookups as f64,
             c.hits + c.misses,
             mib(c.bytes_read),
-            mib(m.buffers)
+            mib(m.buffers),
+            mib(m.building)
         )?;
         if let Some(e) = &self.background_error {
             write!(f, "\nbackground jobs failing (retried): {e}")?;

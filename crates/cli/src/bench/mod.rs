@@ -38,6 +38,7 @@ pub fn main_for(program: &str, factory: &dyn EngineFactory) {
 /// db_bench flags (warnings and help on stderr/stdout), runs the workloads,
 /// prints db_bench lines and the peak RSS on stdout, and writes `--json`.
 pub fn run_cli(program: &str, factory: &dyn EngineFactory, args: &[String]) -> Result<()> {
+    crate::allocator::tune();
     let (flags, warnings) = match flags::parse(args, factory.engine_flags())? {
         flags::Parsed::Help => {
             let mut out = std::io::stdout().lock();

@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::budget::MemoryBudget;
 use crate::error::Result;
 use crate::files;
 use crate::fsutil;
@@ -11,7 +12,7 @@ use crate::manifest::DbId;
 use crate::merge::{merge_into, MergePolicy};
 use crate::options::Options;
 use crate::rangedel::RangeTombstone;
-use crate::run::{BlockCache, RunBuilder, RunFile, RunOptions};
+use crate::run::{RunBuilder, RunFile, RunOptions};
 use crate::version::DiskRun;
 
 /// Where and how to write one new run.
@@ -23,7 +24,8 @@ pub(super) struct RunPlan<'a> {
     /// The level the run joins (it decides the compression).
     pub level: usize,
     pub db_id: DbId,
-    pub cache: &'a Arc<BlockCache>,
+    /// The memory budget: its block cache, and the charge for the builder.
+    pub budget: &'a Arc<MemoryBudget>,
 }
 
 /// How the run of `plan` is written.
@@ -41,7 +43,7 @@ pub(super) fn run_options(plan: &RunPlan<'_>, bottommost: bool) -> RunOptions {
 
 /// Opens the run file `plan` wrote, through the block cache.
 pub(super) fn open_run(plan: &RunPlan<'_>, path: &Path) -> Result<Arc<DiskRun>> {
-    let file = RunFile::open_in(plan.opts.fs.clone(), path, Arc::clone(plan.cache))?;
+    let file = RunFile::open_in(plan.opts.fs.clone(), path, Arc::clone(plan.budget.cache()))?;
     Ok(Arc::new(DiskRun::new(plan.number, Arc::new(file))))
 }
 
@@ -57,6 +59,7 @@ pub(super) fn build_run(
     let run_opts = run_options(&plan, plan.policy.bottommost);
     let fs = &plan.opts.fs;
     let mut builder = RunBuilder::create_with(fs.clone(), &path, run_opts)?;
+    charge_budget(&mut builder, plan.budget);
     let mut input = MergingIter::new(children);
     let totals = merge_into(&mut input, &range_dels, &mut builder, &plan.policy)?;
     if totals.entries_written == 0 && totals.range_dels_written == 0 {
@@ -65,4 +68,11 @@ pub(super) fn build_run(
     let props = builder.finish()?;
     fsutil::sync_dir_with(&**fs, plan.dir)?;
     Ok(Some((open_run(&plan, &path)?, props.file_size)))
+}
+
+/// Charges what `builder` holds while it builds to the memory budget (the
+/// block cache shrinks meanwhile, so the budget holds during big merges).
+pub(super) fn charge_budget(builder: &mut RunBuilder, budget: &Arc<MemoryBudget>) {
+    let mut charge = budget.build_charge();
+    builder.charge_memory_to(Box::new(move |bytes| charge.set(bytes)));
 }

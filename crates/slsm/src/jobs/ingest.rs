@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use super::build::{open_run, run_options, RunPlan};
+use super::build::{charge_budget, open_run, run_options, RunPlan};
 use super::Jobs;
 use crate::error::{Error, Result};
 use crate::fsutil;
@@ -52,11 +52,12 @@ impl Jobs {
             },
             level: 0,
             db_id: self.versions.db_id(),
-            cache: self.budget.cache(),
+            budget: &self.budget,
         };
         let path = self.dir.join(crate::files::run_file_name(number));
         let fs = &self.opts.fs;
         let mut builder = RunBuilder::create_with(fs.clone(), &path, run_options(&plan, false))?;
+        charge_budget(&mut builder, &self.budget);
         let (mut user, mut stored) = (Vec::new(), Vec::new());
         let mut previous: Option<Vec<u8>> = None;
         let mut count = 0u64;

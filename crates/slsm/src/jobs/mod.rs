@@ -189,7 +189,7 @@ impl Jobs {
             policy,
             level: job.target,
             db_id: self.versions.db_id(),
-            cache: self.budget.cache(),
+            budget: &self.budget,
         };
         let built = build::build_run(plan, children, range_dels)?;
         let mut edit = VersionEdit {

@@ -39,7 +39,14 @@ pub struct RunBuilder {
     /// CRC32C of every byte written so far.
     body_crc: u32,
     max_block_raw: u64,
+    /// Told what the hashes and the index hold as they grow (the engine
+    /// charges it to its memory budget).
+    memory_charge: Option<MemoryCharge>,
+    charged: usize,
 }
+
+/// Called with the bytes a builder's growing buffers hold.
+pub(crate) type MemoryCharge = Box<dyn FnMut(usize) + Send>;
 
 impl RunBuilder {
     /// Creates the file at `path` (which must not exist) for a new run.
@@ -75,7 +82,30 @@ impl RunBuilder {
             stored: Vec::new(),
             body_crc: 0,
             max_block_raw: 0,
+            memory_charge: None,
+            charged: 0,
         })
+    }
+
+    /// Reports what the builder's growing buffers (the filter's key hashes,
+    /// the index) hold to `charge`, now and whenever it changes; the
+    /// charge is dropped with the builder.
+    pub(crate) fn charge_memory_to(&mut self, charge: MemoryCharge) {
+        self.memory_charge = Some(charge);
+        self.charged = usize::MAX;
+        self.recharge();
+    }
+
+    /// Calls the charge if the buffers' capacity changed (rarely: they
+    /// grow by doubling).
+    fn recharge(&mut self) {
+        let held = self.hashes.capacity() * 8 + self.index.capacity();
+        if held != self.charged {
+            if let Some(charge) = self.memory_charge.as_mut() {
+                charge(held);
+                self.charged = held;
+            }
+        }
     }
 
     /// Appends an entry. `ikey` must be a valid internal key strictly
@@ -217,6 +247,7 @@ impl RunBuilder {
         }
         if new_user_key {
             self.hashes.push(bloom::hash_key(parsed.user_key));
+            self.recharge();
             self.props.max_user_key.clear();
             self.props.max_user_key.extend_from_slice(parsed.user_key);
         }
@@ -282,6 +313,7 @@ impl RunBuilder {
             self.stored.len() as u64,
             pad > 0,
         );
+        self.recharge();
         self.block.reset();
         self.props.raw_data_bytes += raw_len;
         self.max_block_raw = self.max_block_raw.max(raw_len);

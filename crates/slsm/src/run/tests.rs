@@ -489,3 +489,26 @@ fn run_types_are_thread_safe() {
     assert_send_sync::<RunIter>();
     assert_send_sync::<crate::bloom::AtomicBloom>();
 }
+
+#[test]
+fn builder_reports_what_its_buffers_hold_until_dropped() {
+    use std::sync::atomic::{AtomicUsize, Ordering as AtOrd};
+    let dir = tempfile::tempdir().unwrap();
+    let held = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let mut b = RunBuilder::create(&dir.path().join("run"), RunOptions::default()).unwrap();
+    let (h, p) = (Arc::clone(&held), Arc::clone(&peak));
+    b.charge_memory_to(Box::new(move |bytes| {
+        h.store(bytes, AtOrd::Relaxed);
+        p.fetch_max(bytes, AtOrd::Relaxed);
+    }));
+    let n = 20_000u64;
+    for i in 0..n {
+        b.add(&key::encode(&i.to_be_bytes(), 1, Kind::Value), b"v")
+            .unwrap();
+    }
+    // Eight bytes of filter hash per key at least, and the index.
+    assert!(held.load(AtOrd::Relaxed) as u64 >= 8 * n);
+    b.finish().unwrap();
+    assert!(peak.load(AtOrd::Relaxed) as u64 >= 8 * n);
+}
