@@ -311,32 +311,31 @@ impl FaultFs {
     fn check(&self, op: FaultOp, path: &Path) -> io::Result<()> {
         self.faults.lock().check(op, path)
     }
+
+    /// `inner`, the file at `path`, with this file system's faults.
+    fn faulty<F: ?Sized>(&self, path: &Path, inner: Box<F>) -> FaultFile<F> {
+        FaultFile {
+            faults: Arc::clone(&self.faults),
+            path: path.to_path_buf(),
+            inner,
+        }
+    }
 }
 
 impl FileSystem for FaultFs {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         self.check(FaultOp::Create, path)?;
-        Ok(Box::new(FaultFile {
-            faults: Arc::clone(&self.faults),
-            path: path.to_path_buf(),
-            inner: self.inner.create_new(path)?,
-        }))
+        Ok(Box::new(self.faulty(path, self.inner.create_new(path)?)))
     }
     fn create_truncate(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         self.check(FaultOp::Create, path)?;
-        Ok(Box::new(FaultFile {
-            faults: Arc::clone(&self.faults),
-            path: path.to_path_buf(),
-            inner: self.inner.create_truncate(path)?,
-        }))
+        Ok(Box::new(
+            self.faulty(path, self.inner.create_truncate(path)?),
+        ))
     }
     fn create_log(&self, path: &Path) -> io::Result<Box<dyn LogFile>> {
         self.check(FaultOp::Create, path)?;
-        Ok(Box::new(FaultFile {
-            faults: Arc::clone(&self.faults),
-            path: path.to_path_buf(),
-            inner: self.inner.create_log(path)?,
-        }))
+        Ok(Box::new(self.faulty(path, self.inner.create_log(path)?)))
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.check(FaultOp::Read, path)?;
@@ -344,11 +343,7 @@ impl FileSystem for FaultFs {
     }
     fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
         self.check(FaultOp::Read, path)?;
-        Ok(Box::new(FaultFile {
-            faults: Arc::clone(&self.faults),
-            path: path.to_path_buf(),
-            inner: self.inner.open_random(path)?,
-        }))
+        Ok(Box::new(self.faulty(path, self.inner.open_random(path)?)))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.check(FaultOp::Rename, from)?;

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use super::block::{Block, BlockBytes};
+mod blocks;
+
+use super::block::Block;
 use super::cache::BlockCache;
-use super::compress::decompress;
-use super::format::{check_block, Corrupt, Handle, FOOTER_LEN, TRAILER_LEN};
+use super::format::{Corrupt, FOOTER_LEN};
 use super::index::Index;
 use super::meta::read_meta;
 use super::{RangeTombstone, RunProperties};
@@ -206,23 +207,9 @@ impl RunFile {
     /// The first entry whose internal key is `>= lookup` (by
     /// [`key::compare`]), or `None` if every key is smaller.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<Entry>> {
-        self.seek_in(self.block_for_point(lookup), lookup)
-    }
-
-    /// [`RunFile::seek`] given the block [`RunFile::block_for_point`] chose
-    /// for `lookup`.
-    pub(crate) fn seek_in(&self, i: usize, lookup: &[u8]) -> Result<Option<Entry>> {
-        match self.block_at(i)? {
+        match self.block_at(self.block_for_point(lookup))? {
             Some(block) => self.entry_in(block, lookup).map(Some),
             None => Ok(None),
-        }
-    }
-
-    /// Block `i` ([`RunFile::block`]), `None` past the last block.
-    pub(crate) fn block_at(&self, i: usize) -> Result<Option<Arc<Block>>> {
-        match i < self.num_blocks() {
-            true => self.block(i).map(Some),
-            false => Ok(None),
         }
     }
 
@@ -302,98 +289,6 @@ impl RunFile {
         self.index.point_last_ge(target)
     }
 
-    /// Data block `i`, from the cache or read (and verified) from the file.
-    pub(crate) fn block(&self, i: usize) -> Result<Arc<Block>> {
-        if let Some(mem) = &self.in_memory {
-            if let Some(block) = self.block_in_place(mem, i)? {
-                return Ok(block);
-            }
-        }
-        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
-            // A cached block is rarely in the CPU's cache: bring it in at
-            // once rather than miss by miss.
-            block.prefetch();
-            return Ok(block);
-        }
-        let stored = self.read_stored(i)?;
-        self.admit(i, stored)
-    }
-
-    /// Data block `i` if it is in the cache or can be read without waiting
-    /// for the device (the page cache has it); `None` otherwise.
-    pub(crate) fn block_if_ready(&self, i: usize) -> Result<Option<Arc<Block>>> {
-        if self.in_memory.is_some() {
-            return self.block(i).map(Some);
-        }
-        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
-            return Ok(Some(block));
-        }
-        let h = self.index.handle(i);
-        match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
-            Ok(Some(stored)) => self.admit(i, stored).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(self.read_error(h, e)),
-        }
-    }
-
-    /// The stored bytes of block `i`, read from the file.
-    pub(crate) fn read_stored(&self, i: usize) -> Result<Vec<u8>> {
-        let h = self.index.handle(i);
-        self.file
-            .read_vec_at(h.offset, h.len as usize)
-            .map_err(|e| self.read_error(h, e))
-    }
-
-    /// Verifies and decodes block `i` read as `stored`, and caches it.
-    pub(crate) fn admit(&self, i: usize, stored: Vec<u8>) -> Result<Arc<Block>> {
-        self.cache.note_read(stored.len());
-        let block = Arc::new(self.decode_stored(i, stored)?);
-        self.cache
-            .insert(self.cache_id, i as u64, Arc::clone(&block));
-        Ok(block)
-    }
-
-    /// Checks the trailer of block `i` read as `stored` and decodes it.
-    pub(crate) fn decode_stored(&self, i: usize, mut stored: Vec<u8>) -> Result<Block> {
-        let offset = self.index.handle(i).offset;
-        let (codec, payload) =
-            check_block(&stored, offset, "data").map_err(|c| self.to_error(c))?;
-        let raw = match decompress(codec, payload, self.max_block_raw as usize) {
-            Ok(std::borrow::Cow::Borrowed(_)) => {
-                stored.truncate(stored.len() - TRAILER_LEN);
-                stored
-            }
-            Ok(std::borrow::Cow::Owned(raw)) => raw,
-            Err(why) => return Err(self.corruption(offset, why)),
-        };
-        Block::decode(BlockBytes::Owned(raw.into_boxed_slice()), offset)
-            .map_err(|c| self.to_error(c))
-    }
-
-    /// Block `i` of a file held in memory, read in place if it is stored
-    /// raw (`None` if it is compressed: it goes through the cache).
-    fn block_in_place(&self, mem: &Arc<Vec<u8>>, i: usize) -> Result<Option<Arc<Block>>> {
-        let h = self.index.handle(i);
-        let (start, end) = (h.offset as usize, (h.offset + h.len) as usize);
-        let stored = mem
-            .get(start..end)
-            .ok_or_else(|| self.corruption(h.offset, "data block outside the file"))?;
-        let (word, bit) = (&self.verified[i / 64], 1u64 << (i % 64));
-        let codec = if word.load(AtomicOrdering::Relaxed) & bit != 0 {
-            stored[stored.len() - TRAILER_LEN]
-        } else {
-            let (codec, _) = check_block(stored, h.offset, "data").map_err(|c| self.to_error(c))?;
-            word.fetch_or(bit, AtomicOrdering::Relaxed);
-            codec
-        };
-        if codec != 0 {
-            return Ok(None);
-        }
-        let bytes = BlockBytes::Shared(Arc::clone(mem), start..end - TRAILER_LEN);
-        let block = Block::decode(bytes, h.offset).map_err(|c| self.to_error(c))?;
-        Ok(Some(Arc::new(block)))
-    }
-
     /// An `Error::Corruption` for this file.
     pub(crate) fn corruption(&self, offset: u64, why: &str) -> Error {
         Error::corruption(&self.path, offset, why)
@@ -401,16 +296,6 @@ impl RunFile {
 
     pub(crate) fn to_error(&self, c: Corrupt) -> Error {
         Error::corruption(&self.path, c.offset, c.reason)
-    }
-
-    /// A failed read of `h`: a file shorter than its index says was damaged
-    /// (truncated, perhaps by another process); anything else is I/O.
-    fn read_error(&self, h: Handle, e: std::io::Error) -> Error {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            self.corruption(h.offset, "the file ends before this block (truncated?)")
-        } else {
-            Error::io(&self.path, e)
-        }
     }
 
     /// The first entry `>= lookup` in a block whose last key is `>= lookup`.

@@ -1,0 +1,125 @@
+//! Where a [`RunFile`]'s data blocks come from: the file held in memory
+//! (read in place when stored raw, its checksum verified once), the block
+//! cache, or a positional read of the file, verified, decompressed and
+//! then cached.
+
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use super::RunFile;
+use crate::error::{Error, Result};
+use crate::run::block::{Block, BlockBytes};
+use crate::run::compress::decompress;
+use crate::run::format::{check_block, Handle, TRAILER_LEN};
+
+impl RunFile {
+    /// Block `i` ([`RunFile::block`]), `None` past the last block.
+    pub(crate) fn block_at(&self, i: usize) -> Result<Option<Arc<Block>>> {
+        match i < self.num_blocks() {
+            true => self.block(i).map(Some),
+            false => Ok(None),
+        }
+    }
+
+    /// Data block `i`, from the cache or read (and verified) from the file.
+    pub(crate) fn block(&self, i: usize) -> Result<Arc<Block>> {
+        if let Some(mem) = &self.in_memory {
+            if let Some(block) = self.block_in_place(mem, i)? {
+                return Ok(block);
+            }
+        }
+        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+            // A cached block is rarely in the CPU's cache: bring it in at
+            // once rather than miss by miss.
+            block.prefetch();
+            return Ok(block);
+        }
+        let stored = self.read_stored(i)?;
+        self.admit(i, stored)
+    }
+
+    /// Data block `i` if it is in the cache or can be read without waiting
+    /// for the device (the page cache has it); `None` otherwise.
+    pub(crate) fn block_if_ready(&self, i: usize) -> Result<Option<Arc<Block>>> {
+        if self.in_memory.is_some() {
+            return self.block(i).map(Some);
+        }
+        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+            return Ok(Some(block));
+        }
+        let h = self.index.handle(i);
+        match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
+            Ok(Some(stored)) => self.admit(i, stored).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.read_error(h, e)),
+        }
+    }
+
+    /// The stored bytes of block `i`, read from the file.
+    pub(crate) fn read_stored(&self, i: usize) -> Result<Vec<u8>> {
+        let h = self.index.handle(i);
+        self.file
+            .read_vec_at(h.offset, h.len as usize)
+            .map_err(|e| self.read_error(h, e))
+    }
+
+    /// Verifies and decodes block `i` read as `stored`, and caches it.
+    pub(crate) fn admit(&self, i: usize, stored: Vec<u8>) -> Result<Arc<Block>> {
+        self.cache.note_read(stored.len());
+        let block = Arc::new(self.decode_stored(i, stored)?);
+        self.cache
+            .insert(self.cache_id, i as u64, Arc::clone(&block));
+        Ok(block)
+    }
+
+    /// Checks the trailer of block `i` read as `stored` and decodes it.
+    pub(crate) fn decode_stored(&self, i: usize, mut stored: Vec<u8>) -> Result<Block> {
+        let offset = self.index.handle(i).offset;
+        let (codec, payload) =
+            check_block(&stored, offset, "data").map_err(|c| self.to_error(c))?;
+        let raw = match decompress(codec, payload, self.max_block_raw as usize) {
+            Ok(std::borrow::Cow::Borrowed(_)) => {
+                stored.truncate(stored.len() - TRAILER_LEN);
+                stored
+            }
+            Ok(std::borrow::Cow::Owned(raw)) => raw,
+            Err(why) => return Err(self.corruption(offset, why)),
+        };
+        Block::decode(BlockBytes::Owned(raw.into_boxed_slice()), offset)
+            .map_err(|c| self.to_error(c))
+    }
+
+    /// Block `i` of a file held in memory, read in place if it is stored
+    /// raw (`None` if it is compressed: it goes through the cache).
+    fn block_in_place(&self, mem: &Arc<Vec<u8>>, i: usize) -> Result<Option<Arc<Block>>> {
+        let h = self.index.handle(i);
+        let (start, end) = (h.offset as usize, (h.offset + h.len) as usize);
+        let stored = mem
+            .get(start..end)
+            .ok_or_else(|| self.corruption(h.offset, "data block outside the file"))?;
+        let (word, bit) = (&self.verified[i / 64], 1u64 << (i % 64));
+        let codec = if word.load(AtomicOrdering::Relaxed) & bit != 0 {
+            stored[stored.len() - TRAILER_LEN]
+        } else {
+            let (codec, _) = check_block(stored, h.offset, "data").map_err(|c| self.to_error(c))?;
+            word.fetch_or(bit, AtomicOrdering::Relaxed);
+            codec
+        };
+        if codec != 0 {
+            return Ok(None);
+        }
+        let bytes = BlockBytes::Shared(Arc::clone(mem), start..end - TRAILER_LEN);
+        let block = Block::decode(bytes, h.offset).map_err(|c| self.to_error(c))?;
+        Ok(Some(Arc::new(block)))
+    }
+
+    /// A failed read of `h`: a file shorter than its index says was damaged
+    /// (truncated, perhaps by another process); anything else is I/O.
+    fn read_error(&self, h: Handle, e: std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            self.corruption(h.offset, "the file ends before this block (truncated?)")
+        } else {
+            Error::io(&self.path, e)
+        }
+    }
+}
