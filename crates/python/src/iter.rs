@@ -2,7 +2,6 @@
 //! database as of its creation (a snapshot), so writes meanwhile never
 //! invalidate it; entries are fetched in chunks with the GIL released.
 
-use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Mutex;
 
@@ -52,9 +51,50 @@ pub fn bounds(
     Ok((lower, upper))
 }
 
+/// Entries fetched and not yet yielded: their bytes back to back in one
+/// buffer, so that a chunk costs no allocation per entry (the engine lends
+/// each key and value, `Iter::next_with`).
+#[derive(Default)]
+struct Chunk {
+    bytes: Vec<u8>,
+    /// Key and value lengths of each entry, in order.
+    lens: Vec<(usize, usize)>,
+    /// The next entry to yield, and where its bytes start.
+    next: usize,
+    at: usize,
+}
+
+impl Chunk {
+    fn is_empty(&self) -> bool {
+        self.next == self.lens.len()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.lens.clear();
+        self.next = 0;
+        self.at = 0;
+    }
+
+    fn push(&mut self, k: &[u8], v: &[u8]) {
+        self.bytes.extend_from_slice(k);
+        self.bytes.extend_from_slice(v);
+        self.lens.push((k.len(), v.len()));
+    }
+
+    /// The next entry's key and value.
+    fn pop(&mut self) -> Option<(&[u8], &[u8])> {
+        let &(klen, vlen) = self.lens.get(self.next)?;
+        let (k_at, v_at) = (self.at, self.at + klen);
+        self.next += 1;
+        self.at = v_at + vlen;
+        Some((&self.bytes[k_at..v_at], &self.bytes[v_at..self.at]))
+    }
+}
+
 struct State {
     it: slsm::Iter,
-    buf: VecDeque<(slsm::Slice, slsm::Slice)>,
+    chunk: Chunk,
     reverse: bool,
     error: Option<slsm::Error>,
     done: bool,
@@ -62,13 +102,18 @@ struct State {
 
 impl State {
     fn fill(&mut self) {
-        while self.buf.len() < CHUNK {
+        self.chunk.clear();
+        while self.chunk.lens.len() < CHUNK {
+            let chunk = &mut self.chunk;
             let next = match self.reverse {
-                true => self.it.next_back(),
-                false => self.it.next(),
+                true => self
+                    .it
+                    .next_back()
+                    .map(|r| r.map(|(k, v)| chunk.push(&k, &v))),
+                false => self.it.next_with(|k, v| chunk.push(k, v)),
             };
             match next {
-                Some(Ok(kv)) => self.buf.push_back(kv),
+                Some(Ok(())) => {}
                 Some(Err(e)) => {
                     self.error = Some(e);
                     break;
@@ -94,7 +139,7 @@ impl RangeIter {
         RangeIter {
             state: Mutex::new(State {
                 it,
-                buf: VecDeque::new(),
+                chunk: Chunk::default(),
                 reverse,
                 error: None,
                 done: false,
@@ -113,11 +158,11 @@ impl RangeIter {
         Ok(RangeIter::new(ks.range::<Vec<u8>, _>(range), reverse, what))
     }
 
-    fn convert(&self, py: Python<'_>, (k, v): (slsm::Slice, slsm::Slice)) -> PyResult<PyObject> {
+    fn convert(&self, py: Python<'_>, (k, v): (&[u8], &[u8])) -> PyResult<PyObject> {
         Ok(match self.what {
-            Yield::Keys => PyBytes::new(py, &k).into_any().unbind(),
-            Yield::Values => PyBytes::new(py, &v).into_any().unbind(),
-            Yield::Items => PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?
+            Yield::Keys => PyBytes::new(py, k).into_any().unbind(),
+            Yield::Values => PyBytes::new(py, v).into_any().unbind(),
+            Yield::Items => PyTuple::new(py, [PyBytes::new(py, k), PyBytes::new(py, v)])?
                 .into_any()
                 .unbind(),
         })
@@ -134,8 +179,7 @@ impl RangeIter {
         loop {
             // Fast path with the GIL held: an entry already fetched.
             if let Ok(mut s) = self.state.try_lock() {
-                if let Some(kv) = s.buf.pop_front() {
-                    drop(s);
+                if let Some(kv) = s.chunk.pop() {
                     return self.convert(py, kv).map(Some);
                 }
                 if let Some(e) = s.error.take() {
@@ -150,7 +194,7 @@ impl RangeIter {
             // fetching: wait for it the same way).
             py.allow_threads(|| {
                 let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                if s.buf.is_empty() && !s.done && s.error.is_none() {
+                if s.chunk.is_empty() && !s.done && s.error.is_none() {
                     s.fill();
                 }
             });

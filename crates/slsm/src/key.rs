@@ -84,6 +84,11 @@ pub fn lookup_key(user_key: &[u8], snapshot: u64) -> Vec<u8> {
 /// [`lookup_key`] written into a reusable buffer (cleared first).
 pub fn lookup_key_into(out: &mut Vec<u8>, user_key: &[u8], snapshot: u64) {
     out.clear();
+    append_lookup_key(out, user_key, snapshot);
+}
+
+/// [`lookup_key`] appended to `out`.
+pub fn append_lookup_key(out: &mut Vec<u8>, user_key: &[u8], snapshot: u64) {
     out.extend_from_slice(user_key);
     out.extend_from_slice(&packed_trailer(snapshot, KIND_FOR_SEEK));
 }

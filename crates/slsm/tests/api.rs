@@ -633,3 +633,54 @@ fn compaction_filters_remove_and_rewrite_but_never_under_a_snapshot() {
     db.compact().unwrap();
     assert_eq!(logs.get("e").unwrap(), None);
 }
+
+/// `Iter::next_with` lends each entry `next` would yield, in the same
+/// order: across memory runs and run files, past deletes and range
+/// deletes, within bounds, and without the expiry time a TTL keyspace
+/// stores in front of its values.
+#[test]
+fn next_with_lends_what_next_yields() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let plain = db.keyspace("plain").unwrap();
+    let ttl = slsm::KeyspaceOptions::default().ttl(Duration::from_secs(600));
+    let expiring = db.keyspace_with("expiring", ttl).unwrap();
+    for ks in [&plain, &expiring] {
+        for i in 0..3_000u32 {
+            ks.put(format!("k{i:05}"), format!("value {i}")).unwrap();
+            if i % 700 == 0 {
+                db.flush().unwrap();
+            }
+        }
+        for i in (0..3_000u32).step_by(7) {
+            ks.delete(format!("k{i:05}")).unwrap();
+        }
+        ks.delete_range("k01000", "k01500").unwrap();
+    }
+    let model: Vec<(Vec<u8>, Vec<u8>)> = (500..2_500u32)
+        .filter(|i| i % 7 != 0 && !(1_000..1_500).contains(i))
+        .map(|i| {
+            (
+                format!("k{i:05}").into_bytes(),
+                format!("value {i}").into_bytes(),
+            )
+        })
+        .collect();
+    for ks in [&plain, &expiring] {
+        let copied: Vec<(Vec<u8>, Vec<u8>)> = ks
+            .range("k00500".."k02500")
+            .map(|r| {
+                let (k, v) = r.unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .collect();
+        let mut it = ks.range("k00500".."k02500");
+        let mut lent = Vec::new();
+        while let Some(item) = it.next_with(|k, v| (k.to_vec(), v.to_vec())) {
+            lent.push(item.unwrap());
+        }
+        assert_eq!(lent, model);
+        assert_eq!(copied, model);
+    }
+}

@@ -164,8 +164,13 @@ pub(crate) fn expiry(stored: &[u8]) -> Option<u64> {
 
 /// The user's value of a stored TTL value, or `None` if it has expired.
 pub(crate) fn live_value(stored: &[u8], now: u64) -> Option<&[u8]> {
+    live_value_start(stored, now).map(|start| &stored[start..])
+}
+
+/// Where [`live_value`] starts in `stored`, if it is live.
+pub(crate) fn live_value_start(stored: &[u8], now: u64) -> Option<usize> {
     match expiry(stored) {
-        Some(at) if at > now => Some(&stored[EXPIRY_LEN..]),
+        Some(at) if at > now => Some(EXPIRY_LEN),
         _ => None,
     }
 }

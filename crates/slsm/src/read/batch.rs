@@ -25,11 +25,40 @@ use crate::version::{DiskRun, Source};
 /// The keys of one batch, with what every source needs of them.
 struct Batch<'a> {
     keys: &'a [&'a [u8]],
-    lookups: Vec<Vec<u8>>,
+    lookups: LookupKeys,
     hashes: Vec<u64>,
     /// Unresolved keys (indexes into `keys`), in key order.
     pending: Vec<usize>,
     results: Vec<Option<Slice>>,
+}
+
+/// The lookup keys of a batch back to back in one buffer: one allocation
+/// for the batch instead of one per key (a server's pipelined GETs spent
+/// 5% of their time in `malloc` for them).
+struct LookupKeys {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl LookupKeys {
+    fn new(keys: &[&[u8]], snapshot: u64) -> LookupKeys {
+        let total = keys.iter().map(|k| k.len() + key::TRAILER_LEN).sum();
+        let mut bytes = Vec::with_capacity(total);
+        let ends = keys
+            .iter()
+            .map(|k| {
+                key::append_lookup_key(&mut bytes, k, snapshot);
+                bytes.len()
+            })
+            .collect();
+        LookupKeys { bytes, ends }
+    }
+
+    /// The lookup key of `keys[i]`.
+    fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
 }
 
 /// The values of `keys` (any order, duplicates allowed), in the caller's
@@ -40,10 +69,7 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
     pending.sort_by(|&a, &b| keys[a].cmp(keys[b]));
     let mut b = Batch {
         keys,
-        lookups: keys
-            .iter()
-            .map(|k| key::lookup_key(k, view.snapshot))
-            .collect(),
+        lookups: LookupKeys::new(keys, view.snapshot),
         hashes: keys.iter().map(|k| hash_key(k)).collect(),
         pending,
         results: vec![None; keys.len()],
@@ -78,9 +104,9 @@ fn search_mem(view: &ReadView<'_>, mem: &MemRun, b: &mut Batch<'_>) {
         let hit = match mem.may_contain(key, hashes[i]) {
             false => None,
             true if dense => finger
-                .seek_ge(&lookups[i])
+                .seek_ge(lookups.get(i))
                 .and_then(|(k, v)| newest_version(key, k, v)),
-            true => mem.get(key, &lookups[i]),
+            true => mem.get(key, lookups.get(i)),
         };
         match answer_of(hit, range_del) {
             Some(found) => {
@@ -127,7 +153,7 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
         walks.retain_mut(|w| {
             let resolved = advance(view, runs, b, w);
             if !resolved {
-                w.block = runs[w.run].file.block_for_point(&b.lookups[w.key]);
+                w.block = runs[w.run].file.block_for_point(b.lookups.get(w.key));
             }
             !resolved
         });
@@ -146,7 +172,7 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             let (key, run) = (b.keys[w.key], runs[w.run]);
             let range_del = run.covering_range_del(key, view.snapshot);
             let entry = match block {
-                Some(block) => Some(run.file.entry_in(block, &b.lookups[w.key])?),
+                Some(block) => Some(run.file.entry_in(block, b.lookups.get(w.key))?),
                 None => None,
             };
             let hit = entry
