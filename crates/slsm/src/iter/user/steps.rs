@@ -1,0 +1,168 @@
+//! The steps of a user iterator: moving the front end or the back end of
+//! an [`Iter`] to its next visible entry (newest version at or below the
+//! snapshot, not deleted, within the bounds and the split), and ending both
+//! ends together when they meet.
+
+use super::Iter;
+use crate::error::Result;
+use crate::iter::{InternalIter, MergingIter};
+use crate::key::{self, Kind};
+use crate::slice::Slice;
+
+impl Iter {
+    /// Advances the front cursor to the next visible entry and lends its
+    /// key and value to `lend`.
+    pub(super) fn step_front<R>(
+        &mut self,
+        lend: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let mut it = match self.front.take() {
+            Some(it) => it,
+            None => self.start_front(),
+        };
+        let result = match self.advance_to_visible(&mut it) {
+            Ok(Some(value_at)) => {
+                let r = self.lend_front(&it, value_at, lend);
+                it.next();
+                Ok(Some(r))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        self.front = Some(it);
+        result
+    }
+
+    /// The entry the front cursor stands on, visible (see
+    /// [`Self::advance_to_visible`]), lent to `lend` as the caller sees it.
+    fn lend_front<R>(
+        &self,
+        it: &MergingIter,
+        value_start: usize,
+        lend: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> R {
+        let user_key = key::user_key(it.key());
+        let user_key = &user_key[self.tag.len().min(user_key.len())..];
+        // `advance_to_visible` found the value at least `value_start` long.
+        lend(user_key, it.value().get(value_start..).unwrap_or_default())
+    }
+
+    /// Moves the front cursor onto the next visible entry, leaving it
+    /// there: the caller reads it and steps past it. `None` at the end.
+    /// Returns where the visible value starts in the stored one.
+    fn advance_to_visible(&mut self, it: &mut MergingIter) -> Result<Option<usize>> {
+        while it.valid() {
+            let parsed = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
+            let skip = parsed.seq > self.snapshot
+                || self.front_last.as_deref() == Some(parsed.user_key)
+                || !self.above_lower(parsed.user_key)
+                || !self.in_front_half(parsed.user_key);
+            if skip {
+                it.next();
+                continue;
+            }
+            if !self.below_upper(parsed.user_key)
+                || (self.split.is_none()
+                    && self
+                        .back_last
+                        .as_deref()
+                        .is_some_and(|b| parsed.user_key >= b))
+            {
+                break;
+            }
+            key::remember(&mut self.front_last, parsed.user_key);
+            if parsed.kind == Kind::Value && !self.range_deleted(parsed.user_key, parsed.seq) {
+                if let Some(start) = self.value_start(it.value()) {
+                    return Ok(Some(start));
+                }
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(None)
+    }
+
+    /// Moves the back cursor to the previous visible entry.
+    pub(super) fn step_back(&mut self) -> Result<Option<(Slice, Slice)>> {
+        let mut it = match self.back.take() {
+            Some(it) => it,
+            None => self.start_back(),
+        };
+        let result = self.scan_backward(&mut it);
+        self.back = Some(it);
+        result
+    }
+
+    /// Going backward, the versions of one user key arrive oldest first: the
+    /// last one at or below the snapshot decides.
+    fn scan_backward(&mut self, it: &mut MergingIter) -> Result<Option<(Slice, Slice)>> {
+        loop {
+            if !it.valid() {
+                it.status()?;
+                return Ok(None);
+            }
+            let parsed = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
+            let user_key = parsed.user_key.to_vec();
+            if !self.below_upper(&user_key)
+                || (self.split.is_some() && self.in_front_half(&user_key))
+            {
+                it.prev();
+                continue;
+            }
+            if !self.above_lower(&user_key)
+                || (self.split.is_none()
+                    && self
+                        .front_last
+                        .as_deref()
+                        .is_some_and(|f| user_key.as_slice() <= f))
+            {
+                return Ok(None);
+            }
+            let mut newest: Option<(Kind, u64, Option<Slice>)> = None;
+            while it.valid() {
+                let p = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
+                if p.user_key != user_key.as_slice() {
+                    break;
+                }
+                if p.seq <= self.snapshot {
+                    let value = match p.kind {
+                        Kind::Value => self.visible_value(it.value()),
+                        Kind::Delete => None,
+                    };
+                    newest = Some((p.kind, p.seq, value));
+                }
+                it.prev();
+            }
+            it.status()?;
+            let deleted = match &newest {
+                Some((Kind::Value, seq, Some(_))) => self.range_deleted(&user_key, *seq),
+                _ => true,
+            };
+            let key_slice = self.visible_key(&user_key);
+            self.back_last = Some(user_key);
+            if let (false, Some((_, _, Some(value)))) = (deleted, newest) {
+                return Ok(Some((key_slice, value)));
+            }
+        }
+    }
+
+    /// The item of one step of the front (`front`) or back end. Without a
+    /// split, the ends meet: when one runs out, so does the other.
+    pub(super) fn finish<T>(&mut self, r: Result<Option<T>>, front: bool) -> Option<Result<T>> {
+        match r {
+            Ok(Some(item)) => Some(Ok(item)),
+            Ok(None) => {
+                match (self.split.is_some(), front) {
+                    (true, true) => self.front_done = true,
+                    (true, false) => self.back_done = true,
+                    (false, _) => (self.front_done, self.back_done) = (true, true),
+                }
+                None
+            }
+            Err(e) => {
+                (self.front_done, self.back_done) = (true, true);
+                Some(Err(e))
+            }
+        }
+    }
+}
