@@ -66,7 +66,9 @@ impl RunFile {
     /// Verifies and decodes block `i` read as `stored`, and caches it.
     pub(crate) fn admit(&self, i: usize, stored: Vec<u8>) -> Result<Arc<Block>> {
         self.cache.note_read(stored.len());
-        let block = Arc::new(self.decode_stored(i, stored)?);
+        let mut block = self.decode_stored(i, stored)?;
+        block.index_prefixes();
+        let block = Arc::new(block);
         self.cache
             .insert(self.cache_id, i as u64, Arc::clone(&block));
         Ok(block)
