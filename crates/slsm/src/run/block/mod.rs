@@ -144,14 +144,7 @@ impl Block {
         if self.count < MIN_ENTRIES {
             return;
         }
-        let user_key = |i| self.key(i).map(key::user_key);
-        let (Ok(first), Ok(last)) = (user_key(0), user_key(self.count - 1)) else {
-            return;
-        };
-        let keys: Decoded<Vec<&[u8]>> = (0..self.count).map(user_key).collect();
-        if let Ok(keys) = keys {
-            self.prefixes = Some(KeyPrefixes::build(first, last, keys.into_iter()));
-        }
+        self.prefixes = KeyPrefixes::build(self.count, |i| self.key(i).ok().map(key::user_key));
     }
 
     /// Number of entries (at least one).

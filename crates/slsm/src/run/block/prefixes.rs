@@ -47,17 +47,22 @@ pub(crate) enum Narrowed {
 }
 
 impl KeyPrefixes {
-    /// The index of a block whose user keys are `user_keys` (in order).
-    pub fn build<'a>(first: &[u8], last: &[u8], user_keys: impl Iterator<Item = &'a [u8]>) -> Self {
+    /// The index of a block of `count` entries whose user keys, in order,
+    /// `user_key` gives (`None`, for a damaged entry, gives no index).
+    pub fn build<'a>(count: usize, user_key: impl Fn(usize) -> Option<&'a [u8]>) -> Option<Self> {
+        let (first, last) = (user_key(0)?, user_key(count.checked_sub(1)?)?);
         let shared_len = common_prefix(first, last).min(MAX_SHARED);
         let mut shared = [0; MAX_SHARED];
         shared[..shared_len].copy_from_slice(&first[..shared_len]);
-        let words = user_keys.map(|k| word_at(k, shared_len)).collect();
-        KeyPrefixes {
+        let mut words = Vec::with_capacity(count);
+        for i in 0..count {
+            words.push(word_at(user_key(i)?, shared_len));
+        }
+        Some(KeyPrefixes {
             shared,
             shared_len,
-            words,
-        }
+            words: words.into_boxed_slice(),
+        })
     }
 
     /// Bytes it occupies beyond the block.
@@ -118,7 +123,7 @@ mod tests {
         ) {
             keys.sort();
             keys.dedup();
-            let p = KeyPrefixes::build(&keys[0], keys.last().unwrap(), keys.iter().map(|k| k.as_slice()));
+            let p = KeyPrefixes::build(keys.len(), |i| keys.get(i).map(|k| k.as_slice())).unwrap();
             let ikey = key::lookup_key(&target, 5);
             let from = from.min(keys.len());
             let lower = from + keys[from..].partition_point(|k| k.as_slice() < target.as_slice());
@@ -135,7 +140,7 @@ mod tests {
     #[test]
     fn words_are_four_bytes_past_the_shared_prefix() {
         let keys: [&[u8]; 3] = [b"user:0001", b"user:0002x", b"user:0005"];
-        let p = KeyPrefixes::build(keys[0], keys[2], keys.into_iter());
+        let p = KeyPrefixes::build(3, |i| keys.get(i).copied()).unwrap();
         assert_eq!(&p.shared[..p.shared_len], b"user:000");
         assert_eq!(
             &*p.words,
