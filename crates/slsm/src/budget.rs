@@ -26,6 +26,15 @@
 //! (a `malloc_trim` on each shrink did not help). It waits for block
 //! memory the engine can hand back itself.
 //!
+//! The operating system's page cache sits outside the budget but inside
+//! a container's memory limit. Where that limit (or the machine's memory)
+//! less the budget cannot hold the run files anyway, blocks are read
+//! without leaving their pages behind (see `fs::pread`): they would only
+//! make the kernel reclaim on every read (measured, 5M keys in 256 MiB:
+//! random reads 58-60 -> 51-53 us at the median, the cgroup's peak 150 ->
+//! 98 MiB). Where it can hold them, the page cache stays a second cache
+//! behind the block cache, as it is for RocksDB and fjall by default.
+//!
 //! * **Owns**: the block cache and the split.
 //! * **Thread safety**: any thread may call it; `rebalance` is called by the
 //!   jobs after every change of the run files.
@@ -72,6 +81,8 @@ pub(crate) struct MemoryBudget {
     cache: Arc<BlockCache>,
     pinned: AtomicUsize,
     building: AtomicUsize,
+    /// The process's memory limit (`os_memory`), read at open.
+    os_limit: Option<u64>,
 }
 
 impl MemoryBudget {
@@ -91,6 +102,7 @@ impl MemoryBudget {
             cache: BlockCache::new(cache_size),
             pinned: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
+            os_limit: crate::os_memory::memory_limit(),
         }
     }
 
@@ -108,6 +120,12 @@ impl MemoryBudget {
             .sum();
         self.pinned.store(pinned, Ordering::Relaxed);
         self.resize_cache();
+        let run_bytes = version
+            .disk_runs_newest_first()
+            .map(|r| r.file.file_size())
+            .sum();
+        let bypass = page_cache_cannot_hold(run_bytes, self.budget as u64, self.os_limit);
+        self.cache.set_bypass_os_cache(bypass);
     }
 
     /// Gives the block cache what the rest of the budget leaves.
@@ -146,6 +164,13 @@ impl MemoryBudget {
     }
 }
 
+/// True if what the memory limit leaves beside the engine's budget is less
+/// than the run files: the page cache cannot keep them (see the [module
+/// docs](self)). No known limit: it can.
+fn page_cache_cannot_hold(run_bytes: u64, budget: u64, os_limit: Option<u64>) -> bool {
+    os_limit.is_some_and(|limit| run_bytes > limit.saturating_sub(budget))
+}
+
 /// What one run file being built holds, charged to the budget (see
 /// [`MemoryBudget::build_charge`]).
 pub(crate) struct BuildCharge {
@@ -179,6 +204,20 @@ impl Drop for BuildCharge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_page_cache_is_bypassed_only_when_it_cannot_hold_the_files() {
+        let mib = |n: u64| n << 20;
+        assert!(page_cache_cannot_hold(mib(560), mib(128), Some(mib(256))));
+        assert!(!page_cache_cannot_hold(mib(100), mib(128), Some(mib(256))));
+        assert!(!page_cache_cannot_hold(
+            mib(560),
+            mib(128),
+            Some(mib(24 << 10))
+        ));
+        assert!(page_cache_cannot_hold(1, mib(128), Some(mib(64))));
+        assert!(!page_cache_cannot_hold(mib(1 << 20), mib(128), None));
+    }
 
     #[test]
     fn a_build_charge_shrinks_the_cache_until_dropped() {

@@ -51,6 +51,7 @@ mod txn;
 mod version;
 
 mod options;
+mod os_memory;
 mod rangedel;
 mod reaper;
 mod slice;

@@ -256,7 +256,7 @@ impl fmt::Display for Stats {
         write!(
             f,
             "memory: {:.1} of {:.1} MiB budget: memory runs {:.1} (limit {:.1}), indexes and filters {:.1}, \
-             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit, {:.1} MiB read), buffers {:.1}, files being built {:.1}",
+             block cache {:.1} of {:.1} ({} blocks, {:.1}% of {} lookups hit, {:.1} MiB read{}), buffers {:.1}, files being built {:.1}",
             mib(m.total()),
             mib(m.budget),
             mib(m.memory_runs),
@@ -268,6 +268,11 @@ impl fmt::Display for Stats {
             100.0 * c.hits as f64 / lookups as f64,
             c.hits + c.misses,
             mib(c.bytes_read),
+            if c.bypasses_os_cache {
+                ", not kept in the OS page cache"
+            } else {
+                ""
+            },
             mib(m.buffers),
             mib(m.building)
         )?;

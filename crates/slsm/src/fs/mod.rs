@@ -17,6 +17,7 @@
 
 mod fault;
 mod mem;
+mod pread;
 mod sigbus;
 mod std_fs;
 
@@ -90,6 +91,13 @@ pub trait RandomAccessFile: Send + Sync + Debug {
         let mut buf = vec![0u8; len];
         self.read_at(offset, &mut buf)?;
         Ok(buf)
+    }
+    /// Like [`read_vec_at`](Self::read_vec_at), but the pages read are not
+    /// kept in the operating system's page cache (Linux's `RWF_DONTCACHE`;
+    /// a plain read where that is unsupported): for a reader whose own
+    /// cache keeps what it wants and whose data the page cache cannot hold.
+    fn read_vec_at_uncached(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        self.read_vec_at(offset, len)
     }
     /// Like [`read_vec_at`](Self::read_vec_at), but only if every byte is
     /// already in memory (the operating system's page cache): `Ok(None)` if

@@ -220,40 +220,11 @@ impl RandomAccessFile for StdRandomFile {
     }
 
     fn read_vec_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-        use std::os::fd::AsRawFd;
-        let mut buf: Vec<u8> = Vec::with_capacity(len);
-        let mut done = 0usize;
-        while done < len {
-            let spare = buf.spare_capacity_mut();
-            // SAFETY: `spare` is the buffer's unused capacity, valid for
-            // writes of `spare.len()` bytes; `pread` writes at most
-            // `len - done <= spare.len()` bytes into it and reads nothing
-            // from it. The descriptor is owned by `self.file` and open.
-            let n = unsafe {
-                libc::pread(
-                    self.file.as_raw_fd(),
-                    spare.as_mut_ptr().cast(),
-                    len - done,
-                    (offset + done as u64) as i64,
-                )
-            };
-            match n {
-                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
-                n if n > 0 => {
-                    done += n as usize;
-                    // SAFETY: `pread` initialized the `n` bytes after the
-                    // `done` bytes already initialized.
-                    unsafe { buf.set_len(done) };
-                }
-                _ => {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        Ok(buf)
+        super::pread::read_vec(&self.file, offset, len, true)
+    }
+
+    fn read_vec_at_uncached(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        super::pread::read_vec(&self.file, offset, len, false)
     }
 
     fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {

@@ -48,6 +48,9 @@ pub struct CacheStats {
     pub misses: u64,
     /// Bytes of blocks read from files because the cache lacked them.
     pub bytes_read: u64,
+    /// Blocks are read without leaving them in the operating system's page
+    /// cache (the memory limit cannot hold the files; see `budget`).
+    pub bypasses_os_cache: bool,
 }
 
 /// A cache of data blocks shared by every run file of a database. See the
@@ -55,6 +58,7 @@ pub struct CacheStats {
 pub struct BlockCache {
     cache: Cache<BlockKey, Arc<Block>, ChargeBytes>,
     bytes_read: std::sync::atomic::AtomicU64,
+    bypass_os_cache: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -73,6 +77,7 @@ impl BlockCache {
         Arc::new(BlockCache {
             cache: Cache::with_weighter(estimated_blocks, capacity.max(1), ChargeBytes),
             bytes_read: Default::default(),
+            bypass_os_cache: Default::default(),
         })
     }
 
@@ -94,6 +99,19 @@ impl BlockCache {
             .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether the blocks this cache lacks are read without leaving their
+    /// pages in the operating system's page cache.
+    pub(crate) fn bypasses_os_cache(&self) -> bool {
+        self.bypass_os_cache
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets [`bypasses_os_cache`](Self::bypasses_os_cache).
+    pub(crate) fn set_bypass_os_cache(&self, bypass: bool) {
+        self.bypass_os_cache
+            .store(bypass, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Changes the capacity (evicting what no longer fits).
     pub fn set_capacity(&self, capacity: usize) {
         self.cache.set_capacity((capacity as u64).max(1));
@@ -109,6 +127,7 @@ impl BlockCache {
             hits: self.cache.hits(),
             misses: self.cache.misses(),
             bytes_read: self.bytes_read.load(std::sync::atomic::Ordering::Relaxed),
+            bypasses_os_cache: self.bypasses_os_cache(),
         }
     }
 }

@@ -93,6 +93,10 @@ impl RandomAccessFile for FaultFile<dyn RandomAccessFile> {
         self.check(FaultOp::Read)?;
         self.inner.read_vec_at(offset, len)
     }
+    fn read_vec_at_uncached(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        self.check(FaultOp::Read)?;
+        self.inner.read_vec_at_uncached(offset, len)
+    }
     fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {
         self.check(FaultOp::Read)?;
         self.inner.read_vec_at_if_cached(offset, len)

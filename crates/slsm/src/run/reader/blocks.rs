@@ -55,12 +55,16 @@ impl RunFile {
         }
     }
 
-    /// The stored bytes of block `i`, read from the file.
+    /// The stored bytes of block `i`, read from the file (and left in the
+    /// OS page cache unless the cache says the memory limit cannot hold
+    /// the files anyway).
     pub(crate) fn read_stored(&self, i: usize) -> Result<Vec<u8>> {
         let h = self.index.handle(i);
-        self.file
-            .read_vec_at(h.offset, h.len as usize)
-            .map_err(|e| self.read_error(h, e))
+        let read = match self.cache.bypasses_os_cache() {
+            true => self.file.read_vec_at_uncached(h.offset, h.len as usize),
+            false => self.file.read_vec_at(h.offset, h.len as usize),
+        };
+        read.map_err(|e| self.read_error(h, e))
     }
 
     /// Verifies and decodes block `i` read as `stored`, and caches it.
