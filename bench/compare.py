@@ -42,7 +42,7 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import cgroup, summary  # noqa: E402
+from benchlib import cgroup, floor, summary  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "bench" / "workloads.toml"
@@ -228,6 +228,10 @@ def run_set(set_name, spec, table, engines, rnd, env, args):
         vdir = env.out / set_name / variant
         vdir.mkdir(parents=True, exist_ok=True)
         (vdir / "flags.json").write_text(json.dumps(flags))
+        if budget:
+            measured = floor.measure(env.dbdir)
+            if measured:
+                (vdir / f"floor-r{rnd}.json").write_text(json.dumps(measured))
         skipped = {}
         for name in [e for e in spec["engines"] if e in engines]:
             supported = table["engines"][name].get("compressions", ["none"])
@@ -315,6 +319,8 @@ def main(argv):
             cgroup.check_usable()
         except cgroup.BudgetError as e:
             sys.exit(f"compare.sh: {e}")
+        if not args.no_install:
+            apt_install(["fio"])  # the disk's floor beside the figures
     env = Env(args)
     wanted = [e for e in tools if any(e in table["sets"][s]["engines"] for s in sets)]
     engines = prepare(wanted, table, env, args)

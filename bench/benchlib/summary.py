@@ -55,6 +55,7 @@ def summarize_engine(rounds, flags):
         rows = [w[n] for w, _ in rounds if n in w]
         entry = {k: R.median([r.get(k) for r in rows]) for k in METRICS}
         entry["found"] = R.median([r.get("found") for r in rows])
+        entry["ops"] = R.median([r.get("ops") for r in rows])
         ops = [r.get("ops") or 0 for r in rows]
         reads = [r.get("io_read_bytes") for r in rows]
         if any(x is not None for x in reads) and any(ops):
@@ -128,6 +129,10 @@ def build(out, table, set_names, engines_order):
                 if ed.is_dir() and phase_files(ed):
                     entry["engines"][e] = summarize_engine(engine_rounds(ed), flags)
                     entry["labels"][e] = table["engines"][e].get("label", e)
+            floors = [json.loads(f.read_text()) for f in sorted(variant_dir.glob("floor-r*.json"))]
+            if floors:
+                entry["floor"] = {k: R.median([f.get(k) for f in floors]) for k in floors[0]}
+                entry["floor"]["rounds"] = len(floors)
             skipped = variant_dir / "skipped.json"
             if skipped.exists():
                 entry["skipped"] = json.loads(skipped.read_text())
@@ -179,12 +184,38 @@ def markdown(entry, table):
             cells.append(f"{fmt(w.get('p50_us'), '{:.1f}')} / {fmt(w.get('p99_us'), '{:.1f}')}")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     lines += ["", memory_table(entry, eng)]
+    if entry.get("budget"):
+        lines += ["", floor_lines(entry, eng)]
     reference = table["sets"][entry["set"]].get("reference")
     if reference and "slsm" in entry["engines"]:
         lines += ["", paper_lines(entry, reference)]
     if entry.get("skipped"):
         lines += ["", "Not run: " + "; ".join(f"{k}: {v}" for k, v in entry["skipped"].items())]
     return "\n".join(lines) + "\n"
+
+
+def floor_lines(entry, eng):
+    """The disk's floor measured in this run, and each engine's random
+    read against one read per found key."""
+    f = entry.get("floor")
+    if not f:
+        return "Disk floor: not measured in this run (it needs fio)."
+    qd16 = f.get("qd16_iops")
+    parallel = (f" and {qd16:,.0f} reads/s at queue depth 16 "
+                f"({qd16 / f['qd1_iops']:.1f}x)") if qd16 and f.get("qd1_iops") else ""
+    out = [f"Disk floor in this run (fio, 4 KiB random reads, direct I/O, before each of "
+           f"{f['rounds']} rounds, medians): one read {f['qd1_mean_us']:.1f} us mean "
+           f"({f['qd1_p50_us']:.1f} p50) at queue depth 1{parallel}."]
+    per = []
+    for e in eng:
+        w = entry["engines"][e]["workloads"].get("readrandom", {})
+        us, found, ops = w.get("micros_per_op"), w.get("found"), w.get("ops")
+        if us and found and ops:
+            floor_us = f["qd1_mean_us"] * found / ops
+            per.append(f"{e} {us / floor_us:.2f}x")
+    if per:
+        out.append("`readrandom` against one such read per found key: " + ", ".join(per) + ".")
+    return " ".join(out)
 
 
 def paper_lines(entry, reference):
