@@ -138,6 +138,7 @@ class Db(_Space):
         block_size: int = ...,
         memory_budget: int = ...,
         block_cache_size: Optional[int] = ...,
+        os_page_cache: Optional[bool] = ...,
         sync_writes: bool = ...,
         disable_wal: bool = ...,
         background_merges: bool = ...,

@@ -54,7 +54,8 @@ impl Db {
     /// option can be given by name: `memory_budget`, `compression`
     /// (`'none'`, `'lz4'`, `'zstd'`), `sync_writes`, `disable_wal`,
     /// `run_size`, `memory_runs`, `level_runs`, `bloom_fp_rate`,
-    /// `block_size`, `block_cache_size`, `recovery` (`'strict'`,
+    /// `block_size`, `block_cache_size`, `os_page_cache` (`None`: decided
+    /// from the memory limit), `recovery` (`'strict'`,
     /// `'best_effort'`), `create_if_missing`, `error_if_exists`,
     /// `read_only`, ...
     #[new]

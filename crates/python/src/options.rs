@@ -30,6 +30,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "block_size" => o.block_size = value.extract()?,
             "memory_budget" => o.memory_budget = value.extract()?,
             "block_cache_size" => o.block_cache_size = value.extract()?,
+            "os_page_cache" => o.os_page_cache = value.extract()?,
             "sync_writes" => o.sync_writes = value.extract()?,
             "disable_wal" => o.disable_wal = value.extract()?,
             "background_merges" => o.background_merges = value.extract()?,

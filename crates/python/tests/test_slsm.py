@@ -195,6 +195,8 @@ def test_errors_are_typed_and_never_crash(path, tmp_path):
         slsm.Db(str(tmp_path / "y"), memory_runs=1)
     with pytest.raises(ValueError):
         slsm.Db(str(tmp_path / "z"), compression="snappy")
+    with pytest.raises(TypeError):
+        slsm.Db(str(tmp_path / "w"), os_page_cache="sometimes")
     assert issubclass(slsm.CorruptionError, slsm.Error)
     ks = db.keyspace("k")
     it = db.keys()
@@ -250,3 +252,13 @@ def test_sigkill_of_a_writer_loses_no_acknowledged_write(path):
     with slsm.Db(path) as db:
         missing = [i for i in range(acked + 1) if (b"%08d" % i) not in db]
         assert not missing, f"{len(missing)} acknowledged writes lost, first {missing[:5]}"
+
+
+@pytest.mark.parametrize("keep", [True, False, None])
+def test_os_page_cache_option(tmp_path, keep):
+    with slsm.Db(str(tmp_path / "db"), os_page_cache=keep, memory_budget=16 << 20) as db:
+        for i in range(3000):
+            db[b"%05d" % i] = bytes([i % 256]) * 200
+        db.flush()
+        assert all(db[b"%05d" % i] == bytes([i % 256]) * 200 for i in range(0, 3000, 7))
+        assert db.stats()["block_cache"]["bypasses_os_cache"] is (keep is False)

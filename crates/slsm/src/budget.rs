@@ -83,6 +83,8 @@ pub(crate) struct MemoryBudget {
     building: AtomicUsize,
     /// The process's memory limit (`os_memory`), read at open.
     os_limit: Option<u64>,
+    /// `Options::os_page_cache`.
+    os_page_cache: Option<bool>,
 }
 
 impl MemoryBudget {
@@ -103,6 +105,7 @@ impl MemoryBudget {
             pinned: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
             os_limit: crate::os_memory::memory_limit(),
+            os_page_cache: opts.os_page_cache,
         }
     }
 
@@ -124,7 +127,10 @@ impl MemoryBudget {
             .disk_runs_newest_first()
             .map(|r| r.file.file_size())
             .sum();
-        let bypass = page_cache_cannot_hold(run_bytes, self.budget as u64, self.os_limit);
+        let bypass = match self.os_page_cache {
+            Some(keep) => !keep,
+            None => page_cache_cannot_hold(run_bytes, self.budget as u64, self.os_limit),
+        };
         self.cache.set_bypass_os_cache(bypass);
     }
 

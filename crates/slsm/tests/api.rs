@@ -460,6 +460,32 @@ fn the_options_builder_sets_what_it_names() {
     ));
 }
 
+/// `os_page_cache` forces the policy either way; by default a small
+/// database on a machine with memory to spare keeps its pages. Reads
+/// return the same values whichever way the blocks are read.
+#[test]
+fn the_os_page_cache_policy_follows_the_option() {
+    for (option, bypass) in [(Some(false), true), (Some(true), false), (None, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = Options::default().memory_budget(16 << 20);
+        opts.os_page_cache = option;
+        let db = Db::open(dir.path(), opts).unwrap();
+        for i in 0..3000u32 {
+            db.put(format!("{i:05}"), vec![i as u8; 200]).unwrap();
+        }
+        db.flush().unwrap();
+        for i in (0..3000u32).step_by(7) {
+            assert_eq!(
+                db.get(format!("{i:05}")).unwrap().unwrap(),
+                &vec![i as u8; 200][..]
+            );
+        }
+        let cache = db.stats().memory.cache;
+        assert_eq!(cache.bypasses_os_cache, bypass, "{option:?}");
+        assert!(cache.misses > 0, "the reads went to the files");
+    }
+}
+
 #[test]
 fn ingest_loads_sorted_runs_atomically_and_overrides_older_values() {
     let dir = tempfile::tempdir().unwrap();

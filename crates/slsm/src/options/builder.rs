@@ -62,6 +62,15 @@ impl Options {
         self.block_cache_size = Some(bytes);
         self
     }
+
+    /// Sets [`os_page_cache`](Self::os_page_cache): `keep` says whether
+    /// blocks read from run files stay in the OS page cache, instead of the
+    /// engine deciding from the memory limit.
+    #[must_use]
+    pub fn os_page_cache(mut self, keep: bool) -> Options {
+        self.os_page_cache = Some(keep);
+        self
+    }
 }
 
 #[cfg(test)]

@@ -98,6 +98,14 @@ pub struct Options {
     /// Bytes of block cache, instead of what the budget leaves for it.
     /// Default `None`.
     pub block_cache_size: Option<usize>,
+    /// Whether blocks read from run files stay in the operating system's
+    /// page cache: `Some(true)` always (a second cache behind the block
+    /// cache), `Some(false)` never (Linux's `RWF_DONTCACHE`, as RocksDB's
+    /// `use_direct_reads` avoids it), `None` (default) never only when the
+    /// process's memory limit (its cgroup's, else the machine's memory)
+    /// less [`memory_budget`](Self::memory_budget) cannot hold the run
+    /// files: pages kept there would only make the kernel reclaim.
+    pub os_page_cache: Option<bool>,
     /// `fdatasync` the WAL before acknowledging every write. Default `false`.
     pub sync_writes: bool,
     /// Do not write a WAL at all (see the durability notes). Default `false`.
@@ -133,6 +141,7 @@ impl Default for Options {
             compression: Compression::default(),
             memory_budget: 128 << 20,
             block_cache_size: None,
+            os_page_cache: None,
             sync_writes: false,
             disable_wal: false,
             recovery: RecoveryMode::Strict,
