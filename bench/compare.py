@@ -331,6 +331,7 @@ def main(argv):
     for rnd in range(1, args.rounds + 1):
         for s in sets:
             run_set(s, table["sets"][s], table, engines, rnd, env, args)
+    floor.remove(env.dbdir)
     text, summarized = summary.write(env.out, table, sets, list(table["engines"]), info)
     print(text)
     charts(env, summarized)

@@ -43,3 +43,8 @@ def measure(directory):
         return None
     return {"qd1_mean_us": qd1["mean_us"], "qd1_p50_us": qd1["p50_us"],
             "qd1_iops": qd1["iops"], "qd16_iops": qd16["iops"] if qd16 else None}
+
+
+def remove(directory):
+    """Deletes the floor's test file once a run is done."""
+    (directory / "floor.dat").unlink(missing_ok=True)
