@@ -123,13 +123,15 @@ impl MemoryBudget {
             .sum();
         self.pinned.store(pinned, Ordering::Relaxed);
         self.resize_cache();
-        let run_bytes = version
-            .disk_runs_newest_first()
-            .map(|r| r.file.file_size())
-            .sum();
         let bypass = match self.os_page_cache {
             Some(keep) => !keep,
-            None => page_cache_cannot_hold(run_bytes, self.budget as u64, self.os_limit),
+            None => {
+                let run_bytes = version
+                    .disk_runs_newest_first()
+                    .map(|r| r.file.file_size())
+                    .sum();
+                page_cache_cannot_hold(run_bytes, self.budget as u64, self.os_limit)
+            }
         };
         self.cache.set_bypass_os_cache(bypass);
     }

@@ -13,6 +13,7 @@
 
 use std::fs::File;
 use std::io;
+use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -35,9 +36,8 @@ pub(super) fn read_vec(
     let mut buf: Vec<u8> = Vec::with_capacity(len);
     let mut done = 0usize;
     while done < len {
-        let spare = buf.spare_capacity_mut();
-        let at = (offset + done as u64) as i64;
-        let n = read_once(file, spare.as_mut_ptr().cast(), len - done, at, keep_cached);
+        let spare = &mut buf.spare_capacity_mut()[..len - done];
+        let n = read_once(file, spare, offset + done as u64, keep_cached);
         match n {
             0 => return Err(io::ErrorKind::UnexpectedEof.into()),
             n if n > 0 => {
@@ -57,18 +57,19 @@ pub(super) fn read_vec(
     Ok(buf)
 }
 
-/// One `pread` (or `preadv2` with `RWF_DONTCACHE`) of up to `len` bytes
-/// into `dst`; the system call's result.
-fn read_once(file: &File, dst: *mut libc::c_void, len: usize, at: i64, keep_cached: bool) -> isize {
-    let fd = file.as_raw_fd();
+/// One `pread` (or `preadv2` with `RWF_DONTCACHE`) into `dst` from byte
+/// `at` of `file`; the system call's result (bytes read, or -1).
+fn read_once(file: &File, dst: &mut [MaybeUninit<u8>], at: u64, keep_cached: bool) -> isize {
+    let (fd, at) = (file.as_raw_fd(), at as libc::off_t);
+    let (ptr, len) = (dst.as_mut_ptr().cast::<libc::c_void>(), dst.len());
     if !keep_cached && DONTCACHE_WORKS.load(Ordering::Relaxed) {
         let iov = libc::iovec {
-            iov_base: dst,
+            iov_base: ptr,
             iov_len: len,
         };
-        // SAFETY: `iov` describes `len` writable bytes at `dst` (the
-        // caller's spare capacity), which the kernel writes and does not
-        // read; `fd` is open for as long as `file` lives.
+        // SAFETY: `iov` describes `dst`, `len` bytes borrowed mutably for
+        // the call, which the kernel writes and does not read; `fd` is open
+        // for as long as `file` lives.
         let n = unsafe { libc::preadv2(fd, &iov, 1, at, RWF_DONTCACHE) };
         let refused = || {
             let code = io::Error::last_os_error().raw_os_error();
@@ -79,8 +80,8 @@ fn read_once(file: &File, dst: *mut libc::c_void, len: usize, at: i64, keep_cach
         }
         DONTCACHE_WORKS.store(false, Ordering::Relaxed);
     }
-    // SAFETY: as above: `len` writable bytes at `dst`, `fd` open.
-    unsafe { libc::pread(fd, dst, len, at) }
+    // SAFETY: as above: `dst` is `len` writable bytes, `fd` is open.
+    unsafe { libc::pread(fd, ptr, len, at) }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 mod prefixes;
 
-use self::prefixes::{KeyPrefixes, Narrowed, MIN_ENTRIES};
+use self::prefixes::{KeyPrefixes, MIN_ENTRIES};
 use super::format::{corrupt, Decoded};
 use crate::codec::{put_varint, varint_len, Reader};
 use crate::key;
@@ -171,6 +171,7 @@ impl Block {
     /// block: 64 prefetches for a 4 KiB block fill the core's miss
     /// buffers, and the prefetch loop itself stalled (7% of a cached
     /// lookup's time, measured).
+    ///
     /// With [`KeyPrefixes`], their words and the offsets are what the
     /// search reads before the one entry it lands on.
     pub fn prefetch(&self) {
@@ -230,9 +231,9 @@ impl Block {
     /// Index of the first entry at or after `lo` whose key is `>= target`
     /// (`count` if none).
     pub fn lower_bound(&self, target: &[u8], lo: usize) -> Decoded<usize> {
-        match self.prefixes.as_ref().map(|p| p.narrow(target, lo)) {
-            Some(Narrowed::Within(start, end)) => self.lower_bound_in(target, start, end),
-            _ => self.lower_bound_in(target, lo, self.count),
+        match self.prefixes.as_ref().and_then(|p| p.narrow(target, lo)) {
+            Some(within) => self.lower_bound_in(target, within.start, within.end),
+            None => self.lower_bound_in(target, lo, self.count),
         }
     }
 

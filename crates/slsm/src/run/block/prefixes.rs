@@ -21,6 +21,8 @@
 //! the full comparison. A damaged block (keys out of order) gives wrong
 //! answers, as the plain search would, never a panic.
 
+use std::ops::Range;
+
 use crate::key;
 
 /// Longest shared prefix kept: keys sharing more are still searched
@@ -36,14 +38,6 @@ pub(crate) struct KeyPrefixes {
     shared: [u8; MAX_SHARED],
     shared_len: usize,
     words: Box<[u32]>,
-}
-
-/// Where a target's entry lies, as far as the words can tell.
-pub(crate) enum Narrowed {
-    /// Between these entries (the end exclusive): compare full keys there.
-    Within(usize, usize),
-    /// The target does not share the block's prefix: search it all.
-    Unknown,
 }
 
 impl KeyPrefixes {
@@ -76,19 +70,21 @@ impl KeyPrefixes {
     }
 
     /// Narrows the search for the internal key `target` among entries
-    /// `from..`: every entry before the returned start is smaller than it,
-    /// every entry from the returned end on is larger.
-    pub fn narrow(&self, target: &[u8], from: usize) -> Narrowed {
+    /// `from..` to the entries whose full keys must be compared: every
+    /// entry before the range is smaller than the target, every entry from
+    /// its end on is larger. `None` if the target does not share the
+    /// block's prefix (search it all).
+    pub fn narrow(&self, target: &[u8], from: usize) -> Option<Range<usize>> {
         let user_key = key::user_key(target);
         if user_key.get(..self.shared_len) != Some(&self.shared[..self.shared_len]) {
-            return Narrowed::Unknown;
+            return None;
         }
         let t = word_at(user_key, self.shared_len);
         let from = from.min(self.words.len());
         let rest = &self.words[from..];
         let start = from + rest.partition_point(|&w| w < t);
         let end = start + self.words[start..].iter().take_while(|&&w| w == t).count();
-        Narrowed::Within(start, end)
+        Some(start..end)
     }
 }
 
@@ -128,11 +124,11 @@ mod tests {
             let from = from.min(keys.len());
             let lower = from + keys[from..].partition_point(|k| k.as_slice() < target.as_slice());
             match p.narrow(&ikey, from) {
-                Narrowed::Within(start, end) => {
+                Some(Range { start, end }) => {
                     prop_assert!(from <= start && start <= lower && lower <= end, "{start} {lower} {end}");
                     prop_assert!(end <= keys.len());
                 }
-                Narrowed::Unknown => prop_assert!(!target.starts_with(&p.shared[..p.shared_len])),
+                None => prop_assert!(!target.starts_with(&p.shared[..p.shared_len])),
             }
         }
     }
@@ -150,17 +146,8 @@ mod tests {
                 u32::from_be_bytes(*b"5\0\0\0")
             ]
         );
-        assert!(matches!(
-            p.narrow(&key::lookup_key(b"user:1", 1), 0),
-            Narrowed::Unknown
-        ));
-        assert!(matches!(
-            p.narrow(&key::lookup_key(b"user:0002", 1), 0),
-            Narrowed::Within(1, 1)
-        ));
-        assert!(matches!(
-            p.narrow(&key::lookup_key(b"user:0002x", 1), 0),
-            Narrowed::Within(1, 2)
-        ));
+        assert_eq!(p.narrow(&key::lookup_key(b"user:1", 1), 0), None);
+        assert_eq!(p.narrow(&key::lookup_key(b"user:0002", 1), 0), Some(1..1));
+        assert_eq!(p.narrow(&key::lookup_key(b"user:0002x", 1), 0), Some(1..2));
     }
 }
