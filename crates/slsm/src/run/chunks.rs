@@ -1,14 +1,21 @@
 //! Reading a run file front to back in large chunks, outside the block
-//! cache: what a merge and `verify` do. One read covers many blocks (the
-//! device sees big sequential reads), nothing read this way displaces the
-//! blocks lookups keep in the cache, and the pages behind the reader are
-//! dropped from the page cache (the file is being merged away).
+//! cache: what a merge and `verify` do, and what an iterator does once it
+//! is seen scanning forward (readahead). One read covers many blocks (the
+//! device sees big sequential reads, the kernel is entered once per chunk
+//! instead of once per block), and nothing read this way displaces the
+//! blocks lookups keep in the cache. A merge also drops the pages behind
+//! it from the page cache (the file is being merged away).
 
 use super::format::Handle;
 use crate::fs::{Advice, RandomAccessFile};
 
-/// Bytes read at once.
+/// Bytes read at once by a merge or `verify`, and the most an iterator's
+/// readahead grows to (RocksDB's iterators stop at the same size).
 const CHUNK: usize = 256 << 10;
+
+/// An iterator's first readahead: a short scan that happens to cross a few
+/// blocks reads little more than it needs; each refill doubles it.
+const FIRST_READAHEAD: usize = 16 << 10;
 
 /// A window over a file, moved forward chunk by chunk.
 #[derive(Debug, Default)]
@@ -16,8 +23,12 @@ pub(crate) struct ChunkReader {
     buf: Vec<u8>,
     /// File offset of `buf[0]`.
     start: u64,
+    /// Bytes the next refill reads (at least the block asked for).
+    chunk: usize,
     /// Drop the pages behind the window from the page cache.
     drop_behind: bool,
+    /// Read without leaving the pages in the page cache.
+    uncached: bool,
 }
 
 impl ChunkReader {
@@ -25,7 +36,19 @@ impl ChunkReader {
     /// again (a merge input).
     pub fn new(drop_behind: bool) -> ChunkReader {
         ChunkReader {
+            chunk: CHUNK,
             drop_behind,
+            ..ChunkReader::default()
+        }
+    }
+
+    /// An iterator's readahead: chunks from 16 KiB doubling to 256 KiB,
+    /// read past the page cache when `uncached` (the budget found that the
+    /// page cache cannot hold the files).
+    pub fn readahead(uncached: bool) -> ChunkReader {
+        ChunkReader {
+            chunk: FIRST_READAHEAD,
+            uncached,
             ..ChunkReader::default()
         }
     }
@@ -45,12 +68,17 @@ impl ChunkReader {
             if self.drop_behind && !self.buf.is_empty() {
                 file.advise(Advice::DontNeed(self.start, self.buf.len() as u64));
             }
-            let want = (CHUNK as u64)
+            let want = (self.chunk as u64)
                 .max(h.len)
                 .min(end.saturating_sub(h.offset).max(h.len));
-            self.buf.resize(want as usize, 0);
-            file.read_at(h.offset, &mut self.buf)?;
+            if self.uncached {
+                self.buf = file.read_vec_at_uncached(h.offset, want as usize)?;
+            } else {
+                self.buf.resize(want as usize, 0);
+                file.read_at(h.offset, &mut self.buf)?;
+            }
             self.start = h.offset;
+            self.chunk = (self.chunk * 2).min(CHUNK);
         }
         let at = (h.offset - self.start) as usize;
         Ok(&self.buf[at..at + h.len as usize])

@@ -24,7 +24,18 @@ pub struct RunIter {
     /// For one forward pass (a merge): blocks are read in big chunks,
     /// outside the block cache.
     chunks: Option<ChunkReader>,
+    /// Blocks entered in a row by stepping forward out of the one before.
+    forward_steps: u32,
+    /// Once `forward_steps` reaches [`READAHEAD_AFTER`]: the cursor is
+    /// scanning, and reads the blocks the cache lacks in growing chunks
+    /// (not caching them). Dropped by every seek.
+    ahead: Option<ChunkReader>,
 }
+
+/// Blocks a cursor must step into forward, one after another, before it
+/// reads ahead (RocksDB's iterators wait for two sequential reads too): a
+/// seek followed by a few `next`s never pays for a chunk.
+pub(crate) const READAHEAD_AFTER: u32 = 2;
 
 impl std::fmt::Debug for RunIter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,6 +59,8 @@ impl RunIter {
             entry: None,
             status: None,
             chunks: None,
+            forward_steps: 0,
+            ahead: None,
         }
     }
 
@@ -63,7 +76,7 @@ impl RunIter {
 
     /// Positions at the first entry `>= ikey`.
     pub fn seek(&mut self, ikey: &[u8]) {
-        self.status = None;
+        self.reposition();
         let i = self.file.block_for_point(ikey);
         self.enter(i, |b| {
             let j = b.lower_bound(ikey, 0).ok()?;
@@ -73,7 +86,7 @@ impl RunIter {
 
     /// Positions at the last entry `<= ikey`.
     pub fn seek_for_prev(&mut self, ikey: &[u8]) {
-        self.status = None;
+        self.reposition();
         let n = self.file.num_blocks();
         let i = self.file.block_for_point(ikey);
         if i == n {
@@ -99,13 +112,13 @@ impl RunIter {
 
     /// Positions at the first entry.
     pub fn seek_to_first(&mut self) {
-        self.status = None;
+        self.reposition();
         self.enter(0, |_| Some(0));
     }
 
     /// Positions at the last entry.
     pub fn seek_to_last(&mut self) {
-        self.status = None;
+        self.reposition();
         match self.file.num_blocks().checked_sub(1) {
             Some(i) => self.enter(i, |b| Some(b.count() - 1)),
             None => self.invalidate(),
@@ -114,12 +127,23 @@ impl RunIter {
 
     /// Moves to the next entry (invalid after the last one).
     pub fn next(&mut self) {
-        let Some(block) = self.block.clone().filter(|_| self.entry.is_some()) else {
+        let Some(block) = self.block.as_ref().filter(|_| self.entry.is_some()) else {
             return;
         };
         if self.pos + 1 < block.count() {
-            self.set_pos(block, self.pos + 1);
+            // Within the block: no need to touch the block's reference count.
+            match block.entry_ranges(self.pos + 1) {
+                Ok(ranges) => {
+                    self.pos += 1;
+                    self.entry = Some(ranges);
+                }
+                Err(c) => {
+                    let e = self.file.to_error(c);
+                    self.fail(e)
+                }
+            }
         } else {
+            self.forward_steps = self.forward_steps.saturating_add(1);
             self.enter(self.block_idx + 1, |_| Some(0));
         }
     }
@@ -132,6 +156,7 @@ impl RunIter {
         if self.pos > 0 {
             self.set_pos(block, self.pos - 1);
         } else if self.block_idx > 0 {
+            self.forward_steps = 0;
             self.enter(self.block_idx - 1, |b| Some(b.count() - 1));
         } else {
             self.invalidate();
@@ -183,6 +208,9 @@ impl RunIter {
     /// Block `i`: through the cache, or from the chunk reader for one pass.
     fn load(&mut self, i: usize) -> Result<Arc<Block>> {
         let Some(chunks) = self.chunks.as_mut() else {
+            if self.forward_steps >= READAHEAD_AFTER {
+                return self.file.block_read_ahead(i, &mut self.ahead);
+            }
             return self.file.block(i);
         };
         let h = self.file.index().handle(i);
@@ -229,6 +257,13 @@ impl RunIter {
                 self.fail(e)
             }
         }
+    }
+
+    /// A seek: clears the status and ends any readahead.
+    fn reposition(&mut self) {
+        self.status = None;
+        self.forward_steps = 0;
+        self.ahead = None;
     }
 
     fn invalidate(&mut self) {

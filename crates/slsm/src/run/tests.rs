@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::bloom::hash_key;
 use crate::key::{self, Kind};
+use crate::run::iter::READAHEAD_AFTER;
 
 type Model = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -452,6 +453,89 @@ fn uncompressed_blocks_of_a_page_never_straddle_two() {
     for (k, v) in model.iter().step_by(97) {
         assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
     }
+}
+
+/// A run of `n` entries with 100-byte values, in blocks of about 1 KiB.
+fn many_block_run(dir: &Path, n: u64, cache: Arc<BlockCache>) -> (Arc<RunFile>, Model) {
+    let path = dir.join("run");
+    let model: Model = (0..n)
+        .map(|i| {
+            (
+                key::encode(&i.to_be_bytes(), 1, Kind::Value),
+                vec![b'v'; 100],
+            )
+        })
+        .collect();
+    let opts = RunOptions {
+        max_block_bytes: 1024,
+        ..RunOptions::default()
+    };
+    build(&path, &model, &[], opts);
+    let run = RunFile::open_in(crate::fs::std_fs(), &path, cache).unwrap();
+    (Arc::new(run), model)
+}
+
+#[test]
+fn a_scan_reads_ahead_and_leaves_the_cache_to_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(8 << 20);
+    let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
+    assert!(run.num_blocks() > 100, "{} blocks", run.num_blocks());
+    // A lookup caches the block it reads; the scan then takes that block
+    // from the cache instead of reading it again.
+    let looked_up = &model[1000].0;
+    assert_eq!(
+        found(run.seek(looked_up).unwrap()),
+        Some(model[1000].clone())
+    );
+    let hits_before = cache.stats().hits;
+    let mut it = RunIter::new(run.clone());
+    assert_eq!(scan_forward(&mut it), model);
+    it.status().unwrap();
+    let stats = cache.stats();
+    // Cached: the looked-up block and the blocks the scan entered before it
+    // was seen scanning; not the other hundreds.
+    assert_eq!(stats.entries, 1 + READAHEAD_AFTER as u64);
+    assert!(stats.hits > hits_before, "the cached block was not used");
+    // A seek and a few steps (into the next block, perhaps) stay in the
+    // cache's hands: no readahead.
+    it.seek(&model[1500].0);
+    for _ in 0..5 {
+        assert!(it.valid());
+        it.next();
+    }
+    let entries = cache.stats().entries - stats.entries;
+    assert!(
+        (1..=2).contains(&entries),
+        "{entries} blocks cached by a short scan"
+    );
+    // Backward over the whole run, then forward again from the middle:
+    // every entry in order, whatever mixture of cache and readahead.
+    assert!(scan_backward(&mut it) == model, "backward scan differs");
+    it.seek(&model[700].0);
+    let mut rest = Vec::new();
+    while it.valid() {
+        rest.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    assert_eq!(rest, model[700..]);
+}
+
+#[test]
+fn a_block_damaged_past_the_readahead_point_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, model) = many_block_run(dir.path(), 2000, BlockCache::new(8 << 20));
+    let victim = run.index().handle(60);
+    drop(run);
+    let path = dir.path().join("run");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(victim.offset + victim.len / 2) as usize] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let run = Arc::new(RunFile::open(&path).unwrap());
+    let mut it = RunIter::new(run);
+    let got = scan_forward(&mut it);
+    assert!(it.status().unwrap_err().is_corruption());
+    assert!(got.len() < model.len() && got[..] == model[..got.len()]);
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::RunFile;
 use crate::error::{Error, Result};
 use crate::run::block::{Block, BlockBytes};
+use crate::run::chunks::ChunkReader;
 use crate::run::compress::decompress;
 use crate::run::format::{check_block, Handle, TRAILER_LEN};
 
@@ -36,6 +37,32 @@ impl RunFile {
         }
         let stored = self.read_stored(i)?;
         self.admit(i, stored)
+    }
+
+    /// Data block `i` for a cursor scanning forward: from the cache if it
+    /// is there, else from the window of `ahead` (created on first use),
+    /// which reads the file in growing chunks; verified and decoded, but not
+    /// cached, so that a scan leaves the cache to the blocks lookups reuse.
+    pub(crate) fn block_read_ahead(
+        &self,
+        i: usize,
+        ahead: &mut Option<ChunkReader>,
+    ) -> Result<Arc<Block>> {
+        if self.in_memory.is_some() {
+            return self.block(i);
+        }
+        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+            return Ok(block);
+        }
+        let uncached = self.cache.bypasses_os_cache();
+        let reader = ahead.get_or_insert_with(|| ChunkReader::readahead(uncached));
+        let h = self.index.handle(i);
+        let stored = reader
+            .bytes(self.file.as_ref(), h, self.props.data_bytes)
+            .map_err(|e| self.read_error(h, e))?
+            .to_vec();
+        self.cache.note_read(stored.len());
+        self.decode_stored(i, stored).map(Arc::new)
     }
 
     /// Data block `i` if it is in the cache or can be read without waiting
