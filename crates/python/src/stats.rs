@@ -33,6 +33,7 @@ pub fn to_dict<'py>(py: Python<'py>, s: &slsm::Stats) -> PyResult<Bound<'py, PyD
     c.set_item("hits", cache.hits)?;
     c.set_item("misses", cache.misses)?;
     c.set_item("bypasses_os_cache", cache.bypasses_os_cache)?;
+    c.set_item("readahead", cache.readahead)?;
     d.set_item("block_cache", c)?;
     d.set_item("memory_budget", s.memory.budget)?;
     d.set_item("memory_total", s.memory.total())?;

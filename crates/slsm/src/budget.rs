@@ -6,7 +6,9 @@
 //!   each run at its share; writers stall rather than let runs grow past
 //!   it);
 //! * a sixteenth for the buffers of merges (chunked reads of every input,
-//!   the output's write buffer) and of the write-ahead log;
+//!   the output's write buffer), of the write-ahead log, and the readahead
+//!   windows of scanning iterators (at most half of it, all iterators
+//!   together: past that, an iterator reads block by block);
 //! * the indexes and Bloom filters of the open run files, which stay in
 //!   memory (pinned: a lookup never reads them from the device);
 //! * what run files being written hold while they are built (the key
@@ -96,12 +98,14 @@ impl MemoryBudget {
                 .saturating_sub(memory_runs_limit)
                 .saturating_sub(buffers)
         });
+        let cache = BlockCache::new(cache_size);
+        cache.set_readahead_limit(buffers / 2);
         MemoryBudget {
             budget: opts.memory_budget,
             memory_runs_limit,
             buffers,
             fixed_cache: opts.block_cache_size,
-            cache: BlockCache::new(cache_size),
+            cache,
             pinned: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
             os_limit: crate::os_memory::memory_limit(),

@@ -9,6 +9,7 @@
 //! cache costs in memory. A block handed out stays valid for as long as its
 //! borrower holds it, even if the cache evicts it meanwhile.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use quick_cache::sync::Cache;
@@ -51,6 +52,9 @@ pub struct CacheStats {
     /// Blocks are read without leaving them in the operating system's page
     /// cache (the memory limit cannot hold the files; see `budget`).
     pub bypasses_os_cache: bool,
+    /// Bytes the readahead windows of scanning iterators hold (not blocks
+    /// of the cache: within [`BlockCache::set_readahead_limit`]).
+    pub readahead: u64,
 }
 
 /// A cache of data blocks shared by every run file of a database. See the
@@ -59,6 +63,10 @@ pub struct BlockCache {
     cache: Cache<BlockKey, Arc<Block>, ChargeBytes>,
     bytes_read: std::sync::atomic::AtomicU64,
     bypass_os_cache: std::sync::atomic::AtomicBool,
+    /// Bytes iterators' readahead windows hold (`run::chunks`), and the
+    /// most they may hold together.
+    readahead_held: AtomicUsize,
+    readahead_limit: AtomicUsize,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -78,6 +86,8 @@ impl BlockCache {
             cache: Cache::with_weighter(estimated_blocks, capacity.max(1), ChargeBytes),
             bytes_read: Default::default(),
             bypass_os_cache: Default::default(),
+            readahead_held: AtomicUsize::new(0),
+            readahead_limit: AtomicUsize::new((capacity as usize / 16).max(1 << 20)),
         })
     }
 
@@ -112,6 +122,27 @@ impl BlockCache {
             .store(bypass, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Bounds what scanning iterators' readahead windows may hold together
+    /// (a database gives them part of its budget's buffer share).
+    pub(crate) fn set_readahead_limit(&self, bytes: usize) {
+        self.readahead_limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Takes `bytes` of the readahead allowance if it has room.
+    pub(crate) fn reserve_readahead(&self, bytes: usize) -> bool {
+        let limit = self.readahead_limit.load(Ordering::Relaxed);
+        self.readahead_held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held.saturating_add(bytes) <= limit).then_some(held + bytes)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `bytes` taken by [`reserve_readahead`](Self::reserve_readahead).
+    pub(crate) fn release_readahead(&self, bytes: usize) {
+        self.readahead_held.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
     /// Changes the capacity (evicting what no longer fits).
     pub fn set_capacity(&self, capacity: usize) {
         self.cache.set_capacity((capacity as u64).max(1));
@@ -128,6 +159,7 @@ impl BlockCache {
             misses: self.cache.misses(),
             bytes_read: self.bytes_read.load(std::sync::atomic::Ordering::Relaxed),
             bypasses_os_cache: self.bypasses_os_cache(),
+            readahead: self.readahead_held.load(Ordering::Relaxed) as u64,
         }
     }
 }

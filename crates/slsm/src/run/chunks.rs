@@ -6,6 +6,9 @@
 //! blocks lookups keep in the cache. A merge also drops the pages behind
 //! it from the page cache (the file is being merged away).
 
+use std::sync::Arc;
+
+use super::cache::BlockCache;
 use super::format::Handle;
 use crate::fs::{Advice, RandomAccessFile};
 
@@ -29,6 +32,37 @@ pub(crate) struct ChunkReader {
     drop_behind: bool,
     /// Read without leaving the pages in the page cache.
     uncached: bool,
+    /// An iterator's share of its cache's readahead allowance.
+    allowance: Option<Allowance>,
+}
+
+/// What an iterator's window holds of its block cache's readahead
+/// allowance (part of the memory budget), given back when it is dropped.
+#[derive(Debug)]
+struct Allowance {
+    cache: Arc<BlockCache>,
+    held: usize,
+}
+
+impl Allowance {
+    /// Claims `want` bytes in place of what it held; if the allowance has
+    /// no room, holds nothing and returns `fallback` (one block: the read
+    /// the cursor would make without readahead).
+    fn claim(&mut self, want: usize, fallback: usize) -> usize {
+        self.cache.release_readahead(self.held);
+        self.held = 0;
+        if want > fallback && self.cache.reserve_readahead(want) {
+            self.held = want;
+            return want;
+        }
+        fallback
+    }
+}
+
+impl Drop for Allowance {
+    fn drop(&mut self) {
+        self.cache.release_readahead(self.held);
+    }
 }
 
 impl ChunkReader {
@@ -42,13 +76,15 @@ impl ChunkReader {
         }
     }
 
-    /// An iterator's readahead: chunks from 16 KiB doubling to 256 KiB,
-    /// read past the page cache when `uncached` (the budget found that the
-    /// page cache cannot hold the files).
-    pub fn readahead(uncached: bool) -> ChunkReader {
+    /// An iterator's readahead: chunks from 16 KiB doubling to 256 KiB
+    /// while `cache`'s readahead allowance has room (one block at a time
+    /// when it has none), read past the page cache when the cache says so
+    /// (the budget found that the page cache cannot hold the files).
+    pub fn readahead(cache: Arc<BlockCache>) -> ChunkReader {
         ChunkReader {
             chunk: FIRST_READAHEAD,
-            uncached,
+            uncached: cache.bypasses_os_cache(),
+            allowance: Some(Allowance { cache, held: 0 }),
             ..ChunkReader::default()
         }
     }
@@ -68,9 +104,15 @@ impl ChunkReader {
             if self.drop_behind && !self.buf.is_empty() {
                 file.advise(Advice::DontNeed(self.start, self.buf.len() as u64));
             }
-            let want = (self.chunk as u64)
+            let mut want = (self.chunk as u64)
                 .max(h.len)
                 .min(end.saturating_sub(h.offset).max(h.len));
+            if let Some(allowance) = self.allowance.as_mut() {
+                want = allowance.claim(want as usize, h.len as usize) as u64;
+                if self.buf.capacity() as u64 > 2 * want {
+                    self.buf = Vec::new();
+                }
+            }
             if self.uncached {
                 self.buf = file.read_vec_at_uncached(h.offset, want as usize)?;
             } else {

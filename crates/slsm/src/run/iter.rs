@@ -269,6 +269,8 @@ impl RunIter {
     fn invalidate(&mut self) {
         self.block = None;
         self.entry = None;
+        // A cursor past its end gives back its readahead window.
+        self.ahead = None;
     }
 
     fn fail(&mut self, e: Error) {

@@ -522,6 +522,45 @@ fn a_scan_reads_ahead_and_leaves_the_cache_to_lookups() {
 }
 
 #[test]
+fn readahead_stays_within_the_cache_s_allowance() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(8 << 20);
+    let limit = 64 << 10;
+    cache.set_readahead_limit(limit);
+    let (run, model) = many_block_run(dir.path(), 4000, cache.clone());
+    // Four scans in step: their windows grow until the allowance is spent,
+    // then the latecomers read block by block.
+    let mut scans: Vec<RunIter> = (0..4).map(|_| RunIter::new(run.clone())).collect();
+    let mut got = vec![Model::new(); scans.len()];
+    scans.iter_mut().for_each(RunIter::seek_to_first);
+    let mut most_held = 0;
+    while scans.iter().any(RunIter::valid) {
+        for (it, out) in scans.iter_mut().zip(&mut got) {
+            if it.valid() {
+                out.push((it.key().to_vec(), it.value().to_vec()));
+                it.next();
+            }
+        }
+        let held = cache.stats().readahead;
+        assert!(held <= limit as u64, "{held} bytes of readahead");
+        most_held = most_held.max(held);
+    }
+    assert!(
+        most_held > (limit / 2) as u64,
+        "readahead never used the allowance"
+    );
+    for (it, out) in scans.iter().zip(&got) {
+        it.status().unwrap();
+        assert!(*out == model, "a scan differs from the run");
+    }
+    assert_eq!(
+        cache.stats().readahead,
+        0,
+        "finished scans keep their allowance"
+    );
+}
+
+#[test]
 fn a_block_damaged_past_the_readahead_point_is_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let (run, model) = many_block_run(dir.path(), 2000, BlockCache::new(8 << 20));

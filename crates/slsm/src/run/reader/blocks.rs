@@ -54,8 +54,7 @@ impl RunFile {
         if let Some(block) = self.cache.get(self.cache_id, i as u64) {
             return Ok(block);
         }
-        let uncached = self.cache.bypasses_os_cache();
-        let reader = ahead.get_or_insert_with(|| ChunkReader::readahead(uncached));
+        let reader = ahead.get_or_insert_with(|| ChunkReader::readahead(Arc::clone(&self.cache)));
         let h = self.index.handle(i);
         let stored = reader
             .bytes(self.file.as_ref(), h, self.props.data_bytes)
