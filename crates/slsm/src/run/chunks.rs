@@ -3,8 +3,9 @@
 //! is seen scanning forward (readahead). One read covers many blocks (the
 //! device sees big sequential reads, the kernel is entered once per chunk
 //! instead of once per block), and nothing read this way displaces the
-//! blocks lookups keep in the cache. A merge also drops the pages behind
-//! it from the page cache (the file is being merged away).
+//! blocks lookups keep in the cache. Where the page cache cannot hold the
+//! run files, a merge also drops the pages behind it (the file is being
+//! merged away; see `RunIter::sequential`).
 
 use std::sync::Arc;
 

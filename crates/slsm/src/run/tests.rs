@@ -561,6 +561,30 @@ fn readahead_stays_within_the_cache_s_allowance() {
 }
 
 #[test]
+fn a_merge_input_leaves_the_page_cache_alone_unless_it_cannot_hold_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, model) = many_block_run(dir.path(), 20_000, BlockCache::new(1 << 20));
+    let fs = crate::fs::FaultFs::wrap(crate::fs::std_fs(), 1);
+    let path = dir.path().join("run");
+    for bypass in [false, true] {
+        let cache = BlockCache::new(1 << 20);
+        cache.set_bypass_os_cache(bypass);
+        let run = Arc::new(RunFile::open_in(fs.as_dyn(), &path, cache).unwrap());
+        let before = fs.dropped_ranges();
+        let mut it = RunIter::sequential(run);
+        assert!(scan_forward(&mut it) == model, "the merge input differs");
+        let dropped = fs.dropped_ranges() - before;
+        // Lookups still read the input until the merge is done: its pages
+        // go only where the page cache cannot keep the files anyway.
+        assert_eq!(
+            dropped > 0,
+            bypass,
+            "{dropped} ranges dropped, bypass {bypass}"
+        );
+    }
+}
+
+#[test]
 fn a_block_damaged_past_the_readahead_point_is_corruption() {
     let dir = tempfile::tempdir().unwrap();
     let (run, model) = many_block_run(dir.path(), 2000, BlockCache::new(8 << 20));

@@ -102,6 +102,9 @@ impl RandomAccessFile for FaultFile<dyn RandomAccessFile> {
         self.inner.read_vec_at_if_cached(offset, len)
     }
     fn advise(&self, advice: Advice) {
+        if matches!(advice, Advice::DontNeed(..)) {
+            self.faults.lock().dropped_ranges += 1;
+        }
         self.inner.advise(advice);
     }
 }

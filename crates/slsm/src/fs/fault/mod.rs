@@ -48,6 +48,8 @@ impl FaultOp {
 #[derive(Debug, Default)]
 struct Faults {
     calls: [u64; FAULT_OPS],
+    /// `Advice::DontNeed` hints passed through.
+    dropped_ranges: u64,
     /// Fail the call of this kind whose number is the given one.
     nth: Vec<(FaultOp, u64)>,
     /// Fail calls of this kind with this probability (parts per million).
@@ -258,6 +260,12 @@ impl FaultFs {
     /// Calls of each kind so far.
     pub fn calls(&self, op: FaultOp) -> u64 {
         self.faults.lock().calls[op.index()]
+    }
+
+    /// Ranges the engine asked to drop from the page cache so far
+    /// ([`Advice::DontNeed`](crate::fs::Advice::DontNeed)).
+    pub fn dropped_ranges(&self) -> u64 {
+        self.faults.lock().dropped_ranges
     }
 
     /// After `ops` more mutating calls (writes, syncs, renames, creates,

@@ -278,6 +278,12 @@ impl RunFile {
         &self.index
     }
 
+    /// The block cache this file reads through (and whose policy for the
+    /// OS page cache its readers follow).
+    pub(crate) fn block_cache(&self) -> &BlockCache {
+        &self.cache
+    }
+
     /// The file, for reads outside the cache (merges, `verify`).
     pub(crate) fn raw_file(&self) -> &dyn RandomAccessFile {
         &*self.file
