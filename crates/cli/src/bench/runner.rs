@@ -59,6 +59,8 @@ impl<'a> Runner<'a> {
         if let Some(db) = self.db.take() {
             // Make what was written reach storage before the next open.
             db.flush().context("flushing before reopening")?;
+            drop(db);
+            crate::allocator::release_free_memory();
         }
         if fresh {
             self.remove_database()?;

@@ -28,7 +28,7 @@ pub struct RunBuilder {
     blocks: u64,
     offset: u64,
     last_key: Vec<u8>,
-    hashes: Vec<u64>,
+    hashes: bloom::KeyHashes,
     props: RunProperties,
     seqs: Option<(u64, u64)>,
     range_dels: Vec<RangeTombstone>,
@@ -73,7 +73,7 @@ impl RunBuilder {
             blocks: 0,
             offset: 0,
             last_key: Vec::new(),
-            hashes: Vec::new(),
+            hashes: bloom::KeyHashes::default(),
             props: RunProperties::default(),
             seqs: None,
             range_dels: Vec::new(),
@@ -99,7 +99,7 @@ impl RunBuilder {
     /// Calls the charge if the buffers' capacity changed (rarely: they
     /// grow by doubling).
     fn recharge(&mut self) {
-        let held = self.hashes.capacity() * 8 + self.index.capacity();
+        let held = self.hashes.heap_bytes() + self.index.capacity();
         if held != self.charged {
             if let Some(charge) = self.memory_charge.as_mut() {
                 charge(held);
@@ -173,8 +173,7 @@ impl RunBuilder {
         put_varint(&mut idx, self.opts.block_align);
         idx.extend_from_slice(&self.index);
         let index = self.write_block(idx)?;
-        let filter =
-            self.write_block(bloom::build_filter(&self.hashes, self.opts.bloom_fp_rate))?;
+        let filter = self.write_block(self.hashes.build_filter(self.opts.bloom_fp_rate))?;
         let mut rd = Vec::new();
         format::encode_range_tombstones(&self.range_dels, &mut rd);
         let range_dels = self.write_block(rd)?;
