@@ -136,17 +136,7 @@ impl RunIter {
             return;
         };
         if self.pos + 1 < block.count() {
-            // Within the block: no need to touch the block's reference count.
-            match block.entry_ranges(self.pos + 1) {
-                Ok(ranges) => {
-                    self.pos += 1;
-                    self.entry = Some(ranges);
-                }
-                Err(c) => {
-                    let e = self.file.to_error(c);
-                    self.fail(e)
-                }
-            }
+            self.move_to(self.pos + 1);
         } else {
             self.forward_steps = self.forward_steps.saturating_add(1);
             self.enter(self.block_idx + 1, |_| Some(0));
@@ -155,11 +145,11 @@ impl RunIter {
 
     /// Moves to the previous entry (invalid before the first one).
     pub fn prev(&mut self) {
-        let Some(block) = self.block.clone().filter(|_| self.entry.is_some()) else {
+        if self.block.is_none() || self.entry.is_none() {
             return;
-        };
+        }
         if self.pos > 0 {
-            self.set_pos(block, self.pos - 1);
+            self.move_to(self.pos - 1);
         } else if self.block_idx > 0 {
             self.forward_steps = 0;
             self.enter(self.block_idx - 1, |b| Some(b.count() - 1));
@@ -218,13 +208,7 @@ impl RunIter {
             }
             return self.file.block(i);
         };
-        let h = self.file.index().handle(i);
-        let end = self.file.properties().data_bytes;
-        let stored = chunks
-            .bytes(self.file.raw_file(), h, end)
-            .map_err(|e| Error::io(self.file.path(), e))?
-            .to_vec();
-        self.file.decode_stored(i, stored).map(Arc::new)
+        self.file.block_from_chunks(i, chunks)
     }
 
     /// Loads block `i` (invalid if past the end) and moves to the entry
@@ -251,9 +235,18 @@ impl RunIter {
     }
 
     fn set_pos(&mut self, block: Arc<Block>, j: usize) {
+        self.block = Some(block);
+        self.move_to(j);
+    }
+
+    /// Moves to entry `j` of the current block (a step within the block
+    /// leaves the block's reference count alone).
+    fn move_to(&mut self, j: usize) {
+        let Some(block) = &self.block else {
+            return self.invalidate();
+        };
         match block.entry_ranges(j) {
             Ok(ranges) => {
-                self.block = Some(block);
                 self.pos = j;
                 self.entry = Some(ranges);
             }

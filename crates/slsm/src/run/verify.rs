@@ -14,18 +14,11 @@ use crate::key;
 /// number of entries.
 pub(super) fn verify(run: &RunFile) -> Result<u64> {
     check_body_crc(run)?;
-    let file = run.raw_file();
-    let data_end = run.properties().data_bytes;
     let mut chunks = ChunkReader::new(false);
     let mut prev: Option<Vec<u8>> = None;
     let (mut entries, mut tombstones) = (0u64, 0u64);
     for i in 0..run.num_blocks() {
-        let h = run.index().handle(i);
-        let stored = chunks
-            .bytes(file, h, data_end)
-            .map_err(|e| Error::io(run.path(), e))?
-            .to_vec();
-        let block = run.decode_stored(i, stored)?;
+        let block = run.block_from_chunks(i, &mut chunks)?;
         for j in 0..block.count() {
             let (k, _) = block.entry(j).map_err(|c| run.to_error(c))?;
             let bad = |why: &str| run.corruption(block.offset(), why);

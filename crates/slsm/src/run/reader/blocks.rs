@@ -55,13 +55,28 @@ impl RunFile {
             return Ok(block);
         }
         let reader = ahead.get_or_insert_with(|| ChunkReader::readahead(Arc::clone(&self.cache)));
+        self.cache.note_read(self.index.handle(i).len as usize);
+        self.block_from_chunks(i, reader)
+    }
+
+    /// Data block `i` read through `chunks`' window, verified and decoded,
+    /// not cached: a merge's or `verify`'s pass over the file, a scan's
+    /// readahead. A compressed block is decompressed straight from the
+    /// window.
+    pub(crate) fn block_from_chunks(
+        &self,
+        i: usize,
+        chunks: &mut ChunkReader,
+    ) -> Result<Arc<Block>> {
         let h = self.index.handle(i);
-        let stored = reader
+        let stored = chunks
             .bytes(self.file.as_ref(), h, self.props.data_bytes)
-            .map_err(|e| self.read_error(h, e))?
-            .to_vec();
-        self.cache.note_read(stored.len());
-        self.decode_stored(i, stored).map(Arc::new)
+            .map_err(|e| self.read_error(h, e))?;
+        let raw = match self.unseal(i, stored)? {
+            Some(raw) => raw,
+            None => stored[..stored.len() - TRAILER_LEN].to_vec(),
+        };
+        self.decode_raw(i, raw).map(Arc::new)
     }
 
     /// Data block `i` if it is in the cache or can be read without waiting
@@ -106,17 +121,32 @@ impl RunFile {
 
     /// Checks the trailer of block `i` read as `stored` and decodes it.
     pub(crate) fn decode_stored(&self, i: usize, mut stored: Vec<u8>) -> Result<Block> {
-        let offset = self.index.handle(i).offset;
-        let (codec, payload) =
-            check_block(&stored, offset, "data").map_err(|c| self.to_error(c))?;
-        let raw = match decompress(codec, payload, self.max_block_raw as usize) {
-            Ok(std::borrow::Cow::Borrowed(_)) => {
+        let raw = match self.unseal(i, &stored)? {
+            Some(raw) => raw,
+            None => {
                 stored.truncate(stored.len() - TRAILER_LEN);
                 stored
             }
-            Ok(std::borrow::Cow::Owned(raw)) => raw,
-            Err(why) => return Err(self.corruption(offset, why)),
         };
+        self.decode_raw(i, raw)
+    }
+
+    /// Checks the trailer of block `i` stored as `stored` and decompresses
+    /// the block; `None` if it is stored raw (it is `stored` less its
+    /// trailer).
+    fn unseal(&self, i: usize, stored: &[u8]) -> Result<Option<Vec<u8>>> {
+        let offset = self.index.handle(i).offset;
+        let (codec, payload) = check_block(stored, offset, "data").map_err(|c| self.to_error(c))?;
+        match decompress(codec, payload, self.max_block_raw as usize) {
+            Ok(std::borrow::Cow::Borrowed(_)) => Ok(None),
+            Ok(std::borrow::Cow::Owned(raw)) => Ok(Some(raw)),
+            Err(why) => Err(self.corruption(offset, why)),
+        }
+    }
+
+    /// Block `i` from its raw bytes.
+    fn decode_raw(&self, i: usize, raw: Vec<u8>) -> Result<Block> {
+        let offset = self.index.handle(i).offset;
         Block::decode(BlockBytes::Owned(raw.into_boxed_slice()), offset)
             .map_err(|c| self.to_error(c))
     }
