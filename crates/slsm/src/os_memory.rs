@@ -7,6 +7,8 @@
 //!
 //! Read once per database open; `None` where nothing can be read (another
 //! OS, `/proc` or `/sys` not mounted): the caller then assumes plenty.
+//!
+//! And the heap the engine frees: see [`release_free_heap`].
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +22,53 @@ pub(crate) fn memory_limit() -> Option<u64> {
         (Some(c), Some(p)) => Some(c.min(p)),
         (c, p) => c.or(p),
     }
+}
+
+/// Hands the pages the C allocator holds free back to the system (glibc's
+/// `malloc_trim`; a no-op with other C libraries). Jobs call it once they
+/// have swapped their inputs for their output: a job frees megabytes at
+/// once (the memory runs it flushed, the filter hashes and index of the
+/// file it built, the pinned indexes and filters of the files it merged),
+/// and glibc keeps freed memory that sits between live blocks of its heap
+/// and per-thread arenas. Without it the process held tens of megabytes the
+/// budget no longer counts (5M keys at the default budget,
+/// `readwhilewriting`: 36-44 MiB free but resident; the default set's peak
+/// RSS 163-175 -> 128-139 MiB, at the same speed). It touches only free
+/// memory, whichever allocator Rust uses; a trim took 0.2 ms at the median
+/// (0.9 ms at most), and runs at most every [`MIN_TRIM_INTERVAL`] however
+/// small and frequent the jobs are.
+pub(crate) fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if trim_is_due() {
+        // SAFETY: malloc_trim only returns free pages to the system; it may
+        // be called at any time, from any thread, and changes no live
+        // allocation.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+}
+
+/// The shortest time between two trims.
+const MIN_TRIM_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// True (once per interval, for one caller) if no trim ran in the last
+/// [`MIN_TRIM_INTERVAL`].
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+fn trim_is_due() -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static START: OnceLock<Instant> = OnceLock::new();
+    /// Milliseconds since `START` of the last trim, plus one (0: never).
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1;
+    let last = LAST.load(Ordering::Relaxed);
+    if last != 0 && now < last + MIN_TRIM_INTERVAL.as_millis() as u64 {
+        return false;
+    }
+    LAST.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
 }
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.

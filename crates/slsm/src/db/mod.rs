@@ -196,6 +196,12 @@ impl Db {
         &self.inner.opts
     }
 
+    /// The jobs and the version set, for tests that drive jobs by hand.
+    #[cfg(test)]
+    pub(crate) fn jobs_and_versions(&self) -> (&Arc<Jobs>, &Arc<VersionSet>) {
+        (&self.inner.jobs, &self.inner.versions)
+    }
+
     fn wire(inner: Arc<Components>, threads: Vec<JoinHandle<()>>) -> Db {
         let state = Arc::clone(&inner.default_space);
         let default = Keyspace::new(Arc::clone(&inner), state);
