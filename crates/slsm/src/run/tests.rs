@@ -455,6 +455,83 @@ fn uncompressed_blocks_of_a_page_never_straddle_two() {
     }
 }
 
+/// Values like db_bench's: half of each random, half a repeated byte, so
+/// that a block compresses to about half.
+fn half_compressible_model(n: u32) -> Model {
+    sort_model(
+        (0..n)
+            .map(|i| {
+                let mut value: Vec<u8> = (0..50u64)
+                    .map(|j| (hash_key(&(u64::from(i) * 64 + j).to_le_bytes()) >> 11) as u8)
+                    .collect();
+                value.resize(100, b'v');
+                (
+                    key::encode(format!("key{i:08}").as_bytes(), 1, Kind::Value),
+                    value,
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn compressed_blocks_are_cut_to_fit_their_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = half_compressible_model(30_000);
+    for codec in [Codec::Lz4, Codec::Zstd(3)] {
+        let fitted = dir.path().join(format!("fitted-{codec:?}"));
+        let loose = dir.path().join(format!("loose-{codec:?}"));
+        let opts = RunOptions {
+            codec,
+            ..RunOptions::default()
+        };
+        let props = build(&fitted, &model, &[], opts.clone());
+        let loose_props = build(
+            &loose,
+            &model,
+            &[],
+            RunOptions {
+                block_align: 0,
+                ..opts
+            },
+        );
+        let run = RunFile::open(&fitted).unwrap();
+        let (mut straddling, mut padding, mut end) = (0, 0, 0);
+        for i in 0..run.num_blocks() {
+            let h = run.index().handle(i);
+            if h.offset / 4096 != (h.offset + h.len - 1) / 4096 {
+                straddling += 1;
+            }
+            padding += h.offset - end;
+            end = h.offset + h.len;
+        }
+        let blocks = run.num_blocks() as u64;
+        assert!(blocks > 500, "{codec:?}: {blocks} blocks");
+        // Cut at a fixed size about half of these blocks would straddle.
+        assert!(
+            straddling * 20 < blocks,
+            "{codec:?}: {straddling} of {blocks} straddle"
+        );
+        // Most pages hold two blocks: little is padded, and the file is
+        // hardly larger than one with no alignment at all.
+        assert!(
+            padding * 10 < props.data_bytes,
+            "{codec:?}: {padding} of {}",
+            props.data_bytes
+        );
+        assert!(
+            props.file_size * 100 < loose_props.file_size * 112,
+            "{codec:?}: {} against {}",
+            props.file_size,
+            loose_props.file_size
+        );
+        assert_eq!(run.verify().unwrap(), model.len() as u64);
+        for (k, v) in model.iter().step_by(89) {
+            assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+        }
+    }
+}
+
 /// A run of `n` entries with 100-byte values, in blocks of about 1 KiB.
 fn many_block_run(dir: &Path, n: u64, cache: Arc<BlockCache>) -> (Arc<RunFile>, Model) {
     let path = dir.join("run");
