@@ -228,7 +228,6 @@ impl Jobs {
         }
         let next = self.versions.apply(edit)?;
         self.budget.rebalance(&next);
-        drop(next);
         os_memory::release_free_heap();
         let bytes = built.as_ref().map_or(0, |(_, b)| *b);
         self.counters

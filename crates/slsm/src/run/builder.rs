@@ -7,19 +7,14 @@ use std::sync::Arc;
 
 use super::block::BlockBuilder;
 use super::compress::compress_into;
-use super::format::{self, seal_block, FileProperties, Footer, Handle, TRAILER_LEN};
-use super::{index, Codec, RangeTombstone, RunOptions, RunProperties};
+use super::format::{self, seal_block, FileProperties, Footer, Handle};
+use super::layout::BlockLayout;
+use super::{index, RangeTombstone, RunOptions, RunProperties};
 use crate::bloom;
 use crate::codec::put_varint;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, FsFile};
 use crate::key::{self, Kind};
-
-/// The share of a page's room a compressed block aims its stored size at:
-/// the margin absorbs blocks that compress worse than the estimate.
-const PAGE_FILL: f64 = 0.94;
-/// The smallest raw size a block is cut at to fit a page's room.
-const MIN_FITTED_BLOCK: usize = 512;
 
 /// Writes a run file. Entries must be added in strictly increasing
 /// [`key::compare`] order. Dropping a builder without calling
@@ -45,10 +40,8 @@ pub struct RunBuilder {
     /// CRC32C of every byte written so far.
     body_crc: u32,
     max_block_raw: u64,
-    /// Stored bytes per raw byte of the compressed blocks so far (an
-    /// average leaning to the latest), to cut the next block where its
-    /// stored form ends its page (see `block_limit`).
-    stored_per_raw: Option<f64>,
+    /// Where blocks are cut and placed.
+    layout: BlockLayout,
     /// Told what the hashes and the index hold as they grow (the engine
     /// charges it to its memory budget).
     memory_charge: Option<MemoryCharge>,
@@ -77,6 +70,7 @@ impl RunBuilder {
             path: path.to_path_buf(),
             fs,
             out: Some(BufWriter::with_capacity(1 << 20, file)),
+            layout: BlockLayout::new(&opts),
             opts,
             block: BlockBuilder::default(),
             index: Vec::new(),
@@ -92,7 +86,6 @@ impl RunBuilder {
             stored: Vec::new(),
             body_crc: 0,
             max_block_raw: 0,
-            stored_per_raw: None,
             memory_charge: None,
             charged: 0,
         })
@@ -125,7 +118,7 @@ impl RunBuilder {
         self.check_usable()?;
         let parsed = self.check_entry(ikey, value)?;
         let entry_size = BlockBuilder::entry_size(ikey, value);
-        let limit = self.block_limit();
+        let limit = self.layout.block_limit();
         if self.block.count() > 0 && self.block.size() + entry_size > limit {
             self.flush_block()?;
         }
@@ -277,71 +270,6 @@ impl RunBuilder {
         });
     }
 
-    /// The raw size at which the current block closes: `max_block_bytes`,
-    /// less the trailer when blocks are stored raw and aligned, so that a
-    /// full block fills its pages exactly.
-    ///
-    /// Compressed and aligned, a block also closes where its stored form,
-    /// estimated from the blocks before it, reaches the end of the page it
-    /// starts in. Cut at a fixed raw size, a compressed block (~2.2 KB of 4
-    /// KiB at db_bench's values) straddled a page boundary about half the
-    /// time, and a lookup that missed every cache read two pages from the
-    /// device for it (5.8 KB per found key against 4.1 KB uncompressed, 5M
-    /// keys in 256 MiB). Cut to the page, most pages hold two blocks whole;
-    /// what a page has left after its last block is padded over when it is
-    /// a sliver (`padding_before`), and a block the estimate undershot
-    /// straddles as before.
-    fn block_limit(&self) -> usize {
-        let max = self.opts.max_block_bytes;
-        let align = self.opts.block_align as usize;
-        if align == 0 {
-            return max;
-        }
-        if self.opts.codec == Codec::None {
-            return max.saturating_sub(TRAILER_LEN).max(64);
-        }
-        let Some(stored_per_raw) = self.stored_per_raw else {
-            return max;
-        };
-        let room = match align - (self.offset as usize) % align {
-            sliver if sliver <= align / 8 => align,
-            room => room,
-        };
-        let stored_target = room.saturating_sub(TRAILER_LEN) as f64 * PAGE_FILL;
-        let raw_target = stored_target / stored_per_raw.max(0.01);
-        (raw_target as usize).clamp(MIN_FITTED_BLOCK.min(max), max)
-    }
-
-    /// Folds the block just stored into `stored_per_raw`.
-    fn note_compression(&mut self, raw_len: usize, stored_len: usize) {
-        if self.opts.codec == Codec::None || raw_len == 0 {
-            return;
-        }
-        let ratio = stored_len as f64 / raw_len as f64;
-        self.stored_per_raw = Some(match self.stored_per_raw {
-            None => ratio,
-            Some(before) => (before + ratio) / 2.0,
-        });
-    }
-
-    /// Zero bytes to write before a block of `len` stored bytes so that it
-    /// starts a page (see the [format](super)): only when that makes it
-    /// touch fewer pages and wastes at most an eighth of one.
-    fn padding_before(&self, len: u64) -> u64 {
-        let align = self.opts.block_align;
-        if align == 0 || self.offset.is_multiple_of(align) {
-            return 0;
-        }
-        let pad = align - self.offset % align;
-        let pages_here = (self.offset % align + len).div_ceil(align);
-        let pages_aligned = len.div_ceil(align);
-        if pages_aligned < pages_here && pad <= align / 8 {
-            pad
-        } else {
-            0
-        }
-    }
-
     /// Compresses (if that pays), seals and writes the buffered block.
     fn flush_block(&mut self) -> Result<()> {
         let raw = self.block.finish();
@@ -349,8 +277,9 @@ impl RunBuilder {
         self.stored.clear();
         let codec = compress_into(self.opts.codec, raw, &mut self.stored);
         seal_block(&mut self.stored, 0, codec);
-        self.note_compression(raw_len as usize, self.stored.len());
-        let pad = self.padding_before(self.stored.len() as u64);
+        let pad = self
+            .layout
+            .place(self.offset, raw_len as usize, self.stored.len());
         index::put_entry(
             &mut self.index,
             self.block.last_key(),

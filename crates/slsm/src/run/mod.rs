@@ -92,6 +92,7 @@ mod fetch;
 mod format;
 mod index;
 mod iter;
+mod layout;
 mod meta;
 mod reader;
 #[cfg(test)]
