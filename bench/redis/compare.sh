@@ -5,6 +5,10 @@
 # servers' peak RSS. A program, not a test.
 #
 #   bench/redis/compare.sh [--rounds 3] [--num 1000000] [--maxmemory 256mb]
+#                          [--baseline BIN]
+#
+# --baseline BIN adds another slsm binary (say, a build of an older
+# commit) as a third server, `slsm-baseline`, in the same rounds.
 #
 # Equal memory: redis-server keeps the whole data set in memory (~280 MB
 # resident at the end of a round of 1M keys), so slsm serve is given a
@@ -19,12 +23,14 @@ cd "$(dirname "$0")/../.."
 ROUNDS=3
 NUM=1000000
 MAXMEMORY=256mb
+BASELINE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;
     --num) NUM="$2"; shift 2 ;;
     --maxmemory) MAXMEMORY="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --baseline) BASELINE="$2"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -44,12 +50,15 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_up() { for _ in $(seq 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
 peak_rss_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 
+ENGINES="slsm redis${BASELINE:+ slsm-baseline}"
 for round in $(seq "$ROUNDS"); do
-  for engine in slsm redis; do
+  for engine in $ENGINES; do
     dir="$(mktemp -d)"; port="$(free_port)"
     case "$engine" in
       slsm) "$SLSM" serve --db "$dir/db" --bind "127.0.0.1:$port" --appendfsync everysec \
                --maxmemory "$MAXMEMORY" 2>/dev/null & ;;
+      slsm-baseline) "$BASELINE" serve --db "$dir/db" --bind "127.0.0.1:$port" \
+               --appendfsync everysec --maxmemory "$MAXMEMORY" 2>/dev/null & ;;
       redis) redis-server --port "$port" --dir "$dir" --appendonly yes --appendfsync everysec \
                --save '' --daemonize no --logfile /dev/null & ;;
     esac
@@ -79,15 +88,21 @@ rss = collections.defaultdict(list)
 for engine, _, kb in csv.reader(open(f"{out}/rss.csv")):
     rss[engine].append(int(kb) / 1024)
 print(f"\nredis-benchmark -t set,get,incr,mset -n {num} -r {num} -d 100 -c 50, medians of {rounds} alternating rounds; slsm serve --maxmemory {maxmemory}")
-print("| test | pipeline | slsm rps | redis rps | slsm/redis | slsm p50 / p99 ms | redis p50 / p99 ms |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+base = any(k[0] == "slsm-baseline" for k in rows)
+extra = " slsm-baseline rps | slsm/slsm-baseline |" if base else ""
+print("| test | pipeline | slsm rps | redis rps | slsm/redis | slsm p50 / p99 ms | redis p50 / p99 ms |" + extra)
+print("| --- | --- | --- | --- | --- | --- | --- |" + (" --- | --- |" if base else ""))
+med = lambda xs, i: statistics.median(x[i] for x in xs)
 for p in ("1", "16"):
     for test in ("SET", "GET", "INCR", "MSET (10 keys)"):
         s, r = rows.get(("slsm", p, test)), rows.get(("redis", p, test))
         if not s or not r:
             continue
-        med = lambda xs, i: statistics.median(x[i] for x in xs)
-        print(f"| {test} | {p} | {med(s,0):,.0f} | {med(r,0):,.0f} | {med(s,0)/med(r,0):.2f} | "
-              f"{med(s,1):.3f} / {med(s,2):.3f} | {med(r,1):.3f} / {med(r,2):.3f} |")
+        line = (f"| {test} | {p} | {med(s,0):,.0f} | {med(r,0):,.0f} | {med(s,0)/med(r,0):.2f} | "
+                f"{med(s,1):.3f} / {med(s,2):.3f} | {med(r,1):.3f} / {med(r,2):.3f} |")
+        b = rows.get(("slsm-baseline", p, test))
+        if base and b:
+            line += f" {med(b,0):,.0f} | {med(s,0)/med(b,0):.2f} |"
+        print(line)
 print("\npeak RSS (MB, median): " + ", ".join(f"{e} {statistics.median(v):.0f}" for e, v in rss.items()))
 PY

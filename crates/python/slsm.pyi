@@ -133,6 +133,7 @@ class Db(_Space):
         memory_runs: int = ...,
         merge_fraction: float = ...,
         level_runs: int = ...,
+        max_space_amplification: float = ...,
         bloom_fp_rate: float = ...,
         fence_entries: int = ...,
         block_size: int = ...,

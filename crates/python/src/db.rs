@@ -53,7 +53,8 @@ impl Db {
     /// Opens (or creates) the database in directory `path`. Every engine
     /// option can be given by name: `memory_budget`, `compression`
     /// (`'none'`, `'lz4'`, `'zstd'`), `sync_writes`, `disable_wal`,
-    /// `run_size`, `memory_runs`, `level_runs`, `bloom_fp_rate`,
+    /// `run_size`, `memory_runs`, `level_runs`,
+    /// `max_space_amplification`, `bloom_fp_rate`,
     /// `block_size`, `block_cache_size`, `os_page_cache` (`None`: decided
     /// from the memory limit), `recovery` (`'strict'`,
     /// `'best_effort'`), `create_if_missing`, `error_if_exists`,

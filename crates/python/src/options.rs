@@ -25,6 +25,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "memory_runs" => o.memory_runs = value.extract()?,
             "merge_fraction" => o.merge_fraction = value.extract()?,
             "level_runs" => o.level_runs = value.extract()?,
+            "max_space_amplification" => o.max_space_amplification = value.extract()?,
             "bloom_fp_rate" => o.bloom_fp_rate = value.extract()?,
             "fence_entries" => o.fence_entries = value.extract()?,
             "block_size" => o.block_size = value.extract()?,

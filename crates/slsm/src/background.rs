@@ -28,6 +28,9 @@ use crate::version::{Version, VersionSet};
 
 /// First pause before a failed job is retried.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+/// How often a writer stalled for a flush rechecks the memory runs if no
+/// flush signalled it (see [`Background::wait_for_flush`]).
+const STALL_RECHECK: Duration = Duration::from_millis(10);
 /// Longest pause between retries of a failing job.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
@@ -124,7 +127,7 @@ impl Background {
 
     fn merge_loop(&self) {
         let picker = self.jobs.picker();
-        while self.wait_for_work(Kind::Merge, |v| picker.level_to_merge(v).is_some()) {
+        while self.wait_for_work(Kind::Merge, |v| picker.merge_due(v).is_some()) {
             let r = self.jobs.merge_levels();
             self.finish(Kind::Merge, r);
         }
@@ -190,6 +193,8 @@ impl Background {
         }
         let _state = self.state.lock();
         self.work.notify_all();
+        // A flush run inline may have made room for a stalled writer.
+        self.done.notify_all();
         Ok(())
     }
 
@@ -219,7 +224,12 @@ impl Background {
             if state.shutdown || self.versions.current().mems.len() < mems_before {
                 return Ok(());
             }
-            self.done.wait(&mut state);
+            // Flushes run inline too (`Db::flush`, on the caller's thread)
+            // and may free a run without this thread's `done` signal: the
+            // timeout bounds the wait for such a one. (Without it, a
+            // writer stalled while `Db::flush` ran hung for good: the
+            // flush thread saw nothing due, so nothing signalled again.)
+            self.done.wait_for(&mut state, STALL_RECHECK);
         }
     }
 

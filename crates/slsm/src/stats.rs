@@ -46,6 +46,7 @@ pub(crate) struct Counters {
     pub wal_bytes_written: AtomicU64,
     pub flushes: AtomicU64,
     pub merges: AtomicU64,
+    pub space_merges: AtomicU64,
     pub merge_bytes_written: AtomicU64,
     pub stall_count: AtomicU64,
     pub stall_micros: AtomicU64,
@@ -110,8 +111,11 @@ pub struct Stats {
     pub bloom_false_positives: u64,
     /// Flushes of memory runs to level 0.
     pub flushes: u64,
-    /// Merges of disk levels.
+    /// Merges of disk levels (whole merges included).
     pub merges: u64,
+    /// Whole merges run because space amplification crossed
+    /// `Options::max_space_amplification`.
+    pub space_merges: u64,
     /// Bytes written to run files by flushes and merges.
     pub merge_bytes_written: u64,
     /// Bytes of keys and values written by users.
@@ -171,6 +175,7 @@ impl Stats {
             bloom_false_positives: c.bloom_false_positives.get(),
             flushes: c.flushes.load(Ordering::Relaxed),
             merges: c.merges.load(Ordering::Relaxed),
+            space_merges: c.space_merges.load(Ordering::Relaxed),
             merge_bytes_written: c.merge_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: c.user_bytes_written.get(),
             wal_bytes_written: c.wal_bytes_written.load(Ordering::Relaxed),
@@ -235,12 +240,13 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "writes: {:.1} MiB user, {:.1} MiB WAL, {:.1} MiB by {} flushes and {} merges, write amplification {:.2}",
+            "writes: {:.1} MiB user, {:.1} MiB WAL, {:.1} MiB by {} flushes and {} merges ({} to bound space amplification), write amplification {:.2}",
             self.user_bytes_written as f64 / 1048576.0,
             self.wal_bytes_written as f64 / 1048576.0,
             self.merge_bytes_written as f64 / 1048576.0,
             self.flushes,
             self.merges,
+            self.space_merges,
             self.write_amplification()
         )?;
         writeln!(

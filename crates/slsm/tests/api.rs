@@ -710,3 +710,44 @@ fn next_with_lends_what_next_yields() {
         assert_eq!(copied, model);
     }
 }
+
+/// Rewriting the same keys over and over: once `wait_for_compaction`
+/// returns, the merges that bound space amplification have run and the
+/// files they replaced are gone from the directory, so the disk holds at
+/// most `max_space_amplification` times the live data.
+#[test]
+fn after_wait_for_compaction_the_directory_holds_the_bounded_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let mut x = 1u64;
+    for round in 0..25u32 {
+        for i in 0..2000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let value = [round.to_le_bytes().to_vec(), x.to_le_bytes().repeat(12)].concat();
+            db.put(format!("{:06}", i * 7 % 2000), value).unwrap();
+        }
+    }
+    db.wait_for_compaction().unwrap();
+    let run_bytes = || -> u64 {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".run"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    };
+    let on_disk = run_bytes();
+    assert!(db.stats().space_merges > 0);
+    db.compact().unwrap();
+    let live = run_bytes();
+    assert!(
+        on_disk <= 2 * live,
+        "{on_disk} bytes on disk for {live} live"
+    );
+    assert_eq!(
+        &db.get("000000").unwrap().unwrap()[..4],
+        24u32.to_le_bytes()
+    );
+}

@@ -50,6 +50,14 @@ fn invalid_options_are_rejected() {
             ..Options::default()
         },
         Options {
+            max_space_amplification: 1.0,
+            ..Options::default()
+        },
+        Options {
+            max_space_amplification: f64::NAN,
+            ..Options::default()
+        },
+        Options {
             fence_entries: 0,
             ..Options::default()
         },

@@ -16,6 +16,7 @@ pub const SLSM_FLAGS: &[&str] = &[
     "memory_runs",
     "merge_fraction",
     "level_runs",
+    "max_space_amplification",
     "bloom_fp_rate",
     "bloom_bits",
     "fence_entries",
@@ -64,6 +65,9 @@ pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options
     }
     if let Some(v) = parse_flag(flags, "level_runs")? {
         o.level_runs = v;
+    }
+    if let Some(v) = parse_flag(flags, "max_space_amplification")? {
+        o.max_space_amplification = v;
     }
     if let Some(bits) = parse_flag::<f64>(flags, "bloom_bits")? {
         // A Bloom filter with b bits per key and the best number of hashes
@@ -258,12 +262,13 @@ impl EngineFactory for SlsmFactory {
         lines.push((
             v("Options"),
             format!(
-                "R={} runs of {} entries / {} bytes, m={}, D={}, bloom fp {}, mu={}, blocks of {} bytes",
+                "R={} runs of {} entries / {} bytes, m={}, D={}, space amp <= {}, bloom fp {}, mu={}, blocks of {} bytes",
                 o.memory_runs,
                 o.run_entries,
                 o.effective_run_size(),
                 o.merge_fraction,
                 o.level_runs,
+                o.max_space_amplification,
                 o.bloom_fp_rate,
                 o.fence_entries,
                 o.block_size
@@ -283,6 +288,9 @@ slsm flags (the sLSM paper's knobs; defaults from slsm::Options):
   --memory_runs=R        memory runs (R)
   --merge_fraction=M     fraction of memory runs flushed together (m)
   --level_runs=D         runs per disk level before a merge (D)
+  --max_space_amplification=A
+                         file bytes per byte of the deepest level's data
+                         before everything is merged there (2; inf: off)
   --bloom_fp_rate=E      Bloom filter false-positive rate (epsilon)
   --bloom_bits=B         db_bench's bits per key, mapped to E = 0.6185^B
   --fence_entries=MU     entries per fence pointer (mu)

@@ -314,14 +314,19 @@ impl Db {
         Ok(())
     }
 
-    /// Returns once no flush or level merge is due: the background work the
+    /// Returns once no flush or merge is due: the background work the
     /// writes so far made necessary has finished (RocksDB's
-    /// `WaitForCompact`). Fails with the background error if one occurred.
+    /// `WaitForCompact`), and the run files it replaced are deleted (unless
+    /// a snapshot or iterator still reads them), so the disk usage seen
+    /// after it is the database's. Fails with the background error if one
+    /// occurred.
     pub fn wait_for_compaction(&self) -> Result<()> {
         if self.inner.opts.read_only {
             return Ok(()); // nothing runs, nothing is due
         }
-        self.inner.background.wait_until_idle()
+        self.inner.background.wait_until_idle()?;
+        crate::reaper::drain();
+        Ok(())
     }
 
     /// Writes a consistent copy of the database, every keyspace as of one

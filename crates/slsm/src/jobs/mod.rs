@@ -22,7 +22,7 @@ mod build;
 mod ingest;
 mod pick;
 
-pub(crate) use pick::Picker;
+pub(crate) use pick::{Merge, Picker};
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -157,20 +157,30 @@ impl Jobs {
         Ok(())
     }
 
-    /// Merges full levels until none is due.
+    /// Runs due merges (full levels, then a whole merge when space
+    /// amplification crossed its bound) until none is due.
     pub fn merge_levels(&self) -> Result<()> {
         loop {
             let _merge = self.merge_lock.lock();
-            let job = {
+            let (job, whole) = {
                 let version = self.versions.current();
-                let Some(level) = self.picker.level_to_merge(&version) else {
-                    return Ok(());
-                };
-                let inputs = Inputs::Disk(version.levels[level].clone());
-                Job::new(&version, inputs, level + 1)
+                match self.picker.merge_due(&version) {
+                    None => return Ok(()),
+                    Some(Merge::Level(level)) => {
+                        let inputs = Inputs::Disk(version.levels[level].clone());
+                        (Job::new(&version, inputs, level + 1), false)
+                    }
+                    Some(Merge::Whole) => match whole_merge(&version) {
+                        Some(job) => (job, true),
+                        None => return Ok(()),
+                    },
+                }
             };
             self.run(job)?;
             self.counters.merges.fetch_add(1, Ordering::Relaxed);
+            if whole {
+                self.counters.space_merges.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -178,14 +188,8 @@ impl Jobs {
     /// flushed the memory runs first).
     pub fn compact_all(&self) -> Result<()> {
         let _merge = self.merge_lock.lock();
-        let job = {
-            let version = self.versions.current();
-            let inputs: Vec<Arc<DiskRun>> = version.disk_runs_newest_first().cloned().collect();
-            if inputs.is_empty() {
-                return Ok(());
-            }
-            let target = version.levels.len().max(2) - 1;
-            Job::new(&version, Inputs::Disk(inputs), target)
+        let Some(job) = whole_merge(&self.versions.current()) else {
+            return Ok(());
         };
         self.run(job)?;
         self.counters.merges.fetch_add(1, Ordering::Relaxed);
@@ -258,6 +262,18 @@ impl Jobs {
                 .remove_file(&self.dir.join(files::wal_file_name(n)));
         }
     }
+}
+
+/// A merge of every run file of `version` into one run on its deepest
+/// level (level 1 at least: level 0 takes flushes while the merge runs,
+/// and they are newer than its output). None if there are no run files.
+fn whole_merge(version: &Version) -> Option<Job> {
+    let inputs: Vec<Arc<DiskRun>> = version.disk_runs_newest_first().cloned().collect();
+    if inputs.is_empty() {
+        return None;
+    }
+    let target = version.levels.len().max(2) - 1;
+    Some(Job::new(version, Inputs::Disk(inputs), target))
 }
 
 /// The cursors, range tombstones and (for memory runs) highest sequence

@@ -43,6 +43,7 @@ setters! {
     memory_runs: usize,
     merge_fraction: f64,
     level_runs: usize,
+    max_space_amplification: f64,
     bloom_fp_rate: f64,
     fence_entries: usize,
     block_size: usize,

@@ -72,6 +72,16 @@ pub struct Options {
     /// `D`: runs a disk level holds; when it has `D`, they are merged by a
     /// k-way heap merge into one run of the next level. Default 4.
     pub level_runs: usize,
+    /// The most bytes the run files may hold for each byte of the data on
+    /// the deepest level, before every run is merged into one there
+    /// (RocksDB's universal compaction bounds this as
+    /// `max_size_amplification_percent`). Tiered levels keep old versions
+    /// of updated keys until they reach the deepest level; the bound caps
+    /// the disk they take and the runs a lookup may find a key in, at the
+    /// price of rewriting the deepest level when it is crossed. Must be
+    /// greater than 1; `f64::INFINITY` turns the bound off (the sLSM
+    /// paper's policy alone). Default 2.0.
+    pub max_space_amplification: f64,
     /// `epsilon`: Bloom filter false-positive rate for memory and disk runs.
     /// Default 0.01.
     pub bloom_fp_rate: f64,
@@ -135,6 +145,7 @@ impl Default for Options {
             memory_runs: 8,
             merge_fraction: 0.5,
             level_runs: 4,
+            max_space_amplification: 2.0,
             bloom_fp_rate: 0.01,
             fence_entries: 64,
             block_size: 4 << 10,
@@ -213,6 +224,12 @@ impl Options {
             return bad(format!(
                 "level_runs (D) must be between 2 and 64, got {}",
                 self.level_runs
+            ));
+        }
+        if self.max_space_amplification.is_nan() || self.max_space_amplification <= 1.0 {
+            return bad(format!(
+                "max_space_amplification must be greater than 1, got {}",
+                self.max_space_amplification
             ));
         }
         if !(self.bloom_fp_rate > 0.0 && self.bloom_fp_rate < 1.0) {
