@@ -5,7 +5,7 @@
 //!
 //! One policy is ours, not the paper's: a bound on space amplification
 //! (RocksDB's universal compaction has the same rule, its
-//! `max_size_amplification_percent`). Tiered levels keep every version a
+//! `max_size_amplification_percent`, which counts only the excess). Tiered levels keep every version a
 //! key was written with until its runs reach the deepest level, so a
 //! workload that updates the same keys leaves several copies of its data
 //! on disk (measured: 13M writes to 1.63M keys through `slsm serve` left 5M
