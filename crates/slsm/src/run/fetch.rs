@@ -122,7 +122,7 @@ pub(crate) fn fetch(blocks: &[(Arc<RunFile>, usize)]) {
         (0, _) => {}
         (1, _) | (_, None) => {
             for (file, i) in slow {
-                let _ = file.block(*i);
+                let _ = file.prefetch_block(*i);
             }
         }
         (n, Some(pool)) => read_concurrently(pool, &slow, n),
@@ -139,7 +139,7 @@ fn read_concurrently(pool: &'static Pool, slow: &[&(Arc<RunFile>, usize)], n: us
         for (file, i) in slow.iter().map(|e| (Arc::clone(&e.0), e.1)) {
             let pending = Arc::clone(&pending);
             jobs.push_back(Box::new(move || {
-                let _ = file.block(i);
+                let _ = file.prefetch_block(i);
                 let mut left = pending.left.lock();
                 *left -= 1;
                 if *left == 0 {

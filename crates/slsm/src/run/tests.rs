@@ -553,6 +553,33 @@ fn many_block_run(dir: &Path, n: u64, cache: Arc<BlockCache>) -> (Arc<RunFile>, 
 }
 
 #[test]
+fn a_cached_block_gets_its_search_index_when_it_is_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(8 << 20);
+    let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
+    let charged = |cache: &BlockCache| cache.stats().usage;
+    // Read once: cached, charged for the index it may get, not indexed.
+    let first = run.block(3).unwrap();
+    assert!(!first.is_indexed(), "indexed on its first read");
+    let usage = charged(&cache);
+    // Asked for again: indexed, and the charge does not change.
+    let again = run.block(3).unwrap();
+    assert!(again.is_indexed(), "not indexed when reused");
+    assert_eq!(charged(&cache), usage);
+    // Fetched ahead of a batch: its first search is not a reuse.
+    run.prefetch_block(7).unwrap();
+    assert!(
+        !run.block(7).unwrap().is_indexed(),
+        "a fetch counted as a use"
+    );
+    assert!(run.block(7).unwrap().is_indexed());
+    // Lookups answer the same either way.
+    for (k, v) in model.iter().step_by(7) {
+        assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+    }
+}
+
+#[test]
 fn a_scan_reads_ahead_and_leaves_the_cache_to_lookups() {
     let dir = tempfile::tempdir().unwrap();
     let cache = BlockCache::new(8 << 20);

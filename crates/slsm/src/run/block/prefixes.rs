@@ -10,9 +10,10 @@
 //! runs over two or three cache lines and compares a full key only among
 //! entries whose four bytes equal the target's (usually one).
 //!
-//! Built when a block enters the block cache (where it is searched many
-//! times), not for blocks read once by a merge or read in place from a file
-//! held in memory. It is derived from the block and charged with it.
+//! Built when a block in the block cache is asked for again (it is then
+//! likely to be searched many times), not for blocks read once by a merge
+//! or read in place from a file held in memory. It is derived from the
+//! block and charged with it from the start.
 //!
 //! Why it is exact: truncating two byte strings to the same length and
 //! padding them with zeros never reverses their order, so a smaller word
@@ -59,9 +60,10 @@ impl KeyPrefixes {
         })
     }
 
-    /// Bytes it occupies beyond the block.
-    pub fn heap_bytes(&self) -> usize {
-        4 * self.words.len()
+    /// Bytes the index of a block of `count` entries occupies beyond the
+    /// block.
+    pub fn heap_bytes_for(count: usize) -> usize {
+        4 * count
     }
 
     /// The words, for prefetching.

@@ -30,13 +30,24 @@ impl RunFile {
             }
         }
         if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+            block.note_reuse();
             // A cached block is rarely in the CPU's cache: bring it in at
             // once rather than miss by miss.
             block.prefetch();
             return Ok(block);
         }
         let stored = self.read_stored(i)?;
-        self.admit(i, stored)
+        self.admit(i, stored, false)
+    }
+
+    /// Puts data block `i` in the cache ahead of the read that will need it
+    /// (a batch's concurrent fetch): that read then counts as its first use.
+    pub(crate) fn prefetch_block(&self, i: usize) -> Result<()> {
+        if self.in_memory.is_some() || self.cache.get(self.cache_id, i as u64).is_some() {
+            return Ok(());
+        }
+        let stored = self.read_stored(i)?;
+        self.admit(i, stored, true).map(|_| ())
     }
 
     /// Data block `i` for a cursor scanning forward: from the cache if it
@@ -90,7 +101,7 @@ impl RunFile {
         }
         let h = self.index.handle(i);
         match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
-            Ok(Some(stored)) => self.admit(i, stored).map(Some),
+            Ok(Some(stored)) => self.admit(i, stored, true).map(Some),
             Ok(None) => Ok(None),
             Err(e) => Err(self.read_error(h, e)),
         }
@@ -108,11 +119,14 @@ impl RunFile {
         read.map_err(|e| self.read_error(h, e))
     }
 
-    /// Verifies and decodes block `i` read as `stored`, and caches it.
-    pub(crate) fn admit(&self, i: usize, stored: Vec<u8>) -> Result<Arc<Block>> {
+    /// Verifies and decodes block `i` read as `stored`, and caches it;
+    /// `prefetched` if no search uses it yet (see [`Block::note_reuse`]).
+    fn admit(&self, i: usize, stored: Vec<u8>, prefetched: bool) -> Result<Arc<Block>> {
         self.cache.note_read(stored.len());
-        let mut block = self.decode_stored(i, stored)?;
-        block.index_prefixes();
+        let block = self.decode_stored(i, stored)?;
+        if prefetched {
+            block.mark_prefetched();
+        }
         let block = Arc::new(block);
         self.cache
             .insert(self.cache_id, i as u64, Arc::clone(&block));
