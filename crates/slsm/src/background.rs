@@ -15,6 +15,15 @@
 //!   writes go on while the memory runs have room; a writer that needs a
 //!   flush that is failing gets its error at once instead of waiting, and
 //!   [`Background::wait_until_idle`] reports it.
+//!
+//! Both threads run at the process's CPU priority. Merging at a lower one
+//! (nice 10, as RocksDB's `LowerThreadPoolCPUPriority` allows) was
+//! measured and dropped: with a writer and a reader busy on both cores,
+//! the merge thread got so little CPU that level 0 grew to 106 runs during
+//! `readwhilewriting` (3-14 at the normal priority) and lookups, which
+//! check every one of them, took twice as long (5M keys, 2 cores). Nothing
+//! here stalls writers on a merge backlog, so the merges' share of the CPU
+//! is what bounds the runs a lookup checks.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -33,35 +42,6 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const STALL_RECHECK: Duration = Duration::from_millis(10);
 /// Longest pause between retries of a failing job.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
-
-/// How much lower the merge thread's CPU priority is than the process's
-/// (`nice` steps). A merge is work the engine can defer: while every core
-/// is busy (a writer, readers, a server's clients), running it at the same
-/// priority took a third of the CPU from them, and lookups during a write
-/// burst waited on it (`readwhilewriting`, 5M keys on 2 cores: see
-/// `bench/RESULTS.md`). Linux's scheduler gives a thread at nice 10 about a
-/// tenth of a busy thread's share, and all of any idle core, so merges
-/// still run whenever the foreground leaves room. RocksDB offers the same
-/// (`Env::LowerThreadPoolCPUPriority`). Flushes keep the normal priority:
-/// writers may wait on them.
-const MERGE_NICENESS: libc::c_int = 10;
-
-/// Lowers the calling thread's CPU priority by `steps` (Linux schedules
-/// threads one by one; elsewhere nothing happens). Best effort: a refusal
-/// leaves the priority as it was.
-fn lower_cpu_priority(steps: libc::c_int) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: system calls about the calling thread only, with no pointers.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        // getpriority returns -1 for both nice -1 and an error; both leave
-        // a sensible target (no lower than nice 19, the kernel clamps).
-        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
-        libc::setpriority(libc::PRIO_PROCESS, tid, now.saturating_add(steps));
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = steps;
-}
 
 /// The two kinds of background job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +135,6 @@ impl Background {
     }
 
     fn merge_loop(&self) {
-        lower_cpu_priority(MERGE_NICENESS);
         let picker = self.jobs.picker();
         while self.wait_for_work(Kind::Merge, |v| picker.merge_due(v).is_some()) {
             let r = self.jobs.merge_levels();
@@ -288,59 +267,5 @@ impl Background {
         state.shutdown = true;
         self.work.notify_all();
         self.done.notify_all();
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use crate::{Db, Options};
-
-    /// The nice values of this process's threads named `name`.
-    fn nice_of_threads(name: &str) -> Vec<i64> {
-        let mut nice = Vec::new();
-        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-            if comm.trim_end() != name {
-                continue;
-            }
-            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-            // Fields after the parenthesised name; nice is the 19th field.
-            let after = &stat[stat.rfind(')').unwrap() + 2..];
-            nice.push(after.split(' ').nth(16).unwrap().parse().unwrap());
-        }
-        nice
-    }
-
-    #[test]
-    fn merges_run_at_a_lower_cpu_priority_than_flushes() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(dir.path(), Options::default()).unwrap();
-        // SAFETY: a system call about this thread, with no pointers.
-        let normal = unsafe {
-            libc::getpriority(
-                libc::PRIO_PROCESS,
-                libc::syscall(libc::SYS_gettid) as libc::id_t,
-            )
-        } as i64;
-        let want = (normal + super::MERGE_NICENESS as i64).min(19);
-        // The threads lower their priority once they start: wait for that.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let (mut merge, mut flush) = (Vec::new(), Vec::new());
-        while std::time::Instant::now() < deadline {
-            (merge, flush) = (nice_of_threads("slsm-merge"), nice_of_threads("slsm-flush"));
-            if !merge.is_empty() && merge.iter().all(|&n| n == want) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert!(
-            merge.iter().all(|&n| n == want) && !merge.is_empty(),
-            "merge threads at {merge:?}, want {want}"
-        );
-        assert!(
-            flush.iter().all(|&n| n <= normal),
-            "flush threads at {flush:?}"
-        );
-        drop(db);
     }
 }
