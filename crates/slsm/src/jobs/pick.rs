@@ -5,15 +5,16 @@
 //!
 //! One policy is ours, not the paper's: a bound on space amplification
 //! (RocksDB's universal compaction has the same rule, its
-//! `max_size_amplification_percent`, which counts only the excess). Tiered levels keep every version a
-//! key was written with until its runs reach the deepest level, so a
-//! workload that updates the same keys leaves several copies of its data
-//! on disk (measured: 13M writes to 1.63M keys through `slsm serve` left 5M
-//! versions in 7 runs), which costs disk space and, as each lookup's newest
-//! version may sit in any run, makes the blocks that reads need several
-//! times the live data. When the runs overlapping the deepest level's data
-//! hold more bytes than `max_space_amplification - 1` times that data, all
-//! runs are merged into one on the deepest level.
+//! `max_size_amplification_percent`, which counts only the excess). Tiered
+//! levels keep every version a key was written with until its runs reach
+//! the deepest level, so a workload that updates the same keys leaves
+//! several copies of its data on disk (measured: 13M writes to 1.63M keys
+//! through `slsm serve` left 5M versions in 7 runs), which costs disk space
+//! and, as each lookup's newest version may sit in any run, makes the
+//! blocks that reads need several times the live data. When the runs
+//! overlapping the deepest level's data hold more bytes than
+//! `max_space_amplification - 1` times that data, all runs are merged into
+//! one on the deepest level.
 
 use std::sync::Arc;
 

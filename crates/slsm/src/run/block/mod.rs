@@ -143,13 +143,14 @@ impl Block {
 
     /// Builds the block's [`KeyPrefixes`] (once) so that later searches run
     /// over them. Reads call it (through [`Block::note_reuse`]) when the
-    /// cache hands out a block it already held, not when a block enters it: the build is one pass over
-    /// the entries, and while the data is several times the cache most
-    /// blocks are never asked for again (5M keys over a 72 MiB cache: ~6%
-    /// of lookups hit), so building on entry was work thrown away (~4% of a
-    /// lookup, perf). The block just read is in the CPU's cache anyway,
-    /// where the plain search is cheap. A block whose entries do not parse
-    /// keeps the plain search, which reports the damage when it reaches it.
+    /// cache hands out a block it already held, not when a block enters
+    /// it: the build is one pass over the entries, and while the data is
+    /// several times the cache most blocks are never asked for again (5M
+    /// keys over a 72 MiB cache: ~6% of lookups hit), so building on entry
+    /// was work thrown away (~4% of a lookup, perf). The block just read is
+    /// in the CPU's cache anyway, where the plain search is cheap. A block
+    /// whose entries do not parse keeps the plain search, which reports the
+    /// damage when it reaches it.
     pub fn index_prefixes(&self) {
         if self.count < MIN_ENTRIES {
             return;
@@ -169,12 +170,16 @@ impl Block {
     /// a second time is likely to be asked for often, so its
     /// [`KeyPrefixes`] are built now (see [`Block::index_prefixes`]).
     pub fn note_reuse(&self) {
-        if self.prefixes.get().is_some() {
+        // Loads only on the common path: a hot block is handed to many
+        // threads, and a write here would bounce its cache line.
+        if self.count < MIN_ENTRIES || self.prefixes.get().is_some() {
             return;
         }
-        if !self.prefetched.swap(false, AtomicOrdering::Relaxed) {
-            self.index_prefixes();
+        if self.prefetched.load(AtomicOrdering::Relaxed) {
+            self.prefetched.store(false, AtomicOrdering::Relaxed);
+            return;
         }
+        self.index_prefixes();
     }
 
     /// Whether the block's [`KeyPrefixes`] are built (for tests).
