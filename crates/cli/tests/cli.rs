@@ -230,6 +230,37 @@ fn bench_prints_db_bench_lines_and_json() {
 }
 
 #[test]
+fn bench_fillbatch_readmissing_and_readhot_read_what_db_bench_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let o = slsm(&[
+        "bench",
+        "--benchmarks=fillbatch,readmissing,readhot,readseq",
+        "--num=2500",
+        "--reads=700",
+        &db,
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    // fillbatch writes every key once, in batches of 1,000.
+    assert!(
+        Regex::new(r"fillbatch +: .* 2500 operations;")
+            .unwrap()
+            .is_match(&out),
+        "{out}"
+    );
+    // Every key less its last byte is absent; every hot key is present.
+    assert!(out.contains("(0 of 700 found)"), "{out}");
+    assert!(out.contains("(700 of 700 found)"), "{out}");
+    assert!(
+        Regex::new(r"readseq +: .* 700 operations;")
+            .unwrap()
+            .is_match(&out),
+        "{out}"
+    );
+}
+
+#[test]
 fn bench_usage_errors() {
     let o = slsm(&["bench", "--benchmarks=nosuchthing"]);
     assert_eq!(o.status.code(), Some(2));

@@ -7,7 +7,6 @@ use anyhow::{bail, Result};
 const DB_BENCH_OTHERS: &[&str] = &[
     "fillseqdeterministic",
     "filluniquerandomdeterministic",
-    "fillbatch",
     "newiterator",
     "newiteratorwhilewriting",
     "seekrandomwhilemerging",
@@ -38,8 +37,6 @@ const DB_BENCH_OTHERS: &[&str] = &[
     "verifyfilechecksums",
     "replay",
     "openandcompact",
-    "readmissing",
-    "readhot",
     "readrandomfast",
     "readrandommergerandom",
     "mergerandom",
@@ -62,10 +59,19 @@ pub enum Kind {
     FillSync,
     /// `fillrandom` of `num / 1000` values of 100,000 bytes.
     Fill100K,
+    /// Sequential keys in batches of 1,000 into a fresh database
+    /// (db_bench's `fillbatch`).
+    FillBatch,
     /// Random keys into the existing database.
     Overwrite,
     /// Random point reads.
     ReadRandom,
+    /// Random point reads of keys that are not there: each key one byte
+    /// shorter than every stored key (db_bench's `readmissing`).
+    ReadMissing,
+    /// Random point reads within the first 1% of the key range
+    /// (db_bench's `readhot`).
+    ReadHot,
     /// In-order scan from the first key.
     ReadSeq,
     /// Descending scan from the last key.
@@ -126,6 +132,9 @@ impl Workload {
             "filluniquerandom" => Kind::FillUniqueRandom,
             "fillsync" if !mem => Kind::FillSync,
             "fill100K" => Kind::Fill100K,
+            "fillbatch" => Kind::FillBatch,
+            "readmissing" => Kind::ReadMissing,
+            "readhot" => Kind::ReadHot,
             "overwrite" => Kind::Overwrite,
             "readrandom" => Kind::ReadRandom,
             "readseq" => Kind::ReadSeq,
@@ -149,7 +158,7 @@ impl Workload {
             "stats" if !mem => Kind::Stats,
             _ => bail!(
                 "unknown benchmark '{name}' (known: fillseq, fillrandom, overwrite, readrandom, \
-                 filluniquerandom, fillsync, fill100K, readseq, readreverse, multireadrandom, \
+                 filluniquerandom, fillsync, fill100K, fillbatch, readmissing, readhot, readseq, readreverse, multireadrandom, \
                  seekrandom, readwhilewriting, seekrandomwhilewriting, multireadwhilewriting, updaterandom, \
                  readrandomwriterandom, deleterandom, deleteseq, each \
                  optionally with _mem; flush, compact, waitforcompaction, stats)"
@@ -171,6 +180,7 @@ impl Workload {
                 | Kind::FillUniqueRandom
                 | Kind::FillSync
                 | Kind::Fill100K
+                | Kind::FillBatch
         )
     }
 

@@ -104,6 +104,15 @@ impl Default for BenchFlags {
 }
 
 impl BenchFlags {
+    /// These flags with `batch_size` keys per write (db_bench's
+    /// `fillbatch` writes 1,000 per batch whatever `--batch_size` says).
+    pub fn with_batch_size(&self, batch_size: usize) -> BenchFlags {
+        BenchFlags {
+            batch_size,
+            ..self.clone()
+        }
+    }
+
     /// The flags of db_bench's `fillsync` (`sync`) or `fill100K`: a
     /// thousandth of the keys and writes, synced or with 100,000-byte values.
     pub fn for_small_fill(&self, sync: bool) -> BenchFlags {

@@ -16,8 +16,12 @@ Workloads (--benchmarks=a,b,c, run in order on one database):
   filluniquerandom  write each of the --num keys once, in random order (fresh)
   fillsync, fill100K  fillrandom of --num/1000 keys, synced / with
                     100,000-byte values (fresh database)
+  fillbatch         fillseq in batches of 1,000 keys (fresh database)
   overwrite         write --num random keys into the existing database
   readrandom        --reads random point reads; reports (found of reads found)
+  readmissing       --reads random reads of absent keys (each key less its
+                    last byte, as db_bench)
+  readhot           --reads random reads within the first 1% of the keys
   readseq           scan up to --reads entries from the first key
   readreverse       scan up to --reads entries from the last key, descending
   multireadrandom   --reads random keys, --batch_size keys per multi-get

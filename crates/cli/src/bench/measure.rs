@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 use super::catalog::{Kind, Workload};
 use super::keygen::KeyOrder;
 use super::report::{Merged, ThreadStats};
-use super::workloads::Ctx;
+use super::workloads::{Ctx, ReadKeys};
 
 /// What the threads of one workload measured, merged, with the message
 /// db_bench prints after its line.
@@ -53,7 +53,7 @@ pub(super) fn measure(
     let mut message = String::new();
     let mixed_writes = AtomicU64::new(0);
     let stats: Vec<ThreadStats> = match w.kind {
-        Kind::FillSeq => run_threads(threads, &|tid, go| {
+        Kind::FillSeq | Kind::FillBatch => run_threads(threads, &|tid, go| {
             ctx.write(tid, KeyOrder::Sequential, per_thread, false, go)
         })?,
         Kind::FillRandom | Kind::FillSync | Kind::Fill100K | Kind::Overwrite => {
@@ -71,6 +71,12 @@ pub(super) fn measure(
             ctx.write(tid, KeyOrder::Random, per_thread, true, go)
         })?,
         Kind::ReadRandom => run_threads(threads, &|tid, go| ctx.read_random(tid, per_thread, go))?,
+        Kind::ReadMissing => run_threads(threads, &|tid, go| {
+            ctx.read_keys(tid, per_thread, ReadKeys::Missing, go)
+        })?,
+        Kind::ReadHot => run_threads(threads, &|tid, go| {
+            ctx.read_keys(tid, per_thread, ReadKeys::Hot, go)
+        })?,
         Kind::MultiReadRandom => run_threads(threads, &|tid, go| {
             ctx.multi_read_random(tid, per_thread, go)
         })?,
@@ -120,6 +126,8 @@ pub(super) fn measure(
     let merged = Merged::from_threads(&stats);
     let found = match w.kind {
         Kind::ReadRandom
+        | Kind::ReadMissing
+        | Kind::ReadHot
         | Kind::MultiReadRandom
         | Kind::SeekRandom
         | Kind::ReadWhileWriting

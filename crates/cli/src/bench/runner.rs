@@ -11,6 +11,9 @@ use super::workloads::{Ctx, READ_SEED_SALT};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
+
+/// Keys per batch of db_bench's `fillbatch`.
+const FILLBATCH_SIZE: usize = 1000;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -202,6 +205,10 @@ impl<'a> Runner<'a> {
         let f = match w.kind {
             Kind::FillSync | Kind::Fill100K => {
                 small_fill = f.for_small_fill(w.kind == Kind::FillSync);
+                &small_fill
+            }
+            Kind::FillBatch => {
+                small_fill = f.with_batch_size(FILLBATCH_SIZE);
                 &small_fill
             }
             _ => f,

@@ -13,6 +13,17 @@ use std::time::Instant;
 /// Added to the seeds of reading workloads.
 pub const READ_SEED_SALT: u64 = 1 << 32;
 
+/// Which keys [`Ctx::read_keys`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReadKeys {
+    /// Any key of `[0, num)` (`readrandom`).
+    Uniform,
+    /// Keys that are not in the database (db_bench's `readmissing`).
+    Missing,
+    /// Keys of the first 1% of the range (db_bench's `readhot`).
+    Hot,
+}
+
 /// Batches progress updates so threads rarely touch the shared bar.
 struct Ticker<'a> {
     bar: Option<&'a ProgressBar>,
@@ -141,18 +152,32 @@ impl Ctx<'_> {
         tid: usize,
         ops: u64,
         go: &Barrier,
-        mut op: impl FnMut(&[u8], &mut Rng, &mut ThreadStats) -> Result<()>,
+        op: impl FnMut(&[u8], &mut Rng, &mut ThreadStats) -> Result<()>,
     ) -> Result<ThreadStats> {
         let f = self.flags;
+        self.random_key_ops_in(tid, ops, f.num, f.key_size, go, op)
+    }
+
+    /// [`random_key_ops`](Self::random_key_ops) on keys of `[0, range)`,
+    /// each cut to its first `len` bytes.
+    fn random_key_ops_in(
+        &self,
+        tid: usize,
+        ops: u64,
+        range: u64,
+        len: usize,
+        go: &Barrier,
+        mut op: impl FnMut(&[u8], &mut Rng, &mut ThreadStats) -> Result<()>,
+    ) -> Result<ThreadStats> {
         let mut rng = self.rng(tid);
-        let mut key = vec![0u8; f.key_size];
+        let mut key = vec![0u8; self.flags.key_size];
         let mut ticker = self.ticker();
         go.wait();
         let mut st = ThreadStats::start();
         let mut t = st.start;
         while st.done < ops {
-            generate_key(rng.uniform(f.num), &mut key);
-            op(&key, &mut rng, &mut st)?;
+            generate_key(rng.uniform(range), &mut key);
+            op(&key[..len], &mut rng, &mut st)?;
             let now = Instant::now();
             st.hist.record(now.duration_since(t).as_nanos() as u64);
             t = now;
@@ -165,10 +190,30 @@ impl Ctx<'_> {
 
     /// Random point reads.
     pub(crate) fn read_random(&self, tid: usize, ops: u64, go: &Barrier) -> Result<ThreadStats> {
-        self.random_key_ops(tid, ops, go, |key, _, st| {
-            if let Some(len) = self.engine.get(key)? {
+        self.read_keys(tid, ops, ReadKeys::Uniform, go)
+    }
+
+    /// Random point reads of the keys `which` says, db_bench's way:
+    /// `readmissing` reads a random key less its last byte (no stored key
+    /// is that short, so every read misses); `readhot` a random key of the
+    /// first 1% of `[0, num)`.
+    pub(crate) fn read_keys(
+        &self,
+        tid: usize,
+        ops: u64,
+        which: ReadKeys,
+        go: &Barrier,
+    ) -> Result<ThreadStats> {
+        let f = self.flags;
+        let (range, len) = match which {
+            ReadKeys::Uniform => (f.num, f.key_size),
+            ReadKeys::Missing => (f.num, f.key_size.saturating_sub(1)),
+            ReadKeys::Hot => (f.num.div_ceil(100).max(1), f.key_size),
+        };
+        self.random_key_ops_in(tid, ops, range, len, go, |key, _, st| {
+            if let Some(n) = self.engine.get(key)? {
                 st.found += 1;
-                st.bytes += (key.len() + len) as u64;
+                st.bytes += (key.len() + n) as u64;
             }
             Ok(())
         })

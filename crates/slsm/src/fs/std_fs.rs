@@ -129,7 +129,7 @@ impl FileSystem for StdFs {
         std::fs::read(path)
     }
     fn open_random(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        let file = File::open(path)?;
+        let file = open_noatime(path)?;
         let len = file.metadata()?.len();
         Ok(Box::new(StdRandomFile {
             file,
@@ -190,6 +190,24 @@ impl FileSystem for StdFs {
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(e)) => Err(e),
         }
+    }
+}
+
+/// Opens `path` to read without updating its access time where the
+/// process may (`O_NOATIME`: it owns the file or has `CAP_FOWNER`), else
+/// plainly. Run files are read at random, a block per lookup: checking
+/// whether the access time is due costs every `pread` about 0.09 us of
+/// ~0.9 (measured on 2 KiB reads from the page cache), and nothing of
+/// slsm's reads the access time.
+fn open_noatime(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOATIME)
+        .open(path)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => File::open(path),
+        other => other,
     }
 }
 

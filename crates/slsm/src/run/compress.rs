@@ -105,13 +105,10 @@ pub(crate) fn decompress(
     }
     let body = &payload[r.pos()..];
     let raw = match codec {
-        LZ4 => {
-            let mut raw = vec![0u8; raw_len];
-            match lz4_flex::block::decompress_into(body, &mut raw) {
-                Ok(n) if n == raw_len => raw,
-                _ => return Err("LZ4 block does not decompress"),
-            }
-        }
+        LZ4 => match lz4_flex::block::decompress(body, raw_len) {
+            Ok(raw) if raw.len() == raw_len => raw,
+            _ => return Err("LZ4 block does not decompress"),
+        },
         ZSTD => match zstd::bulk::decompress(body, raw_len) {
             Ok(raw) if raw.len() == raw_len => raw,
             _ => return Err("Zstandard block does not decompress"),
