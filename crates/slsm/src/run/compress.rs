@@ -61,8 +61,17 @@ pub(crate) fn compress_into(codec: Codec, raw: &[u8], out: &mut Vec<u8>) -> u8 {
         Codec::None => None,
         Codec::Lz4 => {
             put_varint(out, raw.len() as u64);
-            out.extend_from_slice(&lz4_flex::block::compress(raw));
-            Some(LZ4)
+            // Straight into `out` (the builder reuses it block after block):
+            // no buffer of its own per block.
+            let at = out.len();
+            out.resize(at + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+            match lz4_flex::block::compress_into(raw, &mut out[at..]) {
+                Ok(n) => {
+                    out.truncate(at + n);
+                    Some(LZ4)
+                }
+                Err(_) => None,
+            }
         }
         Codec::Zstd(level) => {
             put_varint(out, raw.len() as u64);
