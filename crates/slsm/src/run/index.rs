@@ -228,11 +228,14 @@ impl Index {
     fn prefetch_group_ends(&self, g: usize) {
         let first = (g * GROUP).saturating_sub(1);
         let last = (g * GROUP + GROUP - 1).min(self.block_ends.len().saturating_sub(1));
-        if let Some(ends) = self.block_ends.get(first..=last) {
-            for line in ends.chunks(8) {
-                slsm_skiplist::prefetch(line.as_ptr().cast());
-            }
-            slsm_skiplist::prefetch(ends[ends.len() - 1..].as_ptr().cast());
+        let Some(ends) = self.block_ends.get(first..=last) else {
+            return;
+        };
+        for line in ends.chunks(8) {
+            slsm_skiplist::prefetch(line.as_ptr().cast());
+        }
+        if let Some(end) = ends.last() {
+            slsm_skiplist::prefetch((end as *const u64).cast());
         }
     }
 
@@ -302,6 +305,26 @@ mod tests {
             let want = keys.partition_point(|k| key::compare(k, &target) == Ordering::Less);
             assert_eq!(index.point_last_ge(&target), want, "{t}");
             assert_eq!(index.gallop_last_ge(&target, 0), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn targets_past_the_last_group_find_no_block() {
+        for n in [
+            1u64,
+            GROUP as u64 - 1,
+            GROUP as u64,
+            2 * GROUP as u64,
+            2 * GROUP as u64 + 1,
+        ] {
+            let keys: Vec<Vec<u8>> = (0..n)
+                .map(|i| encode(&(i * 10).to_be_bytes(), 5, Kind::Value))
+                .collect();
+            let index = Index::decode(&index_of(&keys, 100), 0, n * 100).unwrap();
+            let past = encode(&(n * 10).to_be_bytes(), 5, Kind::Value);
+            assert_eq!(index.point_last_ge(&past), n as usize, "{n} fences");
+            let first = encode(&0u64.to_be_bytes(), 9, Kind::Value);
+            assert_eq!(index.point_last_ge(&first), 0, "{n} fences");
         }
     }
 
