@@ -11,12 +11,12 @@ use super::workloads::{Ctx, READ_SEED_SALT};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
-
-/// Keys per batch of db_bench's `fillbatch`.
-const FILLBATCH_SIZE: usize = 1000;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Keys per batch of db_bench's `fillbatch`.
+const FILLBATCH_SIZE: usize = 1000;
 
 /// "N * model name" from /proc/cpuinfo, as db_bench's header shows it.
 fn cpu_description() -> Option<String> {
@@ -201,15 +201,15 @@ impl<'a> Runner<'a> {
             return self.run_maintenance(w, &*engine, out);
         }
         let io_before = IoCounters::now();
-        let small_fill;
+        let adjusted;
         let f = match w.kind {
             Kind::FillSync | Kind::Fill100K => {
-                small_fill = f.for_small_fill(w.kind == Kind::FillSync);
-                &small_fill
+                adjusted = f.for_small_fill(w.kind == Kind::FillSync);
+                &adjusted
             }
             Kind::FillBatch => {
-                small_fill = f.with_batch_size(FILLBATCH_SIZE);
-                &small_fill
+                adjusted = f.with_batch_size(FILLBATCH_SIZE);
+                &adjusted
             }
             _ => f,
         };

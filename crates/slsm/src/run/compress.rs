@@ -114,10 +114,16 @@ pub(crate) fn decompress(
     }
     let body = &payload[r.pos()..];
     let raw = match codec {
-        LZ4 => match lz4_flex::block::decompress(body, raw_len) {
-            Ok(raw) if raw.len() == raw_len => raw,
-            _ => return Err("LZ4 block does not decompress"),
-        },
+        // `decompress_into` reports an output too small for the data as an
+        // error (`decompress` documents that it may panic then): a frame
+        // whose stored length lies is corrupt input, never a panic.
+        LZ4 => {
+            let mut raw = vec![0u8; raw_len];
+            match lz4_flex::block::decompress_into(body, &mut raw) {
+                Ok(n) if n == raw_len => raw,
+                _ => return Err("LZ4 block does not decompress"),
+            }
+        }
         ZSTD => match zstd::bulk::decompress(body, raw_len) {
             Ok(raw) if raw.len() == raw_len => raw,
             _ => return Err("Zstandard block does not decompress"),
@@ -183,6 +189,10 @@ mod tests {
             put_varint(&mut bigger, 6000);
             bigger.extend_from_slice(&out[2..]);
             assert!(decompress(byte, &bigger, 1 << 20).is_err(), "wrong length");
+            let mut smaller = Vec::new();
+            put_varint(&mut smaller, 4000);
+            smaller.extend_from_slice(&out[2..]);
+            assert!(decompress(byte, &smaller, 1 << 20).is_err(), "short length");
         }
         assert!(decompress(9, b"x", 10).is_err(), "unknown codec");
     }
