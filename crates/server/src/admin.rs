@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::commands::{fail, int_arg, syntax_error, Outcome};
+use crate::commands::{fail, int_arg, Outcome};
 use crate::glob;
 use crate::resp::Reply;
 use crate::session::Session;
@@ -27,14 +27,19 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
     while i < a.len() {
         match a[i].to_ascii_lowercase().as_slice() {
             b"auth" if i + 2 < a.len() => {
-                auth(s, session, &a[i + 2])?;
+                auth(s, session, Some(&a[i + 1]), &a[i + 2])?;
                 i += 3;
             }
             b"setname" if i + 1 < a.len() => {
                 session.name = a[i + 1].clone();
                 i += 2;
             }
-            _ => return Err(syntax_error()),
+            _ => {
+                return Err(fail(&format!(
+                    "ERR Syntax error in HELLO option '{}'",
+                    String::from_utf8_lossy(&a[i])
+                )))
+            }
         }
     }
     if !session.authenticated {
@@ -52,18 +57,29 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
     ]))
 }
 
+/// `AUTH [user] password`, and HELLO's `AUTH user password`. The one
+/// user is Redis's `default`: without `--requirepass` it takes any
+/// password (Redis's `nopass`), but the one-argument form is refused as
+/// Redis refuses it, since a client sending a password expects one to be
+/// needed.
 pub fn auth(
     s: &Shared,
     session: &mut Session,
+    user: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), crate::commands::Fail> {
+    let wrong = || fail("WRONGPASS invalid username-password pair or user is disabled.");
+    if user.is_some_and(|u| u != b"default") {
+        return Err(wrong());
+    }
     match &s.opts.requirepass {
-        None => Err(fail("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")),
+        None if user.is_none() => Err(fail("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")),
+        None => Ok(()),
         Some(p) if p.as_bytes() == password => {
             session.authenticated = true;
             Ok(())
         }
-        Some(_) => Err(fail("WRONGPASS invalid username-password pair or user is disabled.")),
+        Some(_) => Err(wrong()),
     }
 }
 
@@ -97,10 +113,11 @@ pub fn client(session: &mut Session, a: &[Vec<u8>]) -> Outcome {
             .into_bytes(),
         )),
         (b"setinfo", 4) => set_info(session, &a[2], &a[3]),
-        _ => Err(fail(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v))
-        ))),
+        _ => Err(subcommand_error(
+            "client",
+            &["setname", "getname", "id", "info", "setinfo"],
+            a,
+        )),
     }
 }
 
@@ -222,10 +239,28 @@ pub fn config(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             Ok(Reply::ok())
         }
         b"rewrite" if a.len() == 2 => Err(fail("ERR The server is running without a config file")),
-        _ => Err(fail(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CONFIG HELP.",
-            String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v))
-        ))),
+        _ => Err(subcommand_error(
+            "config",
+            &["get", "set", "resetstat", "rewrite"],
+            a,
+        )),
+    }
+}
+
+/// Redis 7's errors for a container command (`CLIENT`, `CONFIG`): a
+/// subcommand it knows with the wrong number of arguments, or one it does
+/// not know.
+fn subcommand_error(command: &str, known: &[&str], a: &[Vec<u8>]) -> crate::commands::Fail {
+    let sub = String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v));
+    let lower = sub.to_ascii_lowercase();
+    match known.contains(&lower.as_str()) {
+        true => fail(&format!(
+            "ERR wrong number of arguments for '{command}|{lower}' command"
+        )),
+        false => fail(&format!(
+            "ERR unknown subcommand '{sub}'. Try {} HELP.",
+            command.to_ascii_uppercase()
+        )),
     }
 }
 
@@ -268,62 +303,68 @@ pub fn dbsize(s: &Shared) -> Result<i64, slsm::Error> {
 
 pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let stats = s.store.db.stats();
-    let section = a
-        .get(1)
-        .map(|v| String::from_utf8_lossy(v).to_ascii_lowercase());
-    let want = |name: &str| match section.as_deref() {
-        None | Some("all") | Some("default") | Some("everything") => true,
-        Some(s) => s == name,
+    // `INFO [section ...]`: no section, or all/default/everything, means
+    // every section.
+    let asked: Vec<String> = a[1..]
+        .iter()
+        .map(|v| String::from_utf8_lossy(v).to_ascii_lowercase())
+        .collect();
+    let want = |name: &str| {
+        asked.is_empty()
+            || asked
+                .iter()
+                .any(|s| s == name || s == "all" || s == "default" || s == "everything")
     };
-    let mut text = String::new();
+    // Sections as Redis writes them: one blank line between two, none at
+    // the end.
+    let mut sections: Vec<String> = Vec::new();
     if want("server") {
-        text += &format!(
-            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nos:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nexecutable:slsm\r\nslsm_version:{}\r\n\r\n",
+        sections.push(format!(
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nos:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nexecutable:slsm\r\nslsm_version:{}\r\n",
             std::env::consts::OS,
             std::process::id(),
             s.opts.bind.port(),
             s.started.elapsed().as_secs(),
             env!("CARGO_PKG_VERSION"),
-        );
+        ));
     }
     if want("clients") {
-        text += &format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n\r\n",
+        sections.push(format!(
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n",
             s.clients.load(Ordering::Relaxed),
             s.opts.maxclients,
             s.pending_input.load(Ordering::Relaxed),
             s.opts.max_query_buffers
-        );
+        ));
     }
     if want("memory") {
-        text += &format!(
-            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\n\r\n",
+        sections.push(format!(
+            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\n",
             stats.memory.total(),
             stats.memory.budget,
             stats.memory.cache.usage
-        );
+        ));
     }
     if want("persistence") {
-        text += &format!(
-            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\nrdb_changes_since_last_save:0\r\n\r\n",
+        sections.push(format!(
+            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\nrdb_changes_since_last_save:0\r\n",
             s.opts.appendfsync.name()
-        );
+        ));
     }
     if want("stats") {
-        text += &format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\n\r\n",
+        sections.push(format!(
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\n",
             s.connections.load(Ordering::Relaxed),
             s.commands.load(Ordering::Relaxed),
             s.rejected.load(Ordering::Relaxed)
-        );
+        ));
     }
     if want("keyspace") {
         let keys = dbsize(s)?;
-        text += "# Keyspace\r\n";
-        if keys > 0 {
-            text += &format!("db0:keys={keys},expires=0,avg_ttl=0\r\n");
-        }
-        text += "\r\n";
+        sections.push(match keys {
+            0 => "# Keyspace\r\n".to_string(),
+            n => format!("# Keyspace\r\ndb0:keys={n},expires=0,avg_ttl=0\r\n"),
+        });
     }
-    Ok(Reply::Bulk(text.into_bytes()))
+    Ok(Reply::Bulk(sections.join("\r\n").into_bytes()))
 }

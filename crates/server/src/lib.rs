@@ -27,6 +27,7 @@ pub mod commands;
 mod conn;
 pub mod cursors;
 pub mod glob;
+pub mod incrbyfloat;
 mod pipeline;
 pub mod resp;
 pub mod session;

@@ -22,9 +22,8 @@ pub fn arity_of(name: &str) -> Option<i32> {
         "ping" | "hello" | "client" | "command" | "config" | "info" | "shutdown" => Some(-1),
         "echo" | "select" => Some(2),
         "auth" => Some(-2),
-        "quit" | "dbsize" | "flushdb" | "flushall" | "multi" | "exec" | "discard" | "unwatch" => {
-            Some(-1)
-        }
+        "quit" | "flushdb" | "flushall" => Some(-1),
+        "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
         "watch" => Some(-2),
         _ => None,
     })
@@ -123,6 +122,18 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     };
     let n = req.len() as i32;
     if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
+        if name == "exec" {
+            // Redis aborts the transaction (and says so even outside one),
+            // unwatching its keys.
+            session.queued = None;
+            session.watch = None;
+            return (
+                Reply::err(format!(
+                    "EXECABORT Transaction discarded because of: wrong number of arguments for '{name}' command"
+                )),
+                Then::Continue,
+            );
+        }
         if session.queued.is_some() {
             session.queue_failed = true;
         }
@@ -158,6 +169,15 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     control(s, session, &name, req)
 }
 
+fn flush(s: &Shared) -> Reply {
+    to_reply(
+        s.store
+            .flush_all()
+            .map(|_| Reply::ok())
+            .map_err(Fail::Engine),
+    )
+}
+
 fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Reply, Then) {
     let reply = match name {
         "ping" => match req.len() {
@@ -170,24 +190,26 @@ fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Repl
         "shutdown" => return (Reply::ok(), Then::Shutdown),
         "hello" => to_reply(admin::hello(s, session, &req)),
         "auth" => match req.len() {
-            2 | 3 => to_reply(admin::auth(s, session, &req[req.len() - 1]).map(|_| Reply::ok())),
+            2 => to_reply(admin::auth(s, session, None, &req[1]).map(|_| Reply::ok())),
+            3 => to_reply(admin::auth(s, session, Some(&req[1]), &req[2]).map(|_| Reply::ok())),
             _ => Reply::err("ERR syntax error"),
         },
-        "select" => match req[1].as_slice() {
-            b"0" => Reply::ok(),
-            _ => Reply::err("ERR DB index is out of range"),
+        "select" => match crate::commands::int_arg(&req[1]) {
+            Ok(0) => Reply::ok(),
+            Ok(_) => Reply::err("ERR DB index is out of range"),
+            Err(_) => Reply::err("ERR value is not an integer or out of range"),
         },
         "client" => to_reply(admin::client(session, &req)),
         "command" => to_reply(admin::command(&req)),
         "config" => to_reply(admin::config(s, &req)),
         "info" => to_reply(admin::info(s, &req)),
         "dbsize" => to_reply(admin::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
-        "flushdb" | "flushall" => to_reply(
-            s.store
-                .flush_all()
-                .map(|_| Reply::ok())
-                .map_err(Fail::Engine),
-        ),
+        "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
+            // ASYNC and SYNC both empty the database before the reply.
+            None => flush(s),
+            Some(m) if req.len() == 2 && (m == b"async" || m == b"sync") => flush(s),
+            Some(_) => Reply::err("ERR syntax error"),
+        },
         "multi" => match session.queued {
             Some(_) => Reply::err("ERR MULTI calls can not be nested"),
             None => {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use redis::{cmd, Commands, Value};
 
 mod common;
-use common::Server;
+use common::{replies, request, Server};
 
 /// The error message the server answers `args` with (the call must fail).
 fn error_of(c: &mut redis::Connection, args: &[&str]) -> String {
@@ -246,32 +246,6 @@ fn scan_type_filters_by_type() {
     assert_eq!(scan_all(&mut c, "STRING").len(), 30);
     assert!(scan_all(&mut c, "hash").is_empty());
     assert!(scan_all(&mut c, "list").is_empty());
-}
-
-/// `args` as one RESP request.
-fn request(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
-    }
-    out
-}
-
-/// RESP2 replies (no arrays) as text: a bulk string as its content, `nil`
-/// for a null one, any other reply as its line.
-fn replies(raw: &[u8]) -> Vec<String> {
-    let text = String::from_utf8(raw.to_vec()).unwrap();
-    let mut lines = text.split("\r\n");
-    let mut out = Vec::new();
-    while let Some(line) = lines.next() {
-        match line.strip_prefix('$') {
-            Some("-1") => out.push("nil".to_string()),
-            Some(_) => out.push(lines.next().unwrap().to_string()),
-            None if line.is_empty() => {}
-            None => out.push(line.to_string()),
-        }
-    }
-    out
 }
 
 #[test]

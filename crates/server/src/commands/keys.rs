@@ -140,7 +140,7 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
 }
 
 fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    let n = int_arg(&a[2])?;
+    // The options are checked before the time, as Redis does.
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for opt in &a[3..] {
         match opt.to_ascii_lowercase().as_slice() {
@@ -156,11 +156,17 @@ fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             }
         }
     }
-    if (nx && (xx || gt || lt)) || (gt && lt) {
+    if nx && (xx || gt || lt) {
         return Err(fail(
             "ERR NX and XX, GT or LT options at the same time are not compatible",
         ));
     }
+    if gt && lt {
+        return Err(fail(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    let n = int_arg(&a[2])?;
     let now = now_ms() as i64;
     let at = match name {
         "expire" => n.checked_mul(1000).and_then(|ms| ms.checked_add(now)),

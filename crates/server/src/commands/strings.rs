@@ -3,7 +3,8 @@
 //! INCRBYFLOAT.
 
 use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
-use crate::resp::{format_double, Reply, MAX_BULK};
+use crate::incrbyfloat::IncrError;
+use crate::resp::{Reply, MAX_BULK};
 use crate::store::{now_ms, Access, Value};
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -112,7 +113,8 @@ fn expiry_at(option: &[u8], arg: &[u8], cmd: &str) -> Result<u64, Fail> {
 
 fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let (mut nx, mut xx, mut get, mut keep_ttl) = (false, false, false, false);
-    let mut expires: Option<u64> = None;
+    // The time is checked after every option parses, as Redis does.
+    let mut expiry: Option<(Vec<u8>, &[u8])> = None;
     let mut i = 3;
     while i < a.len() {
         let opt = a[i].to_ascii_lowercase();
@@ -120,16 +122,20 @@ fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             b"nx" if !xx => nx = true,
             b"xx" if !nx => xx = true,
             b"get" => get = true,
-            b"keepttl" if expires.is_none() => keep_ttl = true,
-            b"ex" | b"px" | b"exat" | b"pxat" if expires.is_none() && !keep_ttl => {
+            b"keepttl" if expiry.is_none() => keep_ttl = true,
+            b"ex" | b"px" | b"exat" | b"pxat" if expiry.is_none() && !keep_ttl => {
                 let arg = a.get(i + 1).ok_or_else(syntax_error)?;
-                expires = Some(expiry_at(&opt, arg, "set")?);
+                expiry = Some((opt, arg));
                 i += 1;
             }
             _ => return Err(syntax_error()),
         }
         i += 1;
     }
+    let expires = match expiry {
+        Some((opt, arg)) => Some(expiry_at(&opt, arg, "set")?),
+        None => None,
+    };
     let old = match nx || xx || get || keep_ttl {
         true => acc.get(&a[1])?,
         false => None,
@@ -146,16 +152,23 @@ fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     Ok(if get { reply_old(old) } else { Reply::ok() })
 }
 
+/// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`. As in Redis, a
+/// malformed option is an error before the key is looked up, but the time
+/// is checked only if the key exists (a missing key answers nil).
 fn getex(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    let mut new_ttl: Option<u64> = None;
-    match a.len() {
-        2 => {}
-        3 if a[2].eq_ignore_ascii_case(b"persist") => new_ttl = Some(0),
-        4 => new_ttl = Some(expiry_at(&a[2].to_ascii_lowercase(), &a[3], "getex")?),
+    let option = a.get(2).map(|o| o.to_ascii_lowercase());
+    match (option.as_deref(), a.len()) {
+        (None, 2) | (Some(b"persist"), 3) => {}
+        (Some(b"ex" | b"px" | b"exat" | b"pxat"), 4) => {}
         _ => return Err(syntax_error()),
     }
     let Some(mut v) = acc.get(&a[1])? else {
         return Ok(Reply::Null);
+    };
+    let new_ttl = match (option.as_deref(), a.get(3)) {
+        (Some(b"persist"), _) => Some(0),
+        (Some(opt), Some(time)) => Some(expiry_at(opt, time, "getex")?),
+        _ => None,
     };
     if let Some(at) = new_ttl {
         v.expires_at = at;
@@ -235,26 +248,14 @@ fn incr_by(acc: &mut dyn Access, key: &[u8], by: i64) -> Outcome {
 }
 
 fn incr_by_float(acc: &mut dyn Access, key: &[u8], by: &[u8]) -> Outcome {
-    let parse = |b: &[u8]| -> Option<f64> {
-        std::str::from_utf8(b)
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|f| f.is_finite())
-    };
-    let not_float = || fail("ERR value is not a valid float");
-    let by = parse(by).ok_or_else(not_float)?;
     let v = acc.get(key)?;
-    let (current, expires) = match &v {
-        Some(v) => (parse(&v.data).ok_or_else(not_float)?, v.expires_at),
-        None => (0.0, 0),
-    };
-    let next = current + by;
-    if !next.is_finite() {
-        return Err(fail("ERR increment would produce NaN or Infinity"));
-    }
-    let text = format_double(next);
-    acc.set(key, &Value::new(text.clone().into_bytes(), expires))?;
-    Ok(Reply::Bulk(text.into_bytes()))
+    let text = crate::incrbyfloat::incr_by_float(v.as_ref().map(|v| &v.data[..]), by).map_err(
+        |e| match e {
+            IncrError::NotAFloat => fail("ERR value is not a valid float"),
+            IncrError::NotFinite => fail("ERR increment would produce NaN or Infinity"),
+        },
+    )?;
+    let expires = v.map_or(0, |v| v.expires_at);
+    acc.set(key, &Value::new(text.clone(), expires))?;
+    Ok(Reply::Bulk(text))
 }

@@ -73,3 +73,29 @@ impl Drop for Server {
         }
     }
 }
+
+/// `args` as one RESP request.
+pub fn request(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
+    }
+    out
+}
+
+/// RESP2 replies (no arrays) as text: a bulk string as its content, `nil`
+/// for a null one, any other reply as its line.
+pub fn replies(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8(raw.to_vec()).unwrap();
+    let mut lines = text.split("\r\n");
+    let mut out = Vec::new();
+    while let Some(line) = lines.next() {
+        match line.strip_prefix('$') {
+            Some("-1") => out.push("nil".to_string()),
+            Some(_) => out.push(lines.next().unwrap().to_string()),
+            None if line.is_empty() => {}
+            None => out.push(line.to_string()),
+        }
+    }
+    out
+}

@@ -1,0 +1,194 @@
+//! Replies compared with redis-server's, byte for byte: each case below is
+//! what Debian's redis-server 7.0 answered to the same requests on one
+//! connection (errors, option order, AUTH without a password, INFO's
+//! layout, INCRBYFLOAT's digits).
+
+mod common;
+use common::{replies, request, Server};
+
+/// Sends `requests` on one connection, then QUIT, and returns the replies
+/// (QUIT's `+OK` dropped).
+fn session(s: &Server, requests: &[&[&str]]) -> Vec<String> {
+    let mut bytes = Vec::new();
+    for r in requests {
+        bytes.extend(request(r));
+    }
+    bytes.extend(request(&["QUIT"]));
+    let mut out = replies(&s.raw(&bytes));
+    assert_eq!(out.pop().as_deref(), Some("+OK"));
+    out
+}
+
+#[test]
+fn auth_without_a_password_is_the_default_users_nopass() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["AUTH", "x"],
+            &["AUTH", "default", "x"],
+            &["AUTH", "nouser", "x"],
+            &["HELLO", "3", "AUTH", "nouser", "x"],
+            &["HELLO", "2", "AUTH", "default"],
+            &["HELLO", "2", "FOO"],
+            &["AUTH", "a", "b", "c"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+            "+OK",
+            "-WRONGPASS invalid username-password pair or user is disabled.",
+            "-WRONGPASS invalid username-password pair or user is disabled.",
+            "-ERR Syntax error in HELLO option 'AUTH'",
+            "-ERR Syntax error in HELLO option 'FOO'",
+            "-ERR syntax error",
+        ]
+    );
+}
+
+#[test]
+fn auth_with_a_password_takes_only_the_default_user() {
+    let s = Server::start(Some("pw"));
+    let got = session(
+        &s,
+        &[
+            &["AUTH", "other", "pw"],
+            &["GET", "k"],
+            &["AUTH", "default", "pw"],
+            &["GET", "k"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "-WRONGPASS invalid username-password pair or user is disabled.",
+            "-NOAUTH Authentication required.",
+            "+OK",
+            "nil",
+        ]
+    );
+}
+
+#[test]
+fn errors_name_what_redis_names() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["SELECT", "x"],
+            &["SELECT", "0"],
+            &["SELECT", "1"],
+            &["CLIENT", "SETNAME", "my", "name"],
+            &["CLIENT", "GETNAME", "x"],
+            &["CLIENT", "FOO"],
+            &["CONFIG", "GET"],
+            &["CONFIG", "SET", "maxmemory"],
+            &["CONFIG", "foo"],
+            &["DBSIZE", "x"],
+            &["MULTI", "x"],
+            &["EXEC", "x"],
+            &["FLUSHDB", "foo"],
+            &["FLUSHDB", "async"],
+            &["FLUSHALL", "SYNC"],
+            &["SET", "e", "v"],
+            &["EXPIRE", "e", "abc", "gt", "lt"],
+            &["EXPIRE", "e", "abc", "nx", "xx"],
+            &["EXPIRE", "e", "abc", "foo"],
+            &["EXPIRE", "e", "abc"],
+            &["SET", "b", "10", "ex", "abc", "nx", "xx"],
+            &["SET", "b", "10", "ex", "abc"],
+            &["GETEX", "nosuch", "ex", "-1"],
+            &["GETEX", "e", "ex", "-1"],
+            &["GETEX", "e", "foo", "1"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "-ERR value is not an integer or out of range",
+            "+OK",
+            "-ERR DB index is out of range",
+            "-ERR wrong number of arguments for 'client|setname' command",
+            "-ERR wrong number of arguments for 'client|getname' command",
+            "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.",
+            "-ERR wrong number of arguments for 'config|get' command",
+            "-ERR wrong number of arguments for 'config|set' command",
+            "-ERR unknown subcommand 'foo'. Try CONFIG HELP.",
+            "-ERR wrong number of arguments for 'dbsize' command",
+            "-ERR wrong number of arguments for 'multi' command",
+            "-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command",
+            "-ERR syntax error",
+            "+OK",
+            "+OK",
+            "+OK",
+            "-ERR GT and LT options at the same time are not compatible",
+            "-ERR NX and XX, GT or LT options at the same time are not compatible",
+            "-ERR Unsupported option foo",
+            "-ERR value is not an integer or out of range",
+            "-ERR syntax error",
+            "-ERR value is not an integer or out of range",
+            "nil",
+            "-ERR invalid expire time in 'getex' command",
+            "-ERR syntax error",
+        ]
+    );
+}
+
+#[test]
+fn incrbyfloat_answers_redis_digits_and_limits() {
+    let s = Server::start(None);
+    let mut requests: Vec<&[&str]> = vec![
+        &["SET", "f", "10.50"],
+        &["INCRBYFLOAT", "f", "0.1"],
+        &["INCRBYFLOAT", "f", "-5"],
+        &["SET", "f", "5.0e3"],
+        &["INCRBYFLOAT", "f", "2.0e2"],
+        &["INCRBYFLOAT", "f", " 1"],
+        &["INCRBYFLOAT", "f", "inf"],
+        &["INCRBYFLOAT", "f", "nan"],
+        &["INCRBYFLOAT", "h", "0x10"],
+        &["SET", "s", "abc"],
+        &["INCRBYFLOAT", "s", "1"],
+    ];
+    let mut expected = vec![
+        "+OK",
+        "10.6",
+        "5.6",
+        "+OK",
+        "5200",
+        "-ERR value is not a valid float",
+        "-ERR increment would produce NaN or Infinity",
+        "-ERR value is not a valid float",
+        "16",
+        "+OK",
+        "-ERR value is not a valid float",
+    ];
+    // x86-64's 80-bit long double, as redis-server computes there.
+    if cfg!(target_arch = "x86_64") {
+        requests.extend([&["SET", "g", "1e10"][..], &["INCRBYFLOAT", "g", "3.1"]]);
+        expected.extend(["+OK", "10000000003.09999999962747097"]);
+    }
+    assert_eq!(session(&s, &requests), expected);
+}
+
+#[test]
+fn info_sections_are_separated_not_terminated_by_a_blank_line() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let one: String = redis::cmd("INFO").arg("keyspace").query(&mut c).unwrap();
+    assert_eq!(one, "# Keyspace\r\n");
+    let two: String = redis::cmd("INFO")
+        .arg("persistence")
+        .arg("keyspace")
+        .query(&mut c)
+        .unwrap();
+    assert!(two.starts_with("# Persistence\r\n"), "{two:?}");
+    assert!(two.ends_with("\r\n\r\n# Keyspace\r\n"), "{two:?}");
+    let all: String = redis::cmd("INFO").query(&mut c).unwrap();
+    assert!(
+        !all.ends_with("\r\n\r\n") && all.contains("\r\n\r\n# Clients\r\n"),
+        "{all:?}"
+    );
+}
