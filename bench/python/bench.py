@@ -6,6 +6,12 @@ gives medians and the ratio slsm/peer (below 1: slsm is faster).
 
     pip install ./crates/python rocksdict plyvel lmdb
     python3 bench/python/bench.py [--num 1000000] [--rounds 3]
+        [--engines slsm,lmdb] [--slsm-memory-budget BYTES]
+
+--slsm-memory-budget runs slsm at another budget than its default (128
+MiB): lmdb reads a mapped B-tree, so the whole data set is its memory
+(its peak RSS), and `--slsm-memory-budget 268435456` compares the two at
+about equal memory.
 
 Workloads (16-byte keys, 100-byte values, random order from one seed):
 put (a loop of single puts), batch (writes of 1,000), get (random, all
@@ -39,10 +45,14 @@ def keys_for(n, seed=42):
     return keys
 
 
+# Options for slsm.Db beyond its defaults (--slsm-memory-budget).
+SLSM_OPTIONS = {}
+
+
 class Slsm:
     def __init__(self, path):
         import slsm
-        self.db = slsm.Db(path)
+        self.db = slsm.Db(path, **SLSM_OPTIONS)
 
     def put(self, k, v):
         self.db[k] = v
@@ -209,6 +219,8 @@ def run_engine(engine, num, path):
 
 
 def child(args):
+    if args.slsm_memory_budget:
+        SLSM_OPTIONS["memory_budget"] = args.slsm_memory_budget
     path = tempfile.mkdtemp(prefix=f"pybench-{args.engine}-", dir=args.dir)
     try:
         print(json.dumps(run_engine(args.engine, args.num, path)))
@@ -228,6 +240,9 @@ def main():
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--dir", default=None, help="where databases are created (default: $TMPDIR)")
     p.add_argument("--json", default=None, help="write the medians here")
+    p.add_argument("--slsm-memory-budget", type=int, default=None,
+                   help="slsm's memory budget in bytes (default: its own default, 128 MiB); "
+                        "e.g. lmdb's peak RSS, to compare at equal memory")
     p.add_argument("--engine", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.engine:
@@ -244,6 +259,8 @@ def main():
             cmd = [sys.executable, __file__, "--engine", e, "--num", str(args.num)]
             if args.dir:
                 cmd += ["--dir", args.dir]
+            if args.slsm_memory_budget:
+                cmd += ["--slsm-memory-budget", str(args.slsm_memory_budget)]
             out, code, peak_mb = run_child(cmd)
             if code != 0:
                 sys.exit(f"{e} failed (exit status {code})")
@@ -266,7 +283,8 @@ def run_child(cmd):
 def report(engines, results, rss, args):
     med = {e: {w: statistics.median(results[e][w]) for w in WORKLOADS} for e in engines}
     peers = [e for e in engines if e != "slsm"]
-    print(f"\nmicros/op, median of {args.rounds} alternating rounds, {args.num:,} keys x 16 + 100 bytes")
+    budget = f", slsm memory_budget={args.slsm_memory_budget}" if args.slsm_memory_budget else ""
+    print(f"\nmicros/op, median of {args.rounds} alternating rounds, {args.num:,} keys x 16 + 100 bytes{budget}")
     head = "| workload | " + " | ".join(engines) + " | " + " | ".join(f"slsm/{p}" for p in peers) + " |"
     print(head)
     print("|" + " --- |" * (1 + len(engines) + len(peers)))
