@@ -301,6 +301,43 @@ pub fn dbsize(s: &Shared) -> Result<i64, slsm::Error> {
     }
 }
 
+/// What `INFO keyspace` says of database 0.
+struct KeyspaceCounts {
+    keys: u64,
+    /// Keys with an expiry.
+    expires: u64,
+    /// Their mean time left, in milliseconds (Redis estimates it from a
+    /// sample; a scan has them all).
+    avg_ttl_ms: u64,
+}
+
+/// Live keys and those with an expiry, counted by one scan.
+fn keyspace_counts(s: &Shared) -> Result<KeyspaceCounts, slsm::Error> {
+    let now = crate::store::now_ms();
+    let (mut keys, mut expires, mut ttl_sum) = (0u64, 0u64, 0u128);
+    for item in s.store.keyspace().iter() {
+        let (_, stored) = item?;
+        match crate::store::expiry_of(&stored, now) {
+            None => {}
+            Some(0) => keys += 1,
+            Some(at) => {
+                keys += 1;
+                expires += 1;
+                ttl_sum += u128::from(at - now);
+            }
+        }
+    }
+    let avg_ttl_ms = match expires {
+        0 => 0,
+        n => (ttl_sum / u128::from(n)) as u64,
+    };
+    Ok(KeyspaceCounts {
+        keys,
+        expires,
+        avg_ttl_ms,
+    })
+}
+
 pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let stats = s.store.db.stats();
     // `INFO [section ...]`: no section, or all/default/everything, means
@@ -360,10 +397,13 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         ));
     }
     if want("keyspace") {
-        let keys = dbsize(s)?;
-        sections.push(match keys {
+        let k = keyspace_counts(s)?;
+        sections.push(match k.keys {
             0 => "# Keyspace\r\n".to_string(),
-            n => format!("# Keyspace\r\ndb0:keys={n},expires=0,avg_ttl=0\r\n"),
+            n => format!(
+                "# Keyspace\r\ndb0:keys={n},expires={},avg_ttl={}\r\n",
+                k.expires, k.avg_ttl_ms
+            ),
         });
     }
     Ok(Reply::Bulk(sections.join("\r\n").into_bytes()))

@@ -63,6 +63,11 @@ pub fn live_data(stored: &[u8], now: u64) -> Option<&[u8]> {
     split(stored, now).map(|(data, _)| data)
 }
 
+/// When stored bytes expire (0: never), `None` if they have expired.
+pub fn expiry_of(stored: &[u8], now: u64) -> Option<u64> {
+    split(stored, now).map(|(_, at)| at)
+}
+
 fn split(stored: &[u8], now: u64) -> Option<(&[u8], u64)> {
     let at = u64::from_be_bytes(stored.get(..HEADER)?.try_into().ok()?);
     match at != 0 && at <= now {

@@ -192,3 +192,30 @@ fn info_sections_are_separated_not_terminated_by_a_blank_line() {
         "{all:?}"
     );
 }
+
+#[test]
+fn info_keyspace_counts_keys_with_an_expiry_and_their_mean_ttl() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = redis::cmd("SET").arg("a").arg("1").query(&mut c).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("b")
+        .arg("2")
+        .arg("EX")
+        .arg(100)
+        .query(&mut c)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("c")
+        .arg("3")
+        .arg("PX")
+        .arg(50_000)
+        .query(&mut c)
+        .unwrap();
+    let info: String = redis::cmd("INFO").arg("keyspace").query(&mut c).unwrap();
+    let line = info.lines().nth(1).unwrap();
+    let (head, avg) = line.split_once(",avg_ttl=").unwrap();
+    assert_eq!(head, "db0:keys=3,expires=2", "{info:?}");
+    let avg: u64 = avg.parse().unwrap();
+    assert!((70_000..=75_000).contains(&avg), "{avg}");
+}
