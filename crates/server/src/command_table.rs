@@ -45,6 +45,7 @@ const C: &[&str] = &["fast", "loading", "stale"];
 pub const COMMANDS: &[Spec] = &[
     spec("ping", "connection", "Returns the server's liveliness response.", C, NONE),
     spec("echo", "connection", "Returns the given string.", C, NONE),
+    spec("time", "server", "Returns the server time.", &["loading", "stale", "fast"], NONE),
     spec("hello", "connection", "Handshakes with the Redis server.", C, NONE),
     spec("auth", "connection", "Authenticates the connection.", C, NONE),
     spec("quit", "connection", "Closes the connection.", C, NONE),
@@ -64,6 +65,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("unwatch", "transactions", "Forgets about watched keys of a transaction.", C, NONE),
     spec("get", "string", "Returns the string value of a key.", R, ONE),
     spec("set", "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", WS, ONE),
+    spec("getset", "string", "Returns the previous string value of a key after setting it to a new value.", W, ONE),
     spec("setnx", "string", "Set the string value of a key only when the key doesn't exist.", W, ONE),
     spec("setex", "string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", WS, ONE),
     spec("psetex", "string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", WS, ONE),
@@ -84,8 +86,10 @@ pub const COMMANDS: &[Spec] = &[
     spec("del", "generic", "Deletes one or more keys.", &["write"], ALL),
     spec("unlink", "generic", "Asynchronously deletes one or more keys.", D, ALL),
     spec("exists", "generic", "Determines whether one or more keys exist.", R, ALL),
+    spec("touch", "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", R, ALL),
     spec("type", "generic", "Determines the type of value stored at a key.", R, ONE),
     spec("rename", "generic", "Renames a key and overwrites the destination.", &["write"], (1, 2, 1)),
+    spec("renamenx", "generic", "Renames a key only when the target key name doesn't exist.", W, (1, 2, 1)),
     spec("keys", "generic", "Returns all key names that match a pattern.", &["readonly"], NONE),
     spec("scan", "generic", "Iterates over the key names in the database.", &["readonly"], NONE),
     spec("expire", "generic", "Sets the expiration time of a key in seconds.", D, ONE),
@@ -94,6 +98,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("pexpireat", "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", D, ONE),
     spec("ttl", "generic", "Returns the expiration time in seconds of a key.", R, ONE),
     spec("pttl", "generic", "Returns the expiration time in milliseconds of a key.", R, ONE),
+    spec("expiretime", "generic", "Returns the expiration time of a key as a Unix timestamp.", R, ONE),
+    spec("pexpiretime", "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", R, ONE),
     spec("persist", "generic", "Removes the expiration time of a key.", D, ONE),
 ];
 

@@ -23,6 +23,7 @@ pub fn arity_of(name: &str) -> Option<i32> {
         "echo" | "select" => Some(2),
         "auth" => Some(-2),
         "quit" | "flushdb" | "flushall" => Some(-1),
+        "time" => Some(1),
         "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
         "watch" => Some(-2),
         _ => None,
@@ -151,7 +152,7 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
             "exec" | "discard" | "multi" | "watch" | "quit"
         )
     {
-        if commands::arity(&name).is_none() && !matches!(name.as_str(), "ping" | "echo") {
+        if commands::arity(&name).is_none() && !matches!(name.as_str(), "ping" | "echo" | "time") {
             // Server commands are not queued in a transaction here.
             session.queue_failed = true;
             return (
@@ -167,6 +168,17 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         return (Reply::Simple("QUEUED".into()), Then::Continue);
     }
     control(s, session, &name, req)
+}
+
+/// `TIME`: the Unix time, seconds and microseconds, as two bulk strings.
+fn time_reply() -> Reply {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Reply::Array(vec![
+        Reply::bulk(now.as_secs().to_string()),
+        Reply::bulk(now.subsec_micros().to_string()),
+    ])
 }
 
 fn flush(s: &Shared) -> Reply {
@@ -186,6 +198,7 @@ fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Repl
             _ => arity_error("ping"),
         },
         "echo" => Reply::Bulk(req[1].clone()),
+        "time" => time_reply(),
         "quit" => return (Reply::ok(), Then::Close),
         "shutdown" => return (Reply::ok(), Then::Shutdown),
         "hello" => to_reply(admin::hello(s, session, &req)),
@@ -303,6 +316,7 @@ fn exec(s: &Shared, session: &mut Session) -> Reply {
             let r = match name.as_str() {
                 "ping" => Reply::Simple("PONG".into()),
                 "echo" => Reply::Bulk(req[1].clone()),
+                "time" => time_reply(),
                 _ => to_reply(commands::run(
                     &name,
                     req,

@@ -1,7 +1,8 @@
 //! Replies compared with redis-server's, byte for byte: each case below is
 //! what Debian's redis-server 7.0 answered to the same requests on one
 //! connection (errors, option order, AUTH without a password, INFO's
-//! layout, INCRBYFLOAT's digits).
+//! layout, INCRBYFLOAT's digits, the commands beyond the list
+//! that clients use: GETSET, RENAMENX, TOUCH, EXPIRETIME, TIME).
 
 mod common;
 use common::{replies, request, Server};
@@ -218,4 +219,61 @@ fn info_keyspace_counts_keys_with_an_expiry_and_their_mean_ttl() {
     assert_eq!(head, "db0:keys=3,expires=2", "{info:?}");
     let avg: u64 = avg.parse().unwrap();
     assert!((70_000..=75_000).contains(&avg), "{avg}");
+}
+
+#[test]
+fn getset_renamenx_touch_and_expiretime_answer_as_redis() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["SET", "a", "1", "EX", "100"],
+            &["GETSET", "a", "2"],
+            &["TTL", "a"],
+            &["GETSET", "nosuch", "1"],
+            &["RENAMENX", "a", "b"],
+            &["RENAMENX", "a", "b"],
+            &["RENAMENX", "b", "b"],
+            &["SET", "c", "1"],
+            &["RENAMENX", "b", "c"],
+            &["TOUCH", "a", "b", "c", "zz"],
+            &["EXPIRETIME", "b"],
+            &["PEXPIRETIME", "zz"],
+            &["PEXPIREAT", "c", "99999999999999"],
+            &["PEXPIRETIME", "c"],
+            &["EXPIRETIME", "c"],
+            &["TIME", "x"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "+OK",
+            "1",
+            ":-1",
+            "nil",
+            ":1",
+            "-ERR no such key",
+            ":0",
+            "+OK",
+            ":0",
+            ":2",
+            ":-1",
+            ":-2",
+            ":1",
+            ":99999999999999",
+            ":100000000000",
+            "-ERR wrong number of arguments for 'time' command",
+        ]
+    );
+    let mut c = s.conn();
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut c).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        secs.abs_diff(now) <= 2 && micros < 1_000_000,
+        "{secs} {micros}"
+    );
 }

@@ -1,5 +1,6 @@
-//! Key commands: DEL UNLINK EXISTS TYPE RENAME KEYS SCAN EXPIRE PEXPIRE
-//! EXPIREAT PEXPIREAT TTL PTTL PERSIST.
+//! Key commands: DEL UNLINK EXISTS TOUCH TYPE RENAME RENAMENX KEYS SCAN
+//! EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME PEXPIRETIME
+//! PERSIST.
 
 use super::{fail, int_arg, syntax_error, Outcome};
 use crate::cursors::Cursors;
@@ -22,7 +23,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             }
             Ok(Reply::Int(n))
         }
-        "exists" => {
+        // TOUCH counts as EXISTS does: there is no access time to update.
+        "exists" | "touch" => {
             let mut n = 0;
             for k in &a[1..] {
                 n += acc.get(k)?.is_some() as i64;
@@ -46,6 +48,23 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             }
             Ok(Reply::ok())
         }
+        "renamenx" => {
+            let Some(v) = acc.get(&a[1])? else {
+                return Err(fail("ERR no such key"));
+            };
+            if acc.get(&a[2])?.is_some() {
+                return Ok(Reply::Int(0));
+            }
+            acc.del(&a[1])?;
+            acc.set(&a[2], &v)?;
+            Ok(Reply::Int(1))
+        }
+        "expiretime" | "pexpiretime" => Ok(Reply::Int(match acc.get(&a[1])? {
+            None => -2,
+            Some(v) if v.expires_at == 0 => -1,
+            Some(v) if name == "expiretime" => (v.expires_at as i64 + 500) / 1000,
+            Some(v) => v.expires_at as i64,
+        })),
         "keys" => {
             let mut out = Vec::new();
             let mut after: Option<Vec<u8>> = None;

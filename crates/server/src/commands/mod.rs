@@ -56,9 +56,11 @@ pub fn arity(name: &str) -> Option<i32> {
     Some(match name {
         "get" | "strlen" | "incr" | "decr" | "getdel" | "ttl" | "pttl" | "persist" | "type"
         | "keys" => 2,
-        "setnx" | "append" | "incrby" | "decrby" | "incrbyfloat" | "rename" => 3,
+        "expiretime" | "pexpiretime" => 2,
+        "setnx" | "append" | "incrby" | "decrby" | "incrbyfloat" | "rename" | "renamenx"
+        | "getset" => 3,
         "setex" | "psetex" | "getrange" | "setrange" => 4,
-        "getex" | "mget" | "del" | "unlink" | "exists" | "scan" => -2,
+        "getex" | "mget" | "del" | "unlink" | "exists" | "touch" | "scan" => -2,
         "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" => -3,
         _ => return None,
     })
@@ -69,8 +71,8 @@ pub fn arity(name: &str) -> Option<i32> {
 /// conflict, so they are atomic under concurrent clients.
 pub fn needs_transaction(name: &str, args: &[Vec<u8>]) -> bool {
     match name {
-        "get" | "mget" | "strlen" | "getrange" | "ttl" | "pttl" | "type" | "exists" | "keys"
-        | "scan" | "setex" | "psetex" => false,
+        "get" | "mget" | "strlen" | "getrange" | "ttl" | "pttl" | "expiretime" | "pexpiretime"
+        | "type" | "exists" | "touch" | "keys" | "scan" | "setex" | "psetex" => false,
         // A plain SET (with at most EX/PX/EXAT/PXAT) writes blindly.
         "set" => args[3..].iter().any(|a| {
             let a = a.to_ascii_lowercase();
@@ -88,10 +90,9 @@ pub fn run(
     scan: &crate::cursors::Cursors,
 ) -> Outcome {
     match name {
-        "keys" | "scan" | "del" | "unlink" | "exists" | "type" | "rename" | "expire"
-        | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl" | "persist" => {
-            keys::run(name, args, acc, scan)
-        }
+        "keys" | "scan" | "del" | "unlink" | "exists" | "touch" | "type" | "rename"
+        | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl"
+        | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
         _ => strings::run(name, args, acc),
     }
 }

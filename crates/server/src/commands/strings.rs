@@ -1,5 +1,5 @@
-//! String commands: GET SET SETNX SETEX PSETEX GETDEL GETEX MGET MSET
-//! MSETNX APPEND STRLEN GETRANGE SETRANGE INCR INCRBY DECR DECRBY
+//! String commands: GET SET GETSET SETNX SETEX PSETEX GETDEL GETEX MGET
+//! MSET MSETNX APPEND STRLEN GETRANGE SETRANGE INCR INCRBY DECR DECRBY
 //! INCRBYFLOAT.
 
 use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
@@ -11,6 +11,12 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
         "get" => Ok(bulk_or_null(acc.get(&a[1])?)),
         "set" => set(a, acc),
+        // SET key value GET: the old value, and no expiry kept.
+        "getset" => {
+            let old = acc.get(&a[1])?;
+            acc.set(&a[1], &Value::new(a[2].clone(), 0))?;
+            Ok(bulk_or_null(old))
+        }
         "setnx" => match acc.get(&a[1])? {
             Some(_) => Ok(Reply::Int(0)),
             None => {
