@@ -1,5 +1,5 @@
-//! Connection and server commands: PING ECHO HELLO AUTH SELECT CLIENT
-//! COMMAND CONFIG INFO DBSIZE FLUSHDB.
+//! Connection and server commands: HELLO AUTH CLIENT COMMAND CONFIG
+//! (INFO and DBSIZE are in `info.rs`).
 
 use std::sync::atomic::Ordering;
 
@@ -7,7 +7,6 @@ use crate::commands::{fail, int_arg, Outcome};
 use crate::glob;
 use crate::resp::Reply;
 use crate::session::Session;
-use crate::store::{Access, Direct};
 use crate::Shared;
 
 /// The version clients see in HELLO and INFO.
@@ -280,131 +279,4 @@ fn config_set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
         }
     }
     Ok(Reply::ok())
-}
-
-/// Live keys, counted by a scan.
-pub fn dbsize(s: &Shared) -> Result<i64, slsm::Error> {
-    let ks = s.store.keyspace();
-    let opts = slsm::WriteOptions::default();
-    let mut acc = Direct {
-        ks: &ks,
-        opts: &opts,
-    };
-    let (mut n, mut after) = (0i64, None::<Vec<u8>>);
-    loop {
-        let batch = acc.keys_after(after.as_deref(), 4096)?;
-        n += batch.len() as i64;
-        if batch.len() < 4096 {
-            return Ok(n);
-        }
-        after = batch.last().cloned();
-    }
-}
-
-/// What `INFO keyspace` says of database 0.
-struct KeyspaceCounts {
-    keys: u64,
-    /// Keys with an expiry.
-    expires: u64,
-    /// Their mean time left, in milliseconds (Redis estimates it from a
-    /// sample; a scan has them all).
-    avg_ttl_ms: u64,
-}
-
-/// Live keys and those with an expiry, counted by one scan.
-fn keyspace_counts(s: &Shared) -> Result<KeyspaceCounts, slsm::Error> {
-    let now = crate::store::now_ms();
-    let (mut keys, mut expires, mut ttl_sum) = (0u64, 0u64, 0u128);
-    for item in s.store.keyspace().iter() {
-        let (_, stored) = item?;
-        match crate::store::expiry_of(&stored, now) {
-            None => {}
-            Some(0) => keys += 1,
-            Some(at) => {
-                keys += 1;
-                expires += 1;
-                ttl_sum += u128::from(at - now);
-            }
-        }
-    }
-    let avg_ttl_ms = match expires {
-        0 => 0,
-        n => (ttl_sum / u128::from(n)) as u64,
-    };
-    Ok(KeyspaceCounts {
-        keys,
-        expires,
-        avg_ttl_ms,
-    })
-}
-
-pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
-    let stats = s.store.db.stats();
-    // `INFO [section ...]`: no section, or all/default/everything, means
-    // every section.
-    let asked: Vec<String> = a[1..]
-        .iter()
-        .map(|v| String::from_utf8_lossy(v).to_ascii_lowercase())
-        .collect();
-    let want = |name: &str| {
-        asked.is_empty()
-            || asked
-                .iter()
-                .any(|s| s == name || s == "all" || s == "default" || s == "everything")
-    };
-    // Sections as Redis writes them: one blank line between two, none at
-    // the end.
-    let mut sections: Vec<String> = Vec::new();
-    if want("server") {
-        sections.push(format!(
-            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nos:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nexecutable:slsm\r\nslsm_version:{}\r\n",
-            std::env::consts::OS,
-            std::process::id(),
-            s.opts.bind.port(),
-            s.started.elapsed().as_secs(),
-            env!("CARGO_PKG_VERSION"),
-        ));
-    }
-    if want("clients") {
-        sections.push(format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n",
-            s.clients.load(Ordering::Relaxed),
-            s.opts.maxclients,
-            s.pending_input.load(Ordering::Relaxed),
-            s.opts.max_query_buffers
-        ));
-    }
-    if want("memory") {
-        sections.push(format!(
-            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\n",
-            stats.memory.total(),
-            stats.memory.budget,
-            stats.memory.cache.usage
-        ));
-    }
-    if want("persistence") {
-        sections.push(format!(
-            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\nrdb_changes_since_last_save:0\r\n",
-            s.opts.appendfsync.name()
-        ));
-    }
-    if want("stats") {
-        sections.push(format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\n",
-            s.connections.load(Ordering::Relaxed),
-            s.commands.load(Ordering::Relaxed),
-            s.rejected.load(Ordering::Relaxed)
-        ));
-    }
-    if want("keyspace") {
-        let k = keyspace_counts(s)?;
-        sections.push(match k.keys {
-            0 => "# Keyspace\r\n".to_string(),
-            n => format!(
-                "# Keyspace\r\ndb0:keys={n},expires={},avg_ttl={}\r\n",
-                k.expires, k.avg_ttl_ms
-            ),
-        });
-    }
-    Ok(Reply::Bulk(sections.join("\r\n").into_bytes()))
 }

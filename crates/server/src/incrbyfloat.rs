@@ -38,7 +38,8 @@ pub enum IncrError {
 /// The text of `current` (absent: 0) plus `by`, as Redis's INCRBYFLOAT
 /// stores and returns it.
 pub fn incr_by_float(current: Option<&[u8]>, by: &[u8]) -> Result<Vec<u8>, IncrError> {
-    let mut out = vec![0u8; MAX_CHARS];
+    // On the stack: the text is at most MAX_CHARS, and usually a few bytes.
+    let mut out = [0u8; MAX_CHARS];
     let (cur_ptr, cur_len) = match current {
         Some(c) => (c.as_ptr().cast::<c_char>(), c.len()),
         None => (std::ptr::null(), 0),
@@ -59,10 +60,7 @@ pub fn incr_by_float(current: Option<&[u8]>, by: &[u8]) -> Result<Vec<u8>, IncrE
     match n {
         -1 | -2 => Err(IncrError::NotAFloat),
         n if n < 0 => Err(IncrError::NotFinite),
-        n => {
-            out.truncate(n as usize);
-            Ok(out)
-        }
+        n => Ok(out[..n as usize].to_vec()),
     }
 }
 

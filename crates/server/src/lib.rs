@@ -28,6 +28,7 @@ mod conn;
 pub mod cursors;
 pub mod glob;
 pub mod incrbyfloat;
+pub mod info;
 mod pipeline;
 pub mod resp;
 pub mod session;

@@ -10,11 +10,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::admin;
 use crate::commands::{self, Fail};
 use crate::resp::{Reply, Request};
 use crate::store::{atomically, Direct, InTx};
 use crate::Shared;
+use crate::{admin, info};
 
 /// Redis's arity of `name` (negative: at least), if the server knows it.
 pub fn arity_of(name: &str) -> Option<i32> {
@@ -215,8 +215,8 @@ fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Repl
         "client" => to_reply(admin::client(session, &req)),
         "command" => to_reply(admin::command(&req)),
         "config" => to_reply(admin::config(s, &req)),
-        "info" => to_reply(admin::info(s, &req)),
-        "dbsize" => to_reply(admin::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
+        "info" => to_reply(info::info(s, &req)),
+        "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
         "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
             // ASYNC and SYNC both empty the database before the reply.
             None => flush(s),
