@@ -89,10 +89,14 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     if want("memory") {
         sections.push(format!(
-            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\n",
+            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\nslsm_block_cache_capacity:{}\r\nslsm_block_cache_hits:{}\r\nslsm_block_cache_misses:{}\r\nslsm_bytes_read_from_files:{}\r\n",
             stats.memory.total(),
             stats.memory.budget,
-            stats.memory.cache.usage
+            stats.memory.cache.usage,
+            stats.memory.cache.capacity,
+            stats.memory.cache.hits,
+            stats.memory.cache.misses,
+            stats.memory.cache.bytes_read,
         ));
     }
     if want("persistence") {

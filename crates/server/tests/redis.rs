@@ -247,6 +247,21 @@ fn auth_hello_and_connection_commands() {
     );
     let info: String = cmd("INFO").arg("persistence").query(&mut c).unwrap();
     assert!(info.contains("appendfsync:no"), "{info}");
+    let info: String = cmd("INFO").arg("memory").query(&mut c).unwrap();
+    let field = |name: &str| -> u64 {
+        let line = info.lines().find(|l| l.starts_with(&format!("{name}:")));
+        let value = line.unwrap_or_else(|| panic!("no {name} in {info}"));
+        value[name.len() + 1..].trim().parse().unwrap()
+    };
+    assert!(field("used_memory") <= field("maxmemory"), "{info}");
+    assert!(field("slsm_block_cache_bytes") <= field("slsm_block_cache_capacity"));
+    for name in [
+        "slsm_block_cache_hits",
+        "slsm_block_cache_misses",
+        "slsm_bytes_read_from_files",
+    ] {
+        field(name);
+    }
     assert!(cmd("COMMAND").arg("COUNT").query::<i64>(&mut c).unwrap() > 40);
     let e = cmd("FOO")
         .arg("a")

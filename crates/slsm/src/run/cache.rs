@@ -8,6 +8,12 @@
 //! bytes plus the cache's own overhead per entry, so the charge is what the
 //! cache costs in memory. A block handed out stays valid for as long as its
 //! borrower holds it, even if the cache evicts it meanwhile.
+//!
+//! `quick_cache`'s split stays at its default, 97% of the capacity for
+//! blocks read again and 3% on probation: a million GETs through `slsm
+//! serve` right after merges rewrote the data missed the cache more with
+//! 80% (+12% misses in the first pass, +34% in the second) and 50% (+35%,
+//! +71%), and served fewer requests.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -100,6 +106,17 @@ impl BlockCache {
     pub(crate) fn insert(&self, file: u64, index: u64, block: Arc<Block>) {
         if self.cache.capacity() > 1 {
             self.cache.insert((file, index), block);
+        }
+    }
+
+    /// Drops every cached block of the file whose cache id is `file` and
+    /// which has `blocks` data blocks.
+    pub(crate) fn forget_file(&self, file: u64, blocks: usize) {
+        if self.cache.is_empty() {
+            return;
+        }
+        for index in 0..blocks as u64 {
+            self.cache.remove(&(file, index));
         }
     }
 

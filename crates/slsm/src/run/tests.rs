@@ -385,6 +385,32 @@ fn obsolete_file_is_deleted_by_the_last_reference() {
 }
 
 #[test]
+fn an_obsolete_file_s_blocks_leave_the_cache_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(8 << 20);
+    let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
+    let other_dir = tempfile::tempdir().unwrap();
+    let (other, _) = many_block_run(other_dir.path(), 2000, cache.clone());
+    for (k, _) in model.iter().step_by(5) {
+        run.seek(k).unwrap();
+        other.seek(k).unwrap();
+    }
+    let both = cache.stats();
+    assert!(both.entries > 40, "{both:?}");
+    // Half the entries were the obsolete file's.
+    run.mark_obsolete();
+    drop(run);
+    crate::reaper::drain();
+    let left = cache.stats();
+    assert_eq!(left.entries * 2, both.entries, "{left:?} of {both:?}");
+    assert!(left.usage * 2 <= both.usage + 1024, "{left:?} of {both:?}");
+    // The other file's blocks are still there and still answer.
+    let hits = cache.stats().hits;
+    other.seek(&model[5].0).unwrap();
+    assert_eq!(cache.stats().hits, hits + 1);
+}
+
+#[test]
 fn huge_values_get_their_own_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run");
