@@ -40,6 +40,13 @@ pub(crate) struct ReadSet {
 #[derive(Default)]
 struct Tracker {
     keys: BTreeMap<Vec<u8>, u64>,
+    /// The keys recorded at each sequence number, oldest first, so that
+    /// pruning visits what it removes. A scan of `keys` on every close
+    /// made commits quadratic while one transaction stayed open (a `WATCH`
+    /// of an idle client, a long-lived Python transaction): with one open,
+    /// a short transaction took 17 us after 20,000 others and 79 us after
+    /// 80,000, under the exclusive gate; now 1.4 us throughout.
+    by_seq: BTreeMap<u64, Vec<Vec<u8>>>,
     ranges: Vec<(Vec<u8>, Vec<u8>, u64)>,
     /// Snapshot sequence numbers of the open transactions.
     open: BTreeMap<u64, usize>,
@@ -50,7 +57,9 @@ impl Tracker {
         for op in batch.ops().flatten() {
             match op {
                 Op::Put(k, _) | Op::Delete(k) => {
-                    self.keys.insert(k.to_vec(), seq);
+                    let newest = self.keys.entry(k.to_vec()).or_insert(seq);
+                    *newest = (*newest).max(seq);
+                    self.by_seq.entry(seq).or_default().push(k.to_vec());
                 }
                 Op::DeleteRange(s, e) => self.ranges.push((s.to_vec(), e.to_vec(), seq)),
             }
@@ -80,15 +89,26 @@ impl Tracker {
 
     /// Forgets writes no open transaction can conflict with.
     fn prune(&mut self) {
-        match self.open.keys().next() {
-            None => {
-                self.keys.clear();
-                self.ranges.clear();
+        let Some(&oldest) = self.open.keys().next() else {
+            self.keys.clear();
+            self.by_seq.clear();
+            self.ranges.clear();
+            return;
+        };
+        while let Some(entry) = self.by_seq.first_entry() {
+            if *entry.key() > oldest {
+                break;
             }
-            Some(&oldest) => {
-                self.keys.retain(|_, s| *s > oldest);
-                self.ranges.retain(|r| r.2 > oldest);
+            let (seq, keys) = entry.remove_entry();
+            for key in keys {
+                // A later write of the key keeps it (under its own entry).
+                if self.keys.get(&key) == Some(&seq) {
+                    self.keys.remove(&key);
+                }
             }
+        }
+        if !self.ranges.is_empty() {
+            self.ranges.retain(|r| r.2 > oldest);
         }
     }
 }
@@ -230,5 +250,95 @@ impl Transactions {
         }
         self.open.fetch_sub(1, Ordering::AcqRel);
         tracker.prune();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// A write of these keys (indexes into a small key space).
+        Write(Vec<u8>),
+        /// A transaction begins at the current sequence number.
+        Begin,
+        /// The `n`-th open transaction (modulo how many) closes.
+        Close(usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            3 => proptest::collection::vec(0u8..12, 1..4).prop_map(Step::Write),
+            1 => Just(Step::Begin),
+            1 => any::<usize>().prop_map(Step::Close),
+        ]
+    }
+
+    /// Key `k` as a batch stores it (with its keyspace tag).
+    fn stored(k: u8) -> Vec<u8> {
+        let mut batch = WriteBatch::default();
+        batch.put([k], b"v");
+        match batch.ops().flatten().next() {
+            Some(Op::Put(key, _)) => key.to_vec(),
+            _ => unreachable!("a batch of one put"),
+        }
+    }
+
+    proptest! {
+        /// Against a model that never forgets a write: for every open
+        /// transaction and every key, the tracker knows whether the key
+        /// was written after the transaction's snapshot, and it holds no
+        /// key no open transaction needs.
+        #[test]
+        fn tracks_what_open_transactions_need_and_forgets_the_rest(
+            steps in proptest::collection::vec(step(), 1..120),
+        ) {
+            let mut t = Tracker::default();
+            let mut all: Vec<(u8, u64)> = Vec::new();
+            let mut open: Vec<u64> = Vec::new();
+            let mut seq = 0u64;
+            for s in steps {
+                match s {
+                    Step::Write(keys) => {
+                        seq += 1;
+                        let mut batch = WriteBatch::default();
+                        for k in &keys {
+                            batch.put([*k], b"v");
+                            all.push((*k, seq));
+                        }
+                        if !open.is_empty() {
+                            t.record(&batch, seq);
+                        }
+                    }
+                    Step::Begin => {
+                        open.push(seq);
+                        *t.open.entry(seq).or_default() += 1;
+                    }
+                    Step::Close(n) if !open.is_empty() => {
+                        let snapshot = open.remove(n % open.len());
+                        let left = t.open.get_mut(&snapshot).unwrap();
+                        *left -= 1;
+                        if *left == 0 {
+                            t.open.remove(&snapshot);
+                        }
+                        t.prune();
+                    }
+                    Step::Close(_) => {}
+                }
+                for &snapshot in &open {
+                    for k in 0u8..12 {
+                        let model = all.iter().any(|&(key, s)| key == k && s > snapshot);
+                        prop_assert_eq!(t.written_after(&stored(k), snapshot), model);
+                    }
+                }
+                let oldest = open.iter().min().copied();
+                for (key, &s) in &t.keys {
+                    prop_assert!(oldest.is_some_and(|o| s > o), "{:?} kept at {}", key, s);
+                }
+                prop_assert!(t.by_seq.keys().all(|&s| oldest.is_some_and(|o| s > o)));
+            }
+        }
     }
 }
