@@ -35,9 +35,24 @@ pub(crate) struct ReadSet {
     pub ranges: Vec<KeyRange>,
 }
 
+/// The most bytes the tracker may hold: its keys (each twice) and
+/// their bookkeeping. A transaction left open (a `WATCH` of an idle
+/// client, a forgotten Python transaction) would otherwise make it keep
+/// every key written after its snapshot, without bound. Past the limit the
+/// oldest records are forgotten, and every transaction whose snapshot is
+/// older than them fails to commit with `Error::Conflict` if it read
+/// anything: a false conflict, which optimistic transactions allow and
+/// callers retry (RocksDB's optimistic transactions answer `TryAgain` when
+/// the memtable history they validate against is too short, for the same
+/// reason). 8 MiB is ~70,000 writes of 16-byte keys after the snapshot.
+const TRACKED_BYTES_LIMIT: usize = 8 << 20;
+
+/// Bytes charged per record beyond its key's two copies: two vector
+/// headers and allocations, and the maps' slots.
+const RECORD_OVERHEAD: usize = 96;
+
 /// Writes made while transactions were open: key -> the sequence number
 /// visible right after the write (an upper bound of its own).
-#[derive(Default)]
 struct Tracker {
     keys: BTreeMap<Vec<u8>, u64>,
     /// The keys recorded at each sequence number, oldest first, so that
@@ -50,9 +65,33 @@ struct Tracker {
     ranges: Vec<(Vec<u8>, Vec<u8>, u64)>,
     /// Snapshot sequence numbers of the open transactions.
     open: BTreeMap<u64, usize>,
+    /// Writes up to this sequence number were forgotten for the limit: a
+    /// transaction whose snapshot is older conflicts.
+    horizon: u64,
+    /// Bytes held (see [`TRACKED_BYTES_LIMIT`]), and the limit.
+    bytes: usize,
+    limit: usize,
+}
+
+impl Default for Tracker {
+    fn default() -> Tracker {
+        Tracker::with_limit(TRACKED_BYTES_LIMIT)
+    }
 }
 
 impl Tracker {
+    fn with_limit(limit: usize) -> Tracker {
+        Tracker {
+            keys: BTreeMap::new(),
+            by_seq: BTreeMap::new(),
+            ranges: Vec::new(),
+            open: BTreeMap::new(),
+            horizon: 0,
+            bytes: 0,
+            limit,
+        }
+    }
+
     fn record(&mut self, batch: &WriteBatch, seq: u64) {
         for op in batch.ops().flatten() {
             match op {
@@ -60,14 +99,67 @@ impl Tracker {
                     let newest = self.keys.entry(k.to_vec()).or_insert(seq);
                     *newest = (*newest).max(seq);
                     self.by_seq.entry(seq).or_default().push(k.to_vec());
+                    self.bytes += key_charge(k);
                 }
-                Op::DeleteRange(s, e) => self.ranges.push((s.to_vec(), e.to_vec(), seq)),
+                Op::DeleteRange(s, e) => {
+                    self.bytes += range_charge(s, e);
+                    self.ranges.push((s.to_vec(), e.to_vec(), seq));
+                }
             }
+        }
+        if self.bytes > self.limit {
+            self.forget_oldest();
+        }
+    }
+
+    /// Forgets the oldest records until half the limit is held, and
+    /// moves the horizon past them.
+    fn forget_oldest(&mut self) {
+        while self.bytes > self.limit / 2 {
+            let Some(&seq) = self.by_seq.keys().next() else {
+                break;
+            };
+            self.forget_through(seq);
+            self.horizon = self.horizon.max(seq);
+        }
+        if self.bytes > self.limit / 2 {
+            // What is left is range writes.
+            let newest = self.ranges.iter().map(|r| r.2).max().unwrap_or(0);
+            self.forget_through(newest);
+            self.horizon = self.horizon.max(newest);
+        }
+    }
+
+    /// Forgets every record of a write at or before `seq`.
+    fn forget_through(&mut self, seq: u64) {
+        while let Some(entry) = self.by_seq.first_entry() {
+            if *entry.key() > seq {
+                break;
+            }
+            let (at, keys) = entry.remove_entry();
+            for key in keys {
+                self.bytes -= key_charge(&key);
+                // A later write of the key keeps it (under its own entry).
+                if self.keys.get(&key) == Some(&at) {
+                    self.keys.remove(&key);
+                }
+            }
+        }
+        if !self.ranges.is_empty() {
+            let bytes = &mut self.bytes;
+            self.ranges.retain(|(s, e, at)| {
+                let keep = *at > seq;
+                if !keep {
+                    *bytes -= range_charge(s, e);
+                }
+                keep
+            });
         }
     }
 
     fn written_after(&self, key: &[u8], snapshot: u64) -> bool {
-        self.keys.get(key).is_some_and(|&s| s > snapshot)
+        snapshot < self.horizon
+            || self.keys.get(key).is_some_and(|&s| s > snapshot)
             || self
                 .ranges
                 .iter()
@@ -75,6 +167,9 @@ impl Tracker {
     }
 
     fn range_written_after(&self, range: &KeyRange, snapshot: u64) -> bool {
+        if snapshot < self.horizon {
+            return true;
+        }
         let bounds = (borrowed(&range.0), borrowed(&range.1));
         // (BTreeMap::range panics on inverted bounds: they admit nothing.)
         (admits_keys(range)
@@ -89,28 +184,24 @@ impl Tracker {
 
     /// Forgets writes no open transaction can conflict with.
     fn prune(&mut self) {
-        let Some(&oldest) = self.open.keys().next() else {
-            self.keys.clear();
-            self.by_seq.clear();
-            self.ranges.clear();
-            return;
-        };
-        while let Some(entry) = self.by_seq.first_entry() {
-            if *entry.key() > oldest {
-                break;
+        match self.open.keys().next() {
+            Some(&oldest) => self.forget_through(oldest),
+            None => {
+                self.keys.clear();
+                self.by_seq.clear();
+                self.ranges.clear();
+                self.bytes = 0;
             }
-            let (seq, keys) = entry.remove_entry();
-            for key in keys {
-                // A later write of the key keeps it (under its own entry).
-                if self.keys.get(&key) == Some(&seq) {
-                    self.keys.remove(&key);
-                }
-            }
-        }
-        if !self.ranges.is_empty() {
-            self.ranges.retain(|r| r.2 > oldest);
         }
     }
+}
+
+fn key_charge(key: &[u8]) -> usize {
+    2 * key.len() + RECORD_OVERHEAD
+}
+
+fn range_charge(start: &[u8], end: &[u8]) -> usize {
+    start.len() + end.len() + RECORD_OVERHEAD
 }
 
 /// False for bounds no key satisfies (`start > end`, or equal and not
@@ -289,13 +380,15 @@ mod tests {
     proptest! {
         /// Against a model that never forgets a write: for every open
         /// transaction and every key, the tracker knows whether the key
-        /// was written after the transaction's snapshot, and it holds no
-        /// key no open transaction needs.
+        /// was written after the transaction's snapshot (or, past its
+        /// byte limit, dooms the transaction), holds no key no open
+        /// transaction needs, and stays within its limit.
         #[test]
         fn tracks_what_open_transactions_need_and_forgets_the_rest(
             steps in proptest::collection::vec(step(), 1..120),
+            limit in prop_oneof![Just(TRACKED_BYTES_LIMIT), 300usize..2000],
         ) {
-            let mut t = Tracker::default();
+            let mut t = Tracker::with_limit(limit);
             let mut all: Vec<(u8, u64)> = Vec::new();
             let mut open: Vec<u64> = Vec::new();
             let mut seq = 0u64;
@@ -327,12 +420,19 @@ mod tests {
                     }
                     Step::Close(_) => {}
                 }
+                // Never a missed conflict; a false one only for a snapshot
+                // older than what the limit made it forget.
                 for &snapshot in &open {
                     for k in 0u8..12 {
                         let model = all.iter().any(|&(key, s)| key == k && s > snapshot);
-                        prop_assert_eq!(t.written_after(&stored(k), snapshot), model);
+                        let told = t.written_after(&stored(k), snapshot);
+                        prop_assert!(told || !model, "missed {} after {}", k, snapshot);
+                        prop_assert!(!told || model || snapshot < t.horizon);
                     }
                 }
+                let held: usize = t.by_seq.values().flatten().map(|k| key_charge(k)).sum();
+                prop_assert_eq!(t.bytes, held);
+                prop_assert!(t.bytes <= limit);
                 let oldest = open.iter().min().copied();
                 for (key, &s) in &t.keys {
                     prop_assert!(oldest.is_some_and(|o| s > o), "{:?} kept at {}", key, s);

@@ -303,6 +303,33 @@ fn transactions_see_their_own_writes_and_commit_atomically() {
 }
 
 #[test]
+fn a_transaction_left_open_is_not_a_memory_leak_and_then_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.put("watched", "1").unwrap();
+    let mut idle = db.transaction();
+    idle.get("watched").unwrap();
+    idle.put("watched", "2").unwrap();
+    // Other transactions commit meanwhile, past what the conflict check
+    // keeps for the idle one.
+    for i in 0..120_000u64 {
+        let mut t = db.transaction();
+        let key = format!("key-{i:012}");
+        t.get(&key).unwrap();
+        t.put(&key, "v").unwrap();
+        t.commit().unwrap();
+    }
+    assert!(matches!(idle.commit(), Err(Error::Conflict)));
+    assert_eq!(&*db.get("watched").unwrap().unwrap(), b"1");
+    // A fresh transaction commits.
+    let mut t = db.transaction();
+    t.get("watched").unwrap();
+    t.put("watched", "3").unwrap();
+    t.commit().unwrap();
+    assert_eq!(&*db.get("watched").unwrap().unwrap(), b"3");
+}
+
+#[test]
 fn lost_updates_and_write_skew_are_prevented() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();

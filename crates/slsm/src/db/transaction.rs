@@ -26,6 +26,12 @@ impl Db {
     /// fails with [`Error::Conflict`] if a key or range it read was written
     /// by anyone since it began.
     ///
+    /// While any transaction is open, the keys others write are kept for
+    /// the check, up to 8 MiB of them (~70,000 writes of 16-byte keys). A
+    /// transaction open across more than that fails to commit with
+    /// [`Error::Conflict`] if it read anything, as if what it read had
+    /// changed: keep transactions short, and retry on a conflict.
+    ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// let db = slsm::Db::open(dir.path(), slsm::Options::default())?;
