@@ -1,6 +1,6 @@
 //! `slsm.Db` and `slsm.Keyspace`.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::batch::WriteBatch;
 use crate::errors::OrPy;
-use crate::handle::{Guard, Slot};
+use crate::handle::{Guard, Handles, Slot};
 use crate::iter::{bounds, RangeIter, Yield};
 use crate::options;
 use crate::snapshot::Snapshot;
@@ -20,8 +20,8 @@ use crate::space::keyspace_methods;
 pub struct Db {
     db: Arc<Slot<Arc<slsm::Db>>>,
     default: Arc<Slot<slsm::Keyspace>>,
-    /// Every keyspace handle given out, emptied at close.
-    handles: Mutex<Vec<Weak<Slot<slsm::Keyspace>>>>,
+    /// Every keyspace, snapshot and iterator given out, closed with it.
+    handles: Arc<Handles>,
     path: String,
 }
 
@@ -40,7 +40,7 @@ impl Db {
         Ok(Db {
             db: Slot::new(Arc::new(db)),
             default: Slot::new(default),
-            handles: Mutex::new(Vec::new()),
+            handles: Arc::default(),
             path,
         })
     }
@@ -101,13 +101,11 @@ impl Db {
     }
 
     /// Closes the database (flushes what is only in memory, syncs the log,
-    /// releases the lock). Later calls raise `ClosedError`; closing twice
-    /// is harmless.
+    /// releases the lock). Later calls raise `ClosedError`, on it and on
+    /// every keyspace, snapshot and iterator it gave out; closing twice is
+    /// harmless.
     fn close(&self, py: Python<'_>) {
-        let handles = std::mem::take(&mut *self.handles.lock().unwrap_or_else(|p| p.into_inner()));
-        for h in handles.iter().filter_map(Weak::upgrade) {
-            h.close(py);
-        }
+        self.handles.close_all(py);
         self.default.close(py);
         if let Some(db) = self.db.close(py) {
             py.allow_threads(move || drop(db));
@@ -135,9 +133,10 @@ impl Db {
 
     /// A consistent view of every keyspace as of now; a context manager
     /// that releases it at the end of the block.
-    fn snapshot(&self) -> PyResult<Snapshot> {
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         let db = self.engine()?;
-        Ok(Snapshot::new(db.snapshot(), self.default.get()?.clone()))
+        let default = self.default.get()?.clone();
+        Ok(Snapshot::new(py, &self.handles, db.snapshot(), default))
     }
 
     /// The keyspace `name` (created if missing).
@@ -145,12 +144,10 @@ impl Db {
         let db = self.engine()?;
         let ks = py.allow_threads(|| db.keyspace(name)).or_py()?;
         let slot = Slot::new(ks);
-        self.handles
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Arc::downgrade(&slot));
+        self.handles.track(py, &slot);
         Ok(Keyspace {
             slot,
+            handles: Arc::clone(&self.handles),
             name: name.to_string(),
         })
     }
@@ -207,6 +204,7 @@ impl Db {
 #[pyclass(frozen, module = "slsm")]
 pub struct Keyspace {
     pub(crate) slot: Arc<Slot<slsm::Keyspace>>,
+    handles: Arc<Handles>,
     name: String,
 }
 

@@ -3,13 +3,14 @@
 //! invalidate it; entries are fetched in chunks with the GIL released.
 
 use std::ops::Bound;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
 use crate::errors::OrPy;
+use crate::handle::{closed, Close, Handles};
 
 /// Entries fetched per release of the GIL.
 const CHUNK: usize = 256;
@@ -93,7 +94,12 @@ impl Chunk {
 }
 
 struct State {
-    it: slsm::Iter,
+    /// `None` once the database closed.
+    it: Option<slsm::Iter>,
+    /// The database closed: every later call raises `ClosedError` (even
+    /// with entries left in the chunk or the end reached, so a loop cut
+    /// short by a close never looks like a complete one).
+    closed: bool,
     chunk: Chunk,
     reverse: bool,
     error: Option<slsm::Error>,
@@ -103,14 +109,14 @@ struct State {
 impl State {
     fn fill(&mut self) {
         self.chunk.clear();
+        let Some(it) = self.it.as_mut() else {
+            return;
+        };
         while self.chunk.lens.len() < CHUNK {
             let chunk = &mut self.chunk;
             let next = match self.reverse {
-                true => self
-                    .it
-                    .next_back()
-                    .map(|r| r.map(|(k, v)| chunk.push(&k, &v))),
-                false => self.it.next_with(|k, v| chunk.push(k, v)),
+                true => it.next_back().map(|r| r.map(|(k, v)| chunk.push(&k, &v))),
+                false => it.next_with(|k, v| chunk.push(k, v)),
             };
             match next {
                 Some(Ok(())) => {}
@@ -127,35 +133,68 @@ impl State {
     }
 }
 
+/// An iterator's state, closed with its database.
+struct Shared(Mutex<State>);
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Close for Shared {
+    fn close_handle(&self, py: Python<'_>) {
+        // Waits (without the GIL) for a chunk being fetched on another
+        // thread, then lets go of the engine's iterator.
+        let it = py.allow_threads(|| {
+            let mut s = self.lock();
+            s.closed = true;
+            s.chunk.clear();
+            s.it.take()
+        });
+        py.allow_threads(move || drop(it));
+    }
+}
+
 /// An iterator over keys, values or `(key, value)` pairs.
 #[pyclass(frozen, module = "slsm", name = "Iterator")]
 pub struct RangeIter {
-    state: Mutex<State>,
+    state: Arc<Shared>,
     what: Yield,
 }
 
 impl RangeIter {
-    pub fn new(it: slsm::Iter, reverse: bool, what: Yield) -> RangeIter {
-        RangeIter {
-            state: Mutex::new(State {
-                it,
-                chunk: Chunk::default(),
-                reverse,
-                error: None,
-                done: false,
-            }),
-            what,
-        }
+    /// An iterator over `it`, closed when the database is (`handles`).
+    pub fn new(
+        py: Python<'_>,
+        handles: &Handles,
+        it: slsm::Iter,
+        reverse: bool,
+        what: Yield,
+    ) -> RangeIter {
+        let state = Arc::new(Shared(Mutex::new(State {
+            it: Some(it),
+            closed: false,
+            chunk: Chunk::default(),
+            reverse,
+            error: None,
+            done: false,
+        })));
+        handles.track(py, &state);
+        RangeIter { state, what }
     }
 
     /// An iterator over `range` of `ks`.
     pub fn over(
+        py: Python<'_>,
+        handles: &Handles,
         ks: &slsm::Keyspace,
         range: KeyRange,
         reverse: bool,
         what: Yield,
     ) -> PyResult<RangeIter> {
-        Ok(RangeIter::new(ks.range::<Vec<u8>, _>(range), reverse, what))
+        let it = ks.range::<Vec<u8>, _>(range);
+        Ok(RangeIter::new(py, handles, it, reverse, what))
     }
 
     fn convert(&self, py: Python<'_>, (k, v): (&[u8], &[u8])) -> PyResult<PyObject> {
@@ -178,7 +217,10 @@ impl RangeIter {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
         loop {
             // Fast path with the GIL held: an entry already fetched.
-            if let Ok(mut s) = self.state.try_lock() {
+            if let Ok(mut s) = self.state.0.try_lock() {
+                if s.closed {
+                    return Err(closed());
+                }
                 if let Some(kv) = s.chunk.pop() {
                     return self.convert(py, kv).map(Some);
                 }
@@ -193,7 +235,7 @@ impl RangeIter {
             // Fetch the next chunk without the GIL (another thread may be
             // fetching: wait for it the same way).
             py.allow_threads(|| {
-                let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                let mut s = self.state.lock();
                 if s.chunk.is_empty() && !s.done && s.error.is_none() {
                     s.fill();
                 }

@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::db::Keyspace;
 use crate::errors::OrPy;
-use crate::handle::{Guard, Slot};
+use crate::handle::{Close, Guard, Handles, Slot};
 use crate::iter::{bounds, RangeIter, Yield};
 
 /// A consistent view of every keyspace as of `db.snapshot()`. A context
@@ -17,12 +17,22 @@ use crate::iter::{bounds, RangeIter, Yield};
 #[pyclass(frozen, module = "slsm")]
 pub struct Snapshot {
     snap: Arc<Slot<(slsm::Snapshot, slsm::Keyspace)>>,
+    /// The database's handles: the snapshot and its iterators close with it.
+    handles: Arc<Handles>,
 }
 
 impl Snapshot {
-    pub fn new(snap: slsm::Snapshot, default: slsm::Keyspace) -> Snapshot {
+    pub fn new(
+        py: Python<'_>,
+        handles: &Arc<Handles>,
+        snap: slsm::Snapshot,
+        default: slsm::Keyspace,
+    ) -> Snapshot {
+        let snap = Slot::new((snap, default));
+        handles.track(py, &snap);
         Snapshot {
-            snap: Slot::new((snap, default)),
+            snap,
+            handles: Arc::clone(handles),
         }
     }
 
@@ -101,39 +111,42 @@ impl Snapshot {
     #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None, keyspace = None))]
     fn items(
         &self,
+        py: Python<'_>,
         start: Option<&[u8]>,
         end: Option<&[u8]>,
         reverse: bool,
         prefix: Option<&[u8]>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<RangeIter> {
-        self.range(start, end, reverse, prefix, keyspace, Yield::Items)
+        self.range(py, start, end, reverse, prefix, keyspace, Yield::Items)
     }
 
     /// Keys as of the snapshot.
     #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None, keyspace = None))]
     fn keys(
         &self,
+        py: Python<'_>,
         start: Option<&[u8]>,
         end: Option<&[u8]>,
         reverse: bool,
         prefix: Option<&[u8]>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<RangeIter> {
-        self.range(start, end, reverse, prefix, keyspace, Yield::Keys)
+        self.range(py, start, end, reverse, prefix, keyspace, Yield::Keys)
     }
 
     /// Values as of the snapshot.
     #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None, keyspace = None))]
     fn values(
         &self,
+        py: Python<'_>,
         start: Option<&[u8]>,
         end: Option<&[u8]>,
         reverse: bool,
         prefix: Option<&[u8]>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<RangeIter> {
-        self.range(start, end, reverse, prefix, keyspace, Yield::Values)
+        self.range(py, start, end, reverse, prefix, keyspace, Yield::Values)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -154,13 +167,15 @@ impl Snapshot {
 
     /// Releases the snapshot.
     fn close(&self, py: Python<'_>) {
-        self.snap.close(py);
+        self.snap.close_handle(py);
     }
 }
 
 impl Snapshot {
+    #[allow(clippy::too_many_arguments)]
     fn range(
         &self,
+        py: Python<'_>,
         start: Option<&[u8]>,
         end: Option<&[u8]>,
         reverse: bool,
@@ -172,10 +187,7 @@ impl Snapshot {
         let ks = keyspace.map(|k| k.slot.get()).transpose()?;
         let ks = target(&view.1, &ks);
         let range = bounds(start, end, prefix)?;
-        Ok(RangeIter::new(
-            view.0.range_in::<Vec<u8>, _>(ks, range),
-            reverse,
-            what,
-        ))
+        let it = view.0.range_in::<Vec<u8>, _>(ks, range);
+        Ok(RangeIter::new(py, &self.handles, it, reverse, what))
     }
 }

@@ -3,7 +3,8 @@
 //! `#[pymethods]` block for each class; their own methods are in another.
 
 /// Expands to `#[pymethods] impl $class { shared methods }`. `$class` has
-/// `fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>>`.
+/// `fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>>` and a field
+/// `handles: Arc<Handles>` (where its iterators are tracked).
 macro_rules! keyspace_methods {
     ($class:ty) => {
         #[pymethods]
@@ -52,9 +53,10 @@ macro_rules! keyspace_methods {
             }
 
             /// Iterates over the keys, ascending.
-            fn __iter__(&self) -> PyResult<RangeIter> {
+            fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
                 let ks = self.space()?;
-                Ok(RangeIter::new(ks.iter(), false, Yield::Keys))
+                let it = ks.iter();
+                Ok(RangeIter::new(py, &self.handles, it, false, Yield::Keys))
             }
 
             /// The value of `key`, or `default`.
@@ -134,12 +136,15 @@ macro_rules! keyspace_methods {
             #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None))]
             fn items(
                 &self,
+                py: Python<'_>,
                 start: Option<&[u8]>,
                 end: Option<&[u8]>,
                 reverse: bool,
                 prefix: Option<&[u8]>,
             ) -> PyResult<RangeIter> {
                 RangeIter::over(
+                    py,
+                    &self.handles,
                     &*self.space()?,
                     bounds(start, end, prefix)?,
                     reverse,
@@ -151,12 +156,15 @@ macro_rules! keyspace_methods {
             #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None))]
             fn keys(
                 &self,
+                py: Python<'_>,
                 start: Option<&[u8]>,
                 end: Option<&[u8]>,
                 reverse: bool,
                 prefix: Option<&[u8]>,
             ) -> PyResult<RangeIter> {
                 RangeIter::over(
+                    py,
+                    &self.handles,
                     &*self.space()?,
                     bounds(start, end, prefix)?,
                     reverse,
@@ -168,12 +176,15 @@ macro_rules! keyspace_methods {
             #[pyo3(signature = (start = None, end = None, reverse = false, prefix = None))]
             fn values(
                 &self,
+                py: Python<'_>,
                 start: Option<&[u8]>,
                 end: Option<&[u8]>,
                 reverse: bool,
                 prefix: Option<&[u8]>,
             ) -> PyResult<RangeIter> {
                 RangeIter::over(
+                    py,
+                    &self.handles,
                     &*self.space()?,
                     bounds(start, end, prefix)?,
                     reverse,

@@ -205,11 +205,44 @@ def test_errors_are_typed_and_never_crash(path, tmp_path):
     for call in (lambda: db[b"k"], lambda: db.put(b"k", b"v"), lambda: ks.get(b"k"), db.flush):
         with pytest.raises(slsm.ClosedError):
             call()
-    list(it)  # an iterator keeps its snapshot readable
+    with pytest.raises(slsm.ClosedError):
+        list(it)  # closed with its database, not cut short silently
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "thesis.tex").write_text("x")
     with pytest.raises(slsm.NotADatabaseError):
         slsm.Db(str(tmp_path / "foreign"))
+
+
+def test_close_releases_everything_it_gave_out(path):
+    # A snapshot, an iterator half way through its buffered entries, and a
+    # keyspace outlive the Db in variables: closing the Db closes them all,
+    # releases the directory lock, and every later use raises ClosedError.
+    db = slsm.Db(path)
+    for i in range(1000):
+        db[b"k%04d" % i] = b"v"
+    snap = db.snapshot()
+    it = db.items()
+    assert next(it) == (b"k0000", b"v")
+    snap_it = snap.keys()
+    ks = db.keyspace("other")
+    ks_it = iter(ks)
+    dropped = [db.keys() for _ in range(200)]  # tracked, then collected
+    del dropped
+    db.close()
+    again = slsm.Db(path)  # the lock went with the Db, not with `snap`
+    assert again[b"k0999"] == b"v"
+    for call in (
+        lambda: snap.get(b"k0001"),
+        lambda: next(it),
+        lambda: next(snap_it),
+        lambda: next(ks_it),
+        lambda: ks.get(b"x"),
+        snap.items,
+    ):
+        with pytest.raises(slsm.ClosedError):
+            call()
+    snap.close()  # closing twice is harmless
+    again.close()
 
 
 def test_threads_share_a_db(path):
