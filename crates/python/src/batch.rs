@@ -55,7 +55,11 @@ impl WriteBatch {
     #[pyo3(signature = (key, value, keyspace = None))]
     fn put(&self, key: &[u8], value: &[u8], keyspace: Option<&Keyspace>) -> PyResult<()> {
         match keyspace {
-            Some(ks) => self.lock().put_in(&*ks.slot.get()?, key, value),
+            // The keyspace first: waiting for it must not hold the batch.
+            Some(ks) => {
+                let ks = ks.slot.get()?;
+                self.lock().put_in(&ks, key, value)
+            }
             None => self.lock().put(key, value),
         };
         Ok(())
@@ -65,7 +69,10 @@ impl WriteBatch {
     #[pyo3(signature = (key, keyspace = None))]
     fn delete(&self, key: &[u8], keyspace: Option<&Keyspace>) -> PyResult<()> {
         match keyspace {
-            Some(ks) => self.lock().delete_in(&*ks.slot.get()?, key),
+            Some(ks) => {
+                let ks = ks.slot.get()?;
+                self.lock().delete_in(&ks, key)
+            }
             None => self.lock().delete(key),
         };
         Ok(())
@@ -75,7 +82,10 @@ impl WriteBatch {
     #[pyo3(signature = (start, end, keyspace = None))]
     fn delete_range(&self, start: &[u8], end: &[u8], keyspace: Option<&Keyspace>) -> PyResult<()> {
         match keyspace {
-            Some(ks) => self.lock().delete_range_in(&*ks.slot.get()?, start, end),
+            Some(ks) => {
+                let ks = ks.slot.get()?;
+                self.lock().delete_range_in(&ks, start, end)
+            }
             None => self.lock().delete_range(start, end),
         };
         Ok(())

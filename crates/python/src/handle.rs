@@ -5,7 +5,7 @@
 //! last Python object to be collected: a snapshot kept in a variable would
 //! otherwise hold the lock, and reopening the directory would fail).
 
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, Weak};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, TryLockError, Weak};
 
 use pyo3::prelude::*;
 
@@ -14,14 +14,28 @@ use crate::errors::ClosedError;
 /// A slot that holds an engine object until it is closed.
 pub struct Slot<T>(RwLock<Option<T>>);
 
-impl<T> Slot<T> {
+impl<T: Send + Sync> Slot<T> {
     pub fn new(value: T) -> Arc<Slot<T>> {
         Arc::new(Slot(RwLock::new(Some(value))))
     }
 
     /// The object, read-locked for one call (closing waits for it).
+    ///
+    /// Never blocks with the GIL held: a `close` waiting for the write lock
+    /// makes new readers wait (the lock favours writers), and a thread
+    /// that waited here holding the GIL would keep the calls already
+    /// inside from taking it back to finish: a deadlock. So a contended
+    /// read waits with the GIL released, then tries again.
     pub fn get(&self) -> PyResult<Guard<'_, T>> {
-        let guard = self.0.read().unwrap_or_else(|p| p.into_inner());
+        let guard = loop {
+            match self.0.try_read() {
+                Ok(guard) => break guard,
+                Err(TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(TryLockError::WouldBlock) => Python::with_gil(|py| {
+                    py.allow_threads(|| drop(self.0.read()));
+                }),
+            }
+        };
         match guard.is_some() {
             true => Ok(Guard(guard)),
             false => Err(closed()),
@@ -30,10 +44,7 @@ impl<T> Slot<T> {
 
     /// Empties the slot once no call is using it (without the GIL, so a
     /// call in flight on another thread can finish). Returns the object.
-    pub fn close(&self, py: Python<'_>) -> Option<T>
-    where
-        T: Send + Sync,
-    {
+    pub fn close(&self, py: Python<'_>) -> Option<T> {
         py.allow_threads(|| self.0.write().unwrap_or_else(|p| p.into_inner()).take())
     }
 }

@@ -272,6 +272,58 @@ while True:
 """
 
 
+CLOSE_WHILE_IN_USE = r"""
+import random, sys, threading, time, slsm
+path = sys.argv[1]
+for round in range(20):
+    db = slsm.Db(path)
+    for i in range(2000):
+        db[b"k%05d" % i] = b"v" * 50
+    failures = []
+
+    def worker(kind):
+        try:
+            for _ in range(200):
+                if kind == 0:
+                    list(db.items())
+                elif kind == 1:
+                    with db.snapshot() as s:
+                        s.get(b"k00001")
+                        list(s.keys())
+                elif kind == 2:
+                    db.multi_get([b"k%05d" % random.randrange(2000) for _ in range(64)])
+                else:
+                    db.put(b"x%d" % random.randrange(10**6), b"y")
+        except slsm.ClosedError:
+            pass
+        except BaseException as e:
+            failures.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(random.random() * 0.05)
+    db.close()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+print("ok")
+"""
+
+
+def test_close_while_other_threads_use_the_db(path):
+    # close() waits for the calls in flight; a call arriving meanwhile used
+    # to wait for the lock while holding the GIL, which the calls in flight
+    # needed to finish: a deadlock (hence the subprocess and its timeout).
+    done = subprocess.run(
+        [sys.executable, "-c", CLOSE_WHILE_IN_USE, path],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.strip() == b"ok"
+
+
 def test_sigkill_of_a_writer_loses_no_acknowledged_write(path):
     child = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True)
     acked = -1
