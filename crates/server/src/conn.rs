@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use crate::pipeline::run_all;
+use crate::pipeline::{run_some, OUTPUT_CHUNK};
 use crate::resp::{self, Reply};
 use crate::session::{Session, Then};
 use crate::Shared;
@@ -109,22 +109,28 @@ async fn serve_client(
         }
         let (requests, used, error) = parse_all(&input.bytes);
         input.consume(used);
+        let mut requests = requests.into_iter().peekable();
         let mut out = Vec::new();
-        let then = if requests.is_empty() {
-            Then::Continue
-        } else {
+        let mut then = Then::Continue;
+        while then == Then::Continue && requests.peek().is_some() {
+            if out.len() >= OUTPUT_CHUNK {
+                // Written before more runs: a client that does not read its
+                // replies holds up only itself, and about one chunk.
+                socket.write_all(&out).await?;
+                out.clear();
+            }
             // Engine calls take microseconds while data is cached, and a
             // disk read or an fsync (appendfsync always) takes tens of
             // microseconds to milliseconds: only then is handing the worker's
             // other connections to another thread (block_in_place) worth its
             // cost, which exceeds a cached read's.
-            let (replies, then) = match shared.opts.appendfsync == crate::Fsync::Always {
-                true => tokio::task::block_in_place(|| run_all(shared, session, requests)),
-                false => run_all(shared, session, requests),
+            then = match shared.opts.appendfsync == crate::Fsync::Always {
+                true => tokio::task::block_in_place(|| {
+                    run_some(shared, session, &mut requests, &mut out)
+                }),
+                false => run_some(shared, session, &mut requests, &mut out),
             };
-            out = replies;
-            then
-        };
+        }
         if let Some(e) = &error {
             Reply::err(format!("ERR Protocol error: {}", e.0)).encode(session.proto, &mut out);
         }

@@ -12,8 +12,18 @@
 //! less. A group whose engine call fails runs again request by request, so
 //! each request gets its own error (an oversized key fails only itself).
 //!
-//! Owns nothing between calls; runs on the connection's task.
+//! Memory: the connection writes the replies out once they pass
+//! [`OUTPUT_CHUNK`] before it runs more of the pipeline (waiting for a slow
+//! reader meanwhile), and a group of `GET`s grows only while its replies
+//! are small, so a pipeline of `GET`s of large values holds about one
+//! chunk of replies, not all of them: a client that sends requests without
+//! reading the replies cannot make the server buffer without bound (Redis
+//! buffers a normal client's replies without limit by default).
+//!
+//! Owns nothing between calls but `Session::get_group`; runs on the
+//! connection's task.
 
+use std::iter::Peekable;
 use std::sync::atomic::Ordering;
 
 use slsm::{Keyspace, WriteBatch};
@@ -26,6 +36,9 @@ use crate::Shared;
 
 /// The most requests one engine call takes (bounds a transaction's retry).
 const MAX_GROUP: usize = 256;
+
+/// Replies encoded before the connection writes them out.
+pub const OUTPUT_CHUNK: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -51,33 +64,59 @@ fn kind(req: &Request) -> Kind {
     }
 }
 
-/// Runs `requests` in order; the encoded replies and what the connection
-/// does next.
-pub fn run_all(shared: &Shared, session: &mut Session, requests: Vec<Request>) -> (Vec<u8>, Then) {
-    let mut out = Vec::new();
-    let mut requests = requests.into_iter().peekable();
-    while let Some(first) = requests.next() {
+/// Runs `requests` in order, encoding their replies into `out`, until they
+/// are all run or `out` holds [`OUTPUT_CHUNK`] bytes (the caller writes it
+/// and calls again); what the connection does next.
+pub fn run_some(
+    shared: &Shared,
+    session: &mut Session,
+    requests: &mut Peekable<std::vec::IntoIter<Request>>,
+    out: &mut Vec<u8>,
+) -> Then {
+    while out.len() < OUTPUT_CHUNK {
+        let Some(first) = requests.next() else {
+            break;
+        };
         let k = match session.runs_plain_commands() {
             true => kind(&first),
             false => Kind::Other,
         };
         if k != Kind::Other {
+            let most = match k {
+                Kind::Get => session.get_group,
+                _ => MAX_GROUP,
+            };
             let mut group = vec![first];
-            while group.len() < MAX_GROUP && requests.peek().is_some_and(|r| kind(r) == k) {
+            while group.len() < most && requests.peek().is_some_and(|r| kind(r) == k) {
                 group.extend(requests.next());
             }
-            run_group(shared, session, k, group, &mut out);
+            let before = out.len();
+            let len = group.len();
+            run_group(shared, session, k, group, out);
+            if k == Kind::Get {
+                session.get_group = next_get_group(len, out.len() - before);
+            }
             continue;
         }
         let (reply, then) = execute(shared, session, first);
         if then != Then::Shutdown {
-            reply.encode(session.proto, &mut out);
+            reply.encode(session.proto, out);
         }
         if then != Then::Continue {
-            return (out, then);
+            return then;
         }
     }
-    (out, Then::Continue)
+    Then::Continue
+}
+
+/// The size of the next group of `GET`s after one of `len` whose replies
+/// took `bytes`: double while they are small (a quarter of a chunk), else
+/// as many as a chunk holds at that size (at least one).
+fn next_get_group(len: usize, bytes: usize) -> usize {
+    if bytes <= OUTPUT_CHUNK / 4 {
+        return (len * 2).min(MAX_GROUP);
+    }
+    (len * OUTPUT_CHUNK / bytes).clamp(1, MAX_GROUP)
 }
 
 fn run_group(

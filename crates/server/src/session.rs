@@ -53,6 +53,11 @@ pub struct Session {
     /// A command failed to queue: EXEC aborts.
     queue_failed: bool,
     watch: Option<slsm::Transaction>,
+    /// How many pipelined `GET`s the next engine call may take: grows while
+    /// their replies are small, shrinks when they are large (see
+    /// `pipeline::next_get_group`), so a pipeline of large values never
+    /// holds many of them at once.
+    pub get_group: usize,
 }
 
 impl Session {
@@ -68,6 +73,7 @@ impl Session {
             queued: None,
             queue_failed: false,
             watch: None,
+            get_group: 1,
         }
     }
 }

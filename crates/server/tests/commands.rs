@@ -354,3 +354,41 @@ fn clients_holding_too_much_input_are_closed_and_others_served() {
     let info: String = cmd("INFO").arg("clients").query(&mut c).unwrap();
     assert!(info.contains("slsm_max_query_buffers:1048576"), "{info}");
 }
+
+#[test]
+fn a_client_that_does_not_read_its_replies_holds_up_only_itself() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let big = vec![b'x'; 1 << 20];
+    let _: () = c.set("big", &big[..]).unwrap();
+    let processed = |c: &mut redis::Connection| -> u64 {
+        let info: String = cmd("INFO").arg("stats").query(c).unwrap();
+        let line = info
+            .lines()
+            .find_map(|l| l.strip_prefix("total_commands_processed:"))
+            .unwrap();
+        line.trim().parse().unwrap()
+    };
+    let before = processed(&mut c);
+    // 2,000 GETs of a 1 MiB value (2 GiB of replies), never read: the
+    // server writes until the socket is full and then waits, reading no
+    // more requests, instead of running them all into memory.
+    let mut greedy = TcpStream::connect(s.addr).unwrap();
+    greedy
+        .write_all(&request(&["GET", "big"]).repeat(2000))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let ran = processed(&mut c) - before;
+    assert!(ran < 200, "{ran} of the unread GETs ran");
+    // Others are served meanwhile, and the greedy client gets its replies
+    // once it reads them.
+    assert_eq!(c.get::<_, Vec<u8>>("big").unwrap().len(), 1 << 20);
+    greedy
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let reply_len = "$1048576\r\n".len() + (1 << 20) + 2;
+    let mut got = vec![0u8; reply_len * 2000];
+    greedy.read_exact(&mut got).unwrap();
+    assert!(got.starts_with(b"$1048576\r\nxxx"));
+    assert!(got[got.len() - reply_len..].starts_with(b"$1048576\r\n"));
+}
