@@ -1,5 +1,5 @@
-//! Connection and server commands: HELLO AUTH CLIENT COMMAND CONFIG
-//! (INFO and DBSIZE are in `info.rs`).
+//! Connection and server commands: HELLO AUTH COMMAND CONFIG (CLIENT is
+//! in `clients.rs`, INFO and DBSIZE in `info.rs`).
 
 use std::sync::atomic::Ordering;
 
@@ -30,7 +30,8 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
                 i += 3;
             }
             b"setname" if i + 1 < a.len() => {
-                session.name = a[i + 1].clone();
+                crate::clients::check_name(&a[i + 1])?;
+                session.client.names().name = a[i + 1].clone();
                 i += 2;
             }
             _ => {
@@ -80,67 +81,6 @@ pub fn auth(
         }
         Some(_) => Err(wrong()),
     }
-}
-
-pub fn client(session: &mut Session, a: &[Vec<u8>]) -> Outcome {
-    let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
-    match (sub.as_slice(), a.len()) {
-        (b"setname", 3) => {
-            if a[2].iter().any(|&c| c <= b' ' || c > b'~') {
-                return Err(fail(
-                    "ERR Client names cannot contain spaces, newlines or special characters.",
-                ));
-            }
-            session.name = a[2].clone();
-            Ok(Reply::ok())
-        }
-        (b"getname", 2) => Ok(match session.name.is_empty() {
-            true => Reply::Null,
-            false => Reply::Bulk(session.name.clone()),
-        }),
-        (b"id", 2) => Ok(Reply::Int(session.id as i64)),
-        (b"info", 2) => Ok(Reply::Bulk(
-            format!(
-                "id={} name={} db=0 multi={} resp={} lib-name={} lib-ver={}\n",
-                session.id,
-                String::from_utf8_lossy(&session.name),
-                session.queued_count().map_or(-1, |n| n as i64),
-                session.proto,
-                String::from_utf8_lossy(&session.lib_name),
-                String::from_utf8_lossy(&session.lib_ver),
-            )
-            .into_bytes(),
-        )),
-        (b"setinfo", 4) => set_info(session, &a[2], &a[3]),
-        _ => Err(subcommand_error(
-            "client",
-            &["setname", "getname", "id", "info", "setinfo"],
-            a,
-        )),
-    }
-}
-
-/// `CLIENT SETINFO LIB-NAME|LIB-VER value`: what a client library says
-/// it is (kept for the session, as Redis shows it in `CLIENT INFO`).
-fn set_info(session: &mut Session, attr: &[u8], value: &[u8]) -> Outcome {
-    let attr = attr.to_ascii_lowercase();
-    if attr != b"lib-name" && attr != b"lib-ver" {
-        return Err(fail(&format!(
-            "ERR Unrecognized option '{}'",
-            String::from_utf8_lossy(&attr)
-        )));
-    }
-    if value.iter().any(|&c| c <= b' ' || c > b'~') {
-        return Err(fail(&format!(
-            "ERR {} cannot contain spaces, newlines or special characters.",
-            String::from_utf8_lossy(&attr)
-        )));
-    }
-    match attr.as_slice() {
-        b"lib-name" => session.lib_name = value.to_vec(),
-        _ => session.lib_ver = value.to_vec(),
-    }
-    Ok(Reply::ok())
 }
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND LIST`, `COMMAND INFO [name...]`,
@@ -249,7 +189,11 @@ pub fn config(s: &Shared, a: &[Vec<u8>]) -> Outcome {
 /// Redis 7's errors for a container command (`CLIENT`, `CONFIG`): a
 /// subcommand it knows with the wrong number of arguments, or one it does
 /// not know.
-fn subcommand_error(command: &str, known: &[&str], a: &[Vec<u8>]) -> crate::commands::Fail {
+pub(crate) fn subcommand_error(
+    command: &str,
+    known: &[&str],
+    a: &[Vec<u8>],
+) -> crate::commands::Fail {
     let sub = String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v));
     let lower = sub.to_ascii_lowercase();
     match known.contains(&lower.as_str()) {

@@ -1,6 +1,7 @@
 //! One connection: read, parse every complete request (pipelining), run
 //! them, write the replies in one go.
 
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -33,7 +34,14 @@ pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch:
         return;
     }
     let _ = socket.set_nodelay(true);
-    let mut session = Session::new(shared.next_client_id(), shared.opts.requirepass.is_some());
+    let registered = shared.registry.register(
+        shared.next_client_id(),
+        socket.peer_addr().ok(),
+        socket.local_addr().ok(),
+        socket.as_raw_fd() as i64,
+    );
+    let client = Arc::clone(&registered.client);
+    let mut session = Session::new(client, shared.opts.requirepass.is_some());
     let mut input = Pending::new(&shared);
     let _ = serve_client(&mut socket, &shared, &mut session, &mut input, &mut stop).await;
     shared.clients.fetch_sub(1, Ordering::AcqRel);
@@ -103,12 +111,16 @@ async fn serve_client(
         let n = tokio::select! {
             read = input.read_from(socket) => read?,
             _ = stop.changed() => return Ok(()),
+            _ = session.client.killed() => return Ok(()),
         };
-        if n == 0 {
+        if n == 0 || session.client.is_killed() {
             return Ok(());
         }
         let (requests, used, error) = parse_all(&input.bytes);
         input.consume(used);
+        if let Some(last) = requests.last() {
+            session.publish(&last[0]);
+        }
         let mut requests = requests.into_iter().peekable();
         let mut out = Vec::new();
         let mut then = Then::Continue;
@@ -137,7 +149,7 @@ async fn serve_client(
         if !out.is_empty() {
             socket.write_all(&out).await?;
         }
-        if error.is_some() || then == Then::Close {
+        if error.is_some() || then == Then::Close || session.client.is_killed() {
             return Ok(());
         }
         if then == Then::Shutdown {

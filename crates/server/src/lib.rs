@@ -22,6 +22,7 @@
 //!   as one engine call each (`pipeline.rs`).
 
 pub mod admin;
+pub mod clients;
 pub mod command_table;
 pub mod commands;
 mod conn;
@@ -128,6 +129,8 @@ pub struct Shared {
     pub opts: ServerOptions,
     pub store: store::Store,
     pub cursors: cursors::Cursors,
+    /// The connected clients, for `CLIENT LIST` and `CLIENT KILL`.
+    pub registry: clients::Clients,
     pub started: Instant,
     pub clients: AtomicU64,
     pub connections: AtomicU64,
@@ -192,6 +195,7 @@ pub async fn start(opts: ServerOptions) -> Result<Running, String> {
         opts,
         store,
         cursors: cursors::Cursors::default(),
+        registry: clients::Clients::default(),
         started: Instant::now(),
         clients: AtomicU64::new(0),
         connections: AtomicU64::new(0),

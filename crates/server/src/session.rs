@@ -9,7 +9,9 @@
 //! always applies atomically.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
+use crate::clients::Client;
 use crate::commands::{self, Fail};
 use crate::resp::{Reply, Request};
 use crate::store::{atomically, Direct, InTx};
@@ -40,10 +42,9 @@ pub enum Then {
 
 pub struct Session {
     pub id: u64,
-    pub name: Vec<u8>,
-    /// What `CLIENT SETINFO` said the client library is.
-    pub lib_name: Vec<u8>,
-    pub lib_ver: Vec<u8>,
+    /// The connection as other clients see it (`CLIENT LIST`): its name,
+    /// the library it says it is, its last command.
+    pub client: Arc<Client>,
     pub proto: u8,
     /// The version HELLO asked for, applied once the rest of HELLO is fine.
     pub pending_proto: u8,
@@ -61,12 +62,10 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(id: u64, needs_auth: bool) -> Session {
+    pub fn new(client: Arc<Client>, needs_auth: bool) -> Session {
         Session {
-            id,
-            name: Vec::new(),
-            lib_name: Vec::new(),
-            lib_ver: Vec::new(),
+            id: client.id,
+            client,
             proto: 2,
             pending_proto: 2,
             authenticated: !needs_auth,
@@ -88,6 +87,13 @@ impl Session {
     /// Commands queued since `MULTI`, `None` outside one.
     pub fn queued_count(&self) -> Option<usize> {
         self.queued.as_ref().map(Vec::len)
+    }
+
+    /// Publishes that the session is about to run a batch of requests
+    /// ending with command `last` (`CLIENT LIST`'s cmd, idle, multi, resp).
+    pub fn publish(&self, last: &[u8]) {
+        let multi = self.queued_count().map_or(-1, |n| n as i64);
+        self.client.publish(last, self.proto, multi);
     }
 }
 
@@ -218,7 +224,7 @@ fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Repl
             Ok(_) => Reply::err("ERR DB index is out of range"),
             Err(_) => Reply::err("ERR value is not an integer or out of range"),
         },
-        "client" => to_reply(admin::client(session, &req)),
+        "client" => to_reply(crate::clients::command(s, session, &req)),
         "command" => to_reply(admin::command(&req)),
         "config" => to_reply(admin::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),

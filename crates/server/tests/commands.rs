@@ -392,3 +392,74 @@ fn a_client_that_does_not_read_its_replies_holds_up_only_itself() {
     assert!(got.starts_with(b"$1048576\r\nxxx"));
     assert!(got[got.len() - reply_len..].starts_with(b"$1048576\r\n"));
 }
+
+#[test]
+fn client_list_info_and_kill() {
+    let s = Server::start(None);
+    let mut me = s.conn();
+    let mut other = s.conn();
+    let _: () = cmd("CLIENT")
+        .arg("SETNAME")
+        .arg("worker-1")
+        .query(&mut other)
+        .unwrap();
+    let _: () = other.set("k", "v").unwrap();
+    let other_id: i64 = cmd("CLIENT").arg("ID").query(&mut other).unwrap();
+    let my_id: i64 = cmd("CLIENT").arg("ID").query(&mut me).unwrap();
+    // One line per client, in Redis's key=value fields (client libraries
+    // parse them: redis-py needs every integer field it knows).
+    let list: String = cmd("CLIENT").arg("LIST").query(&mut me).unwrap();
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    let fields = |line: &str| -> std::collections::HashMap<String, String> {
+        line.split(' ')
+            .map(|kv| kv.split_once('=').unwrap())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let theirs = fields(lines.iter().find(|l| l.contains("name=worker-1")).unwrap());
+    assert_eq!(theirs["id"], other_id.to_string());
+    assert_eq!(theirs["cmd"], "client");
+    for int_field in [
+        "age", "idle", "db", "multi", "qbuf", "argv-mem", "omem", "tot-mem",
+    ] {
+        theirs[int_field].parse::<i64>().unwrap();
+    }
+    assert!(theirs["addr"].starts_with("127.0.0.1:"));
+    assert_eq!(theirs["laddr"], s.addr.to_string());
+    let info: String = cmd("CLIENT").arg("INFO").query(&mut me).unwrap();
+    assert_eq!(fields(info.trim())["id"], my_id.to_string());
+    let only: String = cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(other_id)
+        .query(&mut me)
+        .unwrap();
+    assert_eq!(only.lines().count(), 1);
+    // KILL by id answers how many; the killed connection is closed.
+    let killed: i64 = cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(other_id)
+        .query(&mut me)
+        .unwrap();
+    assert_eq!(killed, 1);
+    assert!(other.get::<_, String>("k").is_err());
+    let err = cmd("CLIENT")
+        .arg("KILL")
+        .arg("127.0.0.1:1")
+        .query::<()>(&mut me)
+        .unwrap_err();
+    assert!(err.to_string().contains("No such client"), "{err}");
+    // SKIPME is the default: killing by my own address spares me.
+    let mine = fields(info.trim())["addr"].clone();
+    let n: i64 = cmd("CLIENT")
+        .arg("KILL")
+        .arg("ADDR")
+        .arg(&mine)
+        .query(&mut me)
+        .unwrap();
+    assert_eq!(n, 0);
+    let list: String = cmd("CLIENT").arg("LIST").query(&mut me).unwrap();
+    assert_eq!(list.lines().count(), 1, "{list}");
+}
