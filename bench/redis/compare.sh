@@ -44,7 +44,9 @@ for tool in redis-server redis-benchmark; do
   fi
 done
 SLSM="${CARGO_TARGET_DIR:-target}/release/slsm"
-[ -x "$SLSM" ] || cargo build --release -q -p slsm-cli
+# Always through cargo: it rebuilds only what changed, and a binary left
+# from an older checkout is never measured by mistake.
+cargo build --release -q -p slsm-cli
 OUT="$(mktemp -d)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() { for _ in $(seq 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }

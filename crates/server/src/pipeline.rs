@@ -94,7 +94,7 @@ pub fn run_some(
             let len = group.len();
             run_group(shared, session, k, group, out);
             if k == Kind::Get {
-                session.get_group = next_get_group(len, out.len() - before);
+                session.get_group = next_get_group(most, len, out.len() - before);
             }
             continue;
         }
@@ -109,14 +109,20 @@ pub fn run_some(
     Then::Continue
 }
 
-/// The size of the next group of `GET`s after one of `len` whose replies
-/// took `bytes`: double while they are small (a quarter of a chunk), else
-/// as many as a chunk holds at that size (at least one).
-fn next_get_group(len: usize, bytes: usize) -> usize {
-    if bytes <= OUTPUT_CHUNK / 4 {
-        return (len * 2).min(MAX_GROUP);
+/// The most `GET`s the next group may take, after a group of `len` (of at
+/// most `limit`) whose replies took `bytes`: as many as a chunk holds at
+/// that size (at least one) if they were large (over a quarter of a
+/// chunk); else twice the limit if the group filled it, and the same limit
+/// if the pipeline ended first (its last few `GET`s say nothing of the
+/// next pipeline's).
+fn next_get_group(limit: usize, len: usize, bytes: usize) -> usize {
+    if bytes > OUTPUT_CHUNK / 4 {
+        return (len * OUTPUT_CHUNK / bytes).clamp(1, MAX_GROUP);
     }
-    (len * OUTPUT_CHUNK / bytes).clamp(1, MAX_GROUP)
+    match len >= limit {
+        true => (limit * 2).min(MAX_GROUP),
+        false => limit,
+    }
 }
 
 fn run_group(
@@ -217,5 +223,31 @@ fn counters(
             Err(slsm::Error::Conflict) => continue,
             Err(_) => return false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn get_groups_grow_with_small_replies_and_shrink_with_large_ones() {
+        // Pipelines of 16 small GETs: the limit climbs past 16 and stays,
+        // whatever the short groups at each pipeline's end.
+        let mut limit = 1;
+        for _ in 0..10 {
+            let mut left = 16;
+            while left > 0 {
+                let len = left.min(limit);
+                limit = next_get_group(limit, len, len * 110);
+                left -= len;
+            }
+        }
+        assert!(limit >= 16, "{limit}");
+        assert_eq!(next_get_group(MAX_GROUP, MAX_GROUP, 1000), MAX_GROUP);
+        // 1 MiB values: one at a time.
+        assert_eq!(next_get_group(64, 64, 64 << 20), 1);
+        // 64 KiB values: a chunk's worth.
+        assert_eq!(next_get_group(64, 64, 64 << 16), 16);
     }
 }
