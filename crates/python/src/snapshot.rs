@@ -90,9 +90,10 @@ impl Snapshot {
     fn multi_get<'py>(
         &self,
         py: Python<'py>,
-        keys: Vec<pyo3::pybacked::PyBackedBytes>,
+        keys: &Bound<'py, PyAny>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let keys = crate::space::keys_of(keys)?;
         let view = self.view()?;
         let ks = keyspace.map(|k| k.slot.get()).transpose()?;
         let ks = target(&view.1, &ks);

@@ -107,8 +107,9 @@ macro_rules! keyspace_methods {
             fn multi_get<'py>(
                 &self,
                 py: Python<'py>,
-                keys: Vec<pyo3::pybacked::PyBackedBytes>,
+                keys: &Bound<'py, PyAny>,
             ) -> PyResult<Bound<'py, PyList>> {
+                let keys = $crate::space::keys_of(keys)?;
                 let ks = self.space()?;
                 let values = py.allow_threads(|| ks.multi_get(&keys)).or_py()?;
                 PyList::new(
@@ -196,3 +197,24 @@ macro_rules! keyspace_methods {
 }
 
 pub(crate) use keyspace_methods;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyString};
+
+/// The keys of a `multi_get`: any iterable of `bytes` (a list, a tuple, a
+/// generator), but not one `bytes` or `str`, which would iterate as its
+/// items.
+pub fn keys_of(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyBackedBytes>> {
+    if keys.is_instance_of::<PyBytes>() || keys.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "multi_get takes an iterable of bytes keys, not a single key",
+        ));
+    }
+    let mut out = Vec::with_capacity(keys.len().unwrap_or(0));
+    for key in keys.try_iter()? {
+        out.push(key?.extract::<PyBackedBytes>()?);
+    }
+    Ok(out)
+}

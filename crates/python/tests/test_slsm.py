@@ -80,6 +80,8 @@ def test_matches_a_dict(tmp_path_factory, ops):
                 db.close()
                 db = slsm.Db(path, run_size=8192, memory_runs=3)
             assert db.multi_get(list(model)[:8]) == [model[k] for k in list(model)[:8]]
+            # Any iterable of keys, not only a list.
+            assert db.multi_get(k for k in list(model)[:8]) == [model[k] for k in list(model)[:8]]
         assert list(db.items()) == sorted(model.items())
         assert list(db.keys(reverse=True)) == sorted(model, reverse=True)
         for k, v in model.items():
@@ -187,6 +189,10 @@ def test_errors_are_typed_and_never_crash(path, tmp_path):
         db["text key"] = b"v"
     with pytest.raises(TypeError):
         db[b"k"] = 5
+    with pytest.raises(TypeError):
+        db.multi_get(b"one key")  # would iterate as integers
+    with pytest.raises(TypeError):
+        db.multi_get([b"k", 3])
     with pytest.raises(slsm.InvalidArgumentError):
         db[b"k" * 70000] = b"v"
     with pytest.raises(TypeError):
