@@ -128,7 +128,9 @@ async fn serve_client(
             if out.len() >= OUTPUT_CHUNK {
                 // Written before more runs: a client that does not read its
                 // replies holds up only itself, and about one chunk.
-                socket.write_all(&out).await?;
+                if !send(socket, &out, session, stop).await? {
+                    return Ok(());
+                }
                 out.clear();
             }
             // Engine calls take microseconds while data is cached, and a
@@ -146,8 +148,8 @@ async fn serve_client(
         if let Some(e) = &error {
             Reply::err(format!("ERR Protocol error: {}", e.0)).encode(session.proto, &mut out);
         }
-        if !out.is_empty() {
-            socket.write_all(&out).await?;
+        if !out.is_empty() && !send(socket, &out, session, stop).await? {
+            return Ok(());
         }
         if error.is_some() || then == Then::Close || session.client.is_killed() {
             return Ok(());
@@ -159,6 +161,22 @@ async fn serve_client(
         if input.over_limit() {
             return Ok(()); // Redis closes such clients too
         }
+    }
+}
+
+/// Writes `out` to the client; false if the client was killed or the
+/// server is stopping first (a client that does not read its replies must
+/// not hold up either).
+async fn send(
+    socket: &mut TcpStream,
+    out: &[u8],
+    session: &Session,
+    stop: &mut watch::Receiver<bool>,
+) -> std::io::Result<bool> {
+    tokio::select! {
+        written = socket.write_all(out) => written.map(|()| true),
+        _ = session.client.killed() => Ok(false),
+        _ = stop.changed() => Ok(false),
     }
 }
 

@@ -463,3 +463,38 @@ fn client_list_info_and_kill() {
     let list: String = cmd("CLIENT").arg("LIST").query(&mut me).unwrap();
     assert_eq!(list.lines().count(), 1, "{list}");
 }
+
+#[test]
+fn a_client_that_does_not_read_can_be_killed() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = c.set("big", vec![b'x'; 1 << 20]).unwrap();
+    let mut greedy = TcpStream::connect(s.addr).unwrap();
+    greedy.write_all(&request(&["CLIENT", "ID"])).unwrap();
+    let mut id = [0u8; 64];
+    let n = greedy.read(&mut id).unwrap();
+    let id = std::str::from_utf8(&id[1..n]).unwrap().trim().to_string();
+    // The server blocks writing this client's replies...
+    greedy
+        .write_all(&request(&["GET", "big"]).repeat(300))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let killed: i64 = cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(&id)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(killed, 1);
+    // ...and still closes it at once: what was sent before, then the end.
+    greedy
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    greedy.read_to_end(&mut got).unwrap();
+    assert!(
+        got.len() < 300 << 20,
+        "{} bytes: not closed early",
+        got.len()
+    );
+}
