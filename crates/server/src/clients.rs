@@ -65,9 +65,12 @@ impl Client {
         self.multi.store(multi, Ordering::Relaxed);
         let mut names = self.names();
         names.last_cmd.clear();
+        // Lowercased in place, printable ASCII only (a command name is),
+        // so a batch costs no allocation.
+        let printable = last_cmd.iter().filter(|b| b.is_ascii_graphic());
         names
             .last_cmd
-            .push_str(&String::from_utf8_lossy(last_cmd).to_ascii_lowercase());
+            .extend(printable.map(|b| char::from(b.to_ascii_lowercase())));
     }
 
     /// Asks the connection to close (`CLIENT KILL`); it does once its

@@ -173,8 +173,20 @@ async fn send(
     session: &Session,
     stop: &mut watch::Receiver<bool>,
 ) -> std::io::Result<bool> {
+    // Most replies fit the socket's buffer at once: no waiting, so nothing
+    // to register with the kill and stop signals (the stop signal is shared
+    // by every connection).
+    let sent = match socket.try_write(out) {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+        Err(e) => return Err(e),
+    };
+    let rest = &out[sent..];
+    if rest.is_empty() {
+        return Ok(true);
+    }
     tokio::select! {
-        written = socket.write_all(out) => written.map(|()| true),
+        written = socket.write_all(rest) => written.map(|()| true),
         _ = session.client.killed() => Ok(false),
         _ = stop.changed() => Ok(false),
     }
