@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::batch::WriteBatch;
 use crate::errors::OrPy;
-use crate::handle::{Guard, Handles, Slot};
+use crate::handle::{Close, Guard, Handles, Slot};
 use crate::iter::{bounds, RangeIter, Yield};
 use crate::options;
 use crate::snapshot::Snapshot;
@@ -106,10 +106,8 @@ impl Db {
     /// harmless.
     fn close(&self, py: Python<'_>) {
         self.handles.close_all(py);
-        self.default.close(py);
-        if let Some(db) = self.db.close(py) {
-            py.allow_threads(move || drop(db));
-        }
+        self.default.close_handle(py);
+        self.db.close_handle(py);
     }
 
     /// The database directory.

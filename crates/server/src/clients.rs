@@ -208,12 +208,18 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
 
 /// A name `CLIENT SETNAME` or `HELLO ... SETNAME` accepts.
 pub fn check_name(name: &[u8]) -> Result<(), Fail> {
-    match name.iter().any(|&c| c <= b' ' || c > b'~') {
+    match has_space_or_special(name) {
         true => Err(fail(
             "ERR Client names cannot contain spaces, newlines or special characters.",
         )),
         false => Ok(()),
     }
+}
+
+/// What Redis refuses in a client's name and library fields: spaces,
+/// control characters and anything past `~`.
+fn has_space_or_special(value: &[u8]) -> bool {
+    value.iter().any(|&c| c <= b' ' || c > b'~')
 }
 
 /// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]`: every
@@ -345,7 +351,7 @@ fn set_info(me: &Client, attr: &[u8], value: &[u8]) -> Outcome {
             String::from_utf8_lossy(&attr)
         )));
     }
-    if value.iter().any(|&c| c <= b' ' || c > b'~') {
+    if has_space_or_special(value) {
         return Err(fail(&format!(
             "ERR {} cannot contain spaces, newlines or special characters.",
             String::from_utf8_lossy(&attr)
