@@ -2,9 +2,16 @@
 //! the engine holds, and this component splits it and keeps the split as
 //! run files come and go.
 //!
-//! * a quarter for the memory runs (`Options::effective_run_size` seals
-//!   each run at its share; writers stall rather than let runs grow past
-//!   it);
+//! * up to a quarter for the memory runs (`Options::effective_run_size`
+//!   seals each run at its share; writers stall rather than let runs grow
+//!   past it). A run is also sealed at `Options::run_entries` entries, which
+//!   small entries reach long before the bytes (24,576 entries of 16 + 100
+//!   bytes are ~3.4 MiB, against an 8 MiB share in a 256 MiB budget), so
+//!   the reserve is what the runs show they need: the whole share until a
+//!   run is first sealed full, then the largest run seen (plus a sixteenth),
+//!   raised before any run would outgrow it and never lowered again (see
+//!   [`MemoryBudget::make_room_in_run`]). The block cache gets the rest: in
+//!   a 256 MiB budget with such entries, ~36 MiB more;
 //! * a sixteenth for the buffers of merges (chunked reads of every input,
 //!   the output's write buffer), of the write-ahead log, and the readahead
 //!   windows of scanning iterators (at most half of it, all iterators
@@ -19,14 +26,16 @@
 //!   or the charge of files being built changes (or a fixed
 //!   `Options::block_cache_size`).
 //!
-//! The memory runs' share is reserved whole, not lent to the block cache
-//! while the runs hold little (RocksDB's write buffer manager can charge
-//! memtables to its cache that way). Lending it was measured: cached reads
+//! The memory runs' reserve is what full runs hold, not lent to the block
+//! cache while the runs are empty (RocksDB's write buffer manager can
+//! charge memtables to its cache that way). Lending it was measured: cached reads
 //! 20-25% faster, but the peak resident memory of the default 5M set in one
 //! process rose from 165-184 to 185-251 MB, because glibc keeps the pages of
 //! the 4 KiB blocks the cache gives back while the runs take fresh ones
 //! (a `malloc_trim` on each shrink did not help). It waits for block
-//! memory the engine can hand back itself.
+//! memory the engine can hand back itself. Following what a full run holds
+//! does not churn that way: the reserve drops once, when the first run is
+//! sealed full, and after that only grows, when entries do.
 //!
 //! The operating system's page cache sits outside the budget but inside
 //! a container's memory limit. Where that limit (or the machine's memory)
@@ -77,7 +86,16 @@ impl MemoryUsage {
 /// The split of the budget. See the [module docs](self).
 pub(crate) struct MemoryBudget {
     budget: usize,
-    memory_runs_limit: usize,
+    /// `Options::memory_runs`.
+    memory_runs: usize,
+    /// The most one memory run may hold (`Options::effective_run_size`).
+    run_ceiling: usize,
+    /// Bytes reserved per memory run, at most `run_ceiling`: see the
+    /// [module docs](self).
+    run_reserve: AtomicUsize,
+    /// A run has been sealed full, so `run_reserve` is measured, not the
+    /// whole share.
+    run_reserve_measured: std::sync::atomic::AtomicBool,
     buffers: usize,
     fixed_cache: Option<usize>,
     cache: Arc<BlockCache>,
@@ -91,7 +109,8 @@ pub(crate) struct MemoryBudget {
 
 impl MemoryBudget {
     pub fn new(opts: &Options) -> MemoryBudget {
-        let memory_runs_limit = opts.effective_run_size() * opts.memory_runs;
+        let run_ceiling = opts.effective_run_size();
+        let memory_runs_limit = run_ceiling * opts.memory_runs;
         let buffers = opts.memory_budget / 16;
         let cache_size = opts.block_cache_size.unwrap_or_else(|| {
             opts.memory_budget
@@ -102,7 +121,10 @@ impl MemoryBudget {
         cache.set_readahead_limit(buffers / 2);
         MemoryBudget {
             budget: opts.memory_budget,
-            memory_runs_limit,
+            memory_runs: opts.memory_runs,
+            run_ceiling,
+            run_reserve: AtomicUsize::new(run_ceiling),
+            run_reserve_measured: Default::default(),
             buffers,
             fixed_cache: opts.block_cache_size,
             cache,
@@ -145,12 +167,57 @@ impl MemoryBudget {
         if self.fixed_cache.is_none() {
             let left = self
                 .budget
-                .saturating_sub(self.memory_runs_limit)
+                .saturating_sub(self.memory_runs_limit())
                 .saturating_sub(self.buffers)
                 .saturating_sub(self.pinned.load(Ordering::Relaxed))
                 .saturating_sub(self.building.load(Ordering::Relaxed));
             self.cache.set_capacity(left);
         }
+    }
+
+    /// Bytes the memory runs may hold together now.
+    fn memory_runs_limit(&self) -> usize {
+        self.run_reserve.load(Ordering::Relaxed) * self.memory_runs
+    }
+
+    /// Called before a write that leaves the active memory run holding
+    /// `bytes`: raises the reserve per run (shrinking the block cache
+    /// first) if the run would outgrow it. Within the run's ceiling, which
+    /// the caller keeps by sealing, the budget then holds at every write.
+    #[inline]
+    pub fn make_room_in_run(&self, bytes: usize) {
+        if bytes > self.run_reserve.load(Ordering::Relaxed) {
+            self.raise_run_reserve(bytes);
+        }
+    }
+
+    #[cold]
+    fn raise_run_reserve(&self, bytes: usize) {
+        let wanted = with_margin(bytes).min(self.run_ceiling);
+        let before = self.run_reserve.fetch_max(wanted, Ordering::Relaxed);
+        if wanted > before {
+            self.resize_cache();
+        }
+    }
+
+    /// A memory run was sealed because it was full: the first time, the
+    /// reserve per run drops from the whole share to what the memory runs
+    /// of `version` hold at most (the runs' sizes are now measured).
+    pub fn note_full_run(&self, version: &Version) {
+        if self.run_reserve_measured.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let largest = version
+            .mems
+            .iter()
+            .map(|m| m.usage_after(0))
+            .max()
+            .unwrap_or(0);
+        let measured = with_margin(largest).min(self.run_ceiling);
+        // `fetch_min`: a concurrent raise (a bigger run) is not undone
+        // below what it needed, since `largest` includes every run.
+        self.run_reserve.fetch_min(measured, Ordering::Relaxed);
+        self.resize_cache();
     }
 
     /// A charge for the memory of one run file being built: `set(bytes)`
@@ -167,13 +234,19 @@ impl MemoryBudget {
         MemoryUsage {
             budget: self.budget as u64,
             memory_runs: version.mems.iter().map(|m| m.memory_usage() as u64).sum(),
-            memory_runs_limit: self.memory_runs_limit as u64,
+            memory_runs_limit: self.memory_runs_limit() as u64,
             pinned: self.pinned.load(Ordering::Relaxed) as u64,
             cache: self.cache.stats(),
             buffers: self.buffers as u64,
             building: self.building.load(Ordering::Relaxed) as u64,
         }
     }
+}
+
+/// `bytes` and a sixteenth more: runs sealed at the same entry count differ
+/// a little in size with their keys and values.
+fn with_margin(bytes: usize) -> usize {
+    bytes.saturating_add(bytes / 16)
 }
 
 /// True if what the memory limit leaves beside the engine's budget is less

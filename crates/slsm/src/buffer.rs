@@ -9,7 +9,8 @@
 //!   runs and the run files change together.
 //! * **Calls**: the version set (to seal: a new active run), the background
 //!   threads (the hand-off to flush, and waiting for it when every run is
-//!   full), the WAL writer it is lent.
+//!   full), the WAL writer it is lent, the memory budget (whose reserve
+//!   for the runs follows their sizes).
 //! * **Thread safety**: [`MemoryBuffer::make_room`] is called by the commit
 //!   pipeline's leader only (with the log it owns), so no group is inserting
 //!   into a run while it is sealed.
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::background::Background;
+use crate::budget::MemoryBudget;
 use crate::error::{Error, Result};
 use crate::files;
 use crate::memtable::MemRun;
@@ -63,6 +65,8 @@ pub(crate) struct MemoryBuffer {
     versions: Arc<VersionSet>,
     background: Arc<Background>,
     counters: Arc<Counters>,
+    /// The memory runs' reserve within it follows the runs' sizes.
+    budget: Arc<MemoryBudget>,
 }
 
 impl MemoryBuffer {
@@ -72,6 +76,7 @@ impl MemoryBuffer {
         versions: Arc<VersionSet>,
         background: Arc<Background>,
         counters: Arc<Counters>,
+        budget: Arc<MemoryBudget>,
     ) -> MemoryBuffer {
         MemoryBuffer {
             dir,
@@ -79,6 +84,7 @@ impl MemoryBuffer {
             versions,
             background,
             counters,
+            budget,
         }
     }
 
@@ -105,6 +111,7 @@ impl MemoryBuffer {
             let active = version.active();
             let must_seal = force && !active.is_empty();
             if !must_seal && active.has_room_for(incoming) {
+                self.budget.make_room_in_run(active.usage_after(incoming));
                 break Ok(Arc::clone(active));
             }
             if version.mems.len() < self.opts.memory_runs {
@@ -112,6 +119,7 @@ impl MemoryBuffer {
                 if force {
                     break Ok(Arc::clone(self.versions.current().active()));
                 }
+                self.budget.note_full_run(&self.versions.current());
                 continue;
             }
             // Every run is full: wait for a flush.

@@ -250,11 +250,17 @@ impl MemRun {
         if self.is_empty() {
             return true;
         }
+        !self.is_full() && self.usage_after(bytes) <= self.run_size
+    }
+
+    /// At most what the run holds once `bytes` more of encoded entries are
+    /// in it.
+    pub fn usage_after(&self, bytes: usize) -> usize {
         // A node costs about its key and value, plus a tower and a header
         // of a few dozen bytes: twice the encoded size is a safe bound for
-        // the entries the engine stores.
+        // the entries the engine stores. The arena may take a new chunk.
         let needed = bytes.saturating_mul(2) + self.arena_chunk;
-        !self.is_full() && self.memory_usage() + needed <= self.run_size
+        self.memory_usage() + needed
     }
 
     /// Number of entries (every version counts).

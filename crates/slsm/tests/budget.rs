@@ -44,9 +44,13 @@ fn value(i: u32, round: u32) -> Vec<u8> {
 }
 
 fn assert_within_budget(usage: MemoryUsage, when: &str) {
+    assert_within(usage, BUDGET, when);
+}
+
+fn assert_within(usage: MemoryUsage, budget: usize, when: &str) {
     assert!(
-        usage.total() <= BUDGET as u64,
-        "{when}: {} bytes accounted, budget {BUDGET}: {usage:?}",
+        usage.total() <= budget as u64,
+        "{when}: {} bytes accounted, budget {budget}: {usage:?}",
         usage.total()
     );
     assert!(
@@ -122,4 +126,64 @@ fn accounted_memory_never_exceeds_the_budget() {
     }
     assert_eq!(scanned, model.len());
     assert_within_budget(db.memory_usage(), "after the scan");
+}
+
+/// Memory runs sealed by their entry count hold far less than their share
+/// of the budget: the block cache gets the difference, and gives it back
+/// before bigger entries make the runs grow, so the budget holds
+/// throughout.
+#[test]
+fn the_memory_runs_reserve_follows_what_the_runs_hold() {
+    const BIG_BUDGET: usize = 64 << 20;
+    let opts = Options {
+        memory_budget: BIG_BUDGET,
+        run_entries: 2_000,
+        ..Options::default()
+    };
+    let share = (opts.effective_run_size() * opts.memory_runs) as u64;
+    let check = |usage: MemoryUsage, when: &str| {
+        assert_within(usage, BIG_BUDGET, when);
+        assert!(usage.memory_runs_limit <= share, "{when}: {usage:?}");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut model = BTreeMap::new();
+    let before = db.memory_usage();
+    assert_eq!(before.memory_runs_limit, share, "the whole share at first");
+
+    // Writes `n` keys with values of `value(i)`, checking as they go.
+    let mut write = |n: u32, value: &dyn Fn(u32) -> Vec<u8>, when: &str| {
+        for i in 0..n {
+            let (k, v) = (key(i), value(i));
+            db.put(&k, &v).unwrap();
+            model.insert(k, v);
+            if i.is_multiple_of(100) {
+                check(db.memory_usage(), when);
+            }
+        }
+    };
+    // Small entries: runs are sealed at 2,000 entries, well below their
+    // bytes.
+    write(20_000, &|i| i.to_be_bytes().repeat(4), "small entries");
+    let small = db.memory_usage();
+    assert!(
+        small.memory_runs_limit < share / 4,
+        "the reserve follows the runs: {small:?}"
+    );
+    assert!(
+        small.cache.capacity >= before.cache.capacity + share / 2,
+        "the cache got the rest: {small:?} (before: {before:?})"
+    );
+    // Values of 8 KiB: runs now fill their share by bytes.
+    write(4_000, &|i| vec![(i % 251) as u8; 8 << 10], "big entries");
+    let big = db.memory_usage();
+    assert!(
+        big.memory_runs_limit > small.memory_runs_limit * 2,
+        "the reserve grew with the runs: {big:?}"
+    );
+    db.wait_for_compaction().unwrap();
+    check(db.memory_usage(), "after the merges");
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+    }
 }

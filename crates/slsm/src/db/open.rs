@@ -145,6 +145,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Arc::clone(&versions),
         Arc::clone(&background),
         Arc::clone(&counters),
+        Arc::clone(&budget),
     );
     let commit = CommitPipeline::new(buffer, Arc::clone(&counters), &opts, last_sequence, log);
     let threads = match read_only {
