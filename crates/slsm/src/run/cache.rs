@@ -14,6 +14,17 @@
 //! serve` right after merges rewrote the data missed the cache more with
 //! 80% (+12% misses in the first pass, +34% in the second) and 50% (+35%,
 //! +71%), and served fewer requests.
+//!
+//! A merge's output starts cold (the inputs' blocks leave with their
+//! files). Warming it, by reading into the cache the output blocks that
+//! overlap the inputs' cached blocks once the inputs are gone, was built and
+//! measured (2026-11-25) and not landed: after the `-P 16` SETs of
+//! `bench/redis/compare.sh` the cache held 137 MB of warmed blocks, yet the
+//! next million GETs missed 250K times instead of 148K (the warmed blocks
+//! filled the hot share, so the blocks the GETs needed entered the 3%
+//! probation and left before their second use), and the server's peak RSS
+//! rose from 221 to 337 MB (blocks allocated while freed ones were still
+//! held).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
