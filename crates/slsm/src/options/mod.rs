@@ -103,9 +103,11 @@ pub struct Options {
     pub compression: Compression,
     /// The memory the engine may use, in bytes: memory runs, the block
     /// cache, the indexes and filters of open run files, merge and log
-    /// buffers. A quarter goes to the memory runs (each run is sealed at
-    /// `min(run_size, budget / 4 / memory_runs)`; writers stall, counted,
-    /// rather than let the runs grow past it), a sixteenth to merge and log
+    /// buffers. Up to a quarter goes to the memory runs (each run is sealed
+    /// at `min(run_size, budget / 4 / memory_runs)` bytes or `run_entries`
+    /// entries; writers stall, counted, rather than let the runs grow past
+    /// it; once a run is sealed full, only what full runs hold is kept for
+    /// them), a sixteenth to merge and log
     /// buffers, and the block cache gets the rest after the indexes and
     /// filters, unless [`block_cache_size`](Self::block_cache_size) says
     /// otherwise. Default 128 MiB, about what RocksDB's and fjall's
