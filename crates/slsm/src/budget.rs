@@ -101,6 +101,8 @@ pub(crate) struct MemoryBudget {
     cache: Arc<BlockCache>,
     pinned: AtomicUsize,
     building: AtomicUsize,
+    /// Held while the cache's capacity is computed and set.
+    resizing: parking_lot::Mutex<()>,
     /// The process's memory limit (`os_memory`), read at open.
     os_limit: Option<u64>,
     /// `Options::os_page_cache`.
@@ -130,6 +132,7 @@ impl MemoryBudget {
             cache,
             pinned: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
+            resizing: Default::default(),
             os_limit: crate::os_memory::memory_limit(),
             os_page_cache: opts.os_page_cache,
         }
@@ -165,6 +168,10 @@ impl MemoryBudget {
     /// Gives the block cache what the rest of the budget leaves.
     fn resize_cache(&self) {
         if self.fixed_cache.is_none() {
+            // The flush, the merge and the writers' leader resize at any
+            // time: under the lock the last capacity set is computed from
+            // the last figures, never a stale larger one.
+            let _one_at_a_time = self.resizing.lock();
             let left = self
                 .budget
                 .saturating_sub(self.memory_runs_limit())
