@@ -6,12 +6,12 @@
 //!   seals each run at its share; writers stall rather than let runs grow
 //!   past it). A run is also sealed at `Options::run_entries` entries, which
 //!   small entries reach long before the bytes (24,576 entries of 16 + 100
-//!   bytes are ~3.4 MiB, against an 8 MiB share in a 256 MiB budget), so
+//!   bytes take ~4.5 MiB, against an 8 MiB share in a 256 MiB budget), so
 //!   the reserve is what the runs show they need: the whole share until a
 //!   run is first sealed full, then the largest run seen (plus a sixteenth),
 //!   raised before any run would outgrow it and never lowered again (see
 //!   [`MemoryBudget::make_room_in_run`]). The block cache gets the rest: in
-//!   a 256 MiB budget with such entries, ~36 MiB more;
+//!   a 256 MiB budget with such entries, ~21 MiB more;
 //! * a sixteenth for the buffers of merges (chunked reads of every input,
 //!   the output's write buffer), of the write-ahead log, and the readahead
 //!   windows of scanning iterators (at most half of it, all iterators
