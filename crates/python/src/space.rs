@@ -2,6 +2,11 @@
 //! its default keyspace), written once as a macro that expands into a
 //! `#[pymethods]` block for each class; their own methods are in another.
 
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyString};
+
 /// Expands to `#[pymethods] impl $class { shared methods }`. `$class` has
 /// `fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>>` and a field
 /// `handles: Arc<Handles>` (where its iterators are tracked).
@@ -197,11 +202,6 @@ macro_rules! keyspace_methods {
 }
 
 pub(crate) use keyspace_methods;
-
-use pyo3::exceptions::PyTypeError;
-use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyString};
 
 /// The keys of a `multi_get`: any iterable of `bytes` (a list, a tuple, a
 /// generator), but not one `bytes` or `str`, which would iterate as its

@@ -50,7 +50,7 @@
 //! * **Thread safety**: any thread may call it; `rebalance` is called by the
 //!   jobs after every change of the run files.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::options::Options;
@@ -95,7 +95,7 @@ pub(crate) struct MemoryBudget {
     run_reserve: AtomicUsize,
     /// A run has been sealed full, so `run_reserve` is measured, not the
     /// whole share.
-    run_reserve_measured: std::sync::atomic::AtomicBool,
+    run_reserve_measured: AtomicBool,
     buffers: usize,
     fixed_cache: Option<usize>,
     cache: Arc<BlockCache>,
@@ -221,8 +221,7 @@ impl MemoryBudget {
             .max()
             .unwrap_or(0);
         let measured = with_margin(largest).min(self.run_ceiling);
-        // `fetch_min`: a concurrent raise (a bigger run) is not undone
-        // below what it needed, since `largest` includes every run.
+        // Only ever lowers it: `largest` covers every run there is.
         self.run_reserve.fetch_min(measured, Ordering::Relaxed);
         self.resize_cache();
     }

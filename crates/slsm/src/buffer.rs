@@ -110,8 +110,8 @@ impl MemoryBuffer {
             let version = self.versions.current();
             let active = version.active();
             let must_seal = force && !active.is_empty();
-            if !must_seal && active.has_room_for(incoming) {
-                self.budget.make_room_in_run(active.usage_after(incoming));
+            if let Some(after) = active.room_for(incoming).filter(|_| !must_seal) {
+                self.budget.make_room_in_run(after);
                 break Ok(Arc::clone(active));
             }
             if version.mems.len() < self.opts.memory_runs {

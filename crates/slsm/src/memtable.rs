@@ -242,15 +242,16 @@ impl MemRun {
         self.len() >= self.run_entries || self.memory_usage() >= self.run_size
     }
 
-    /// True if writes of about `bytes` (encoded) fit without the run
-    /// growing past `run_size`: their nodes, and a fresh arena chunk if the
-    /// current one runs out. An empty run takes any write (a write bigger
-    /// than a run gets one to itself).
-    pub fn has_room_for(&self, bytes: usize) -> bool {
-        if self.is_empty() {
-            return true;
-        }
-        !self.is_full() && self.usage_after(bytes) <= self.run_size
+    /// What the run holds at most once writes of about `bytes` (encoded)
+    /// are in it, if they fit without the run growing past `run_size`
+    /// (their nodes, and a fresh arena chunk if the current one runs out)
+    /// or its entry count past `run_entries`; `None` if it must be sealed
+    /// first. An empty run takes any write (a write bigger than a run gets
+    /// one to itself).
+    pub fn room_for(&self, bytes: usize) -> Option<usize> {
+        let after = self.usage_after(bytes);
+        let fits = self.len() < self.run_entries && after <= self.run_size;
+        (fits || self.is_empty()).then_some(after)
     }
 
     /// At most what the run holds once `bytes` more of encoded entries are
