@@ -21,7 +21,7 @@ static int parse(const char *s, size_t len, long double *out) {
     buf[len] = '\0';
     errno = 0;
     v = strtold(buf, &end);
-    if (isspace((unsigned char)buf[0]) || end[0] != '\0' ||
+    if (isspace((unsigned char)buf[0]) || end[0] != '\0' || (size_t)(end - buf) != len ||
         (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || fpclassify(v) == FP_ZERO)) ||
         errno == EINVAL || isnan(v))
         return 0;

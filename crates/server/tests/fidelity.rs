@@ -277,3 +277,147 @@ fn getset_renamenx_touch_and_expiretime_answer_as_redis() {
         "{secs} {micros}"
     );
 }
+
+#[test]
+fn integers_floats_and_expiry_times_are_refused_where_redis_refuses_them() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            // "-0" is not an integer to Redis, as an argument or a value.
+            &["SET", "z", "-0"],
+            &["INCR", "z"],
+            &["INCRBY", "n", "-0"],
+            &["GETRANGE", "z", "-0", "1"],
+            &["EXPIRE", "z", "-0"],
+            // A float ends at its last byte, not at a NUL inside it.
+            &["SET", "f", "123\0x"],
+            &["INCRBYFLOAT", "f", "1"],
+            &["INCRBYFLOAT", "g", "1\u{0}2"],
+            // A deadline past the largest time is an invalid time.
+            &["PSETEX", "p", "9223372036854775807", "v"],
+            &["SETEX", "p", "9223372036854775", "v"],
+            &["EXISTS", "p"],
+            // The latest deadline there is, in seconds, rounded.
+            &["SET", "t", "v"],
+            &["PEXPIREAT", "t", "9223372036854775807"],
+            &["EXPIRETIME", "t"],
+            &["PEXPIRETIME", "t"],
+        ],
+    );
+    let not_integer = "-ERR value is not an integer or out of range";
+    let not_float = "-ERR value is not a valid float";
+    assert_eq!(
+        got,
+        [
+            "+OK",
+            not_integer,
+            not_integer,
+            not_integer,
+            not_integer,
+            "+OK",
+            not_float,
+            not_float,
+            "-ERR invalid expire time in 'psetex' command",
+            "-ERR invalid expire time in 'setex' command",
+            ":0",
+            "+OK",
+            ":1",
+            ":9223372036854776",
+            ":9223372036854775807",
+        ]
+    );
+}
+
+#[test]
+fn a_transaction_queues_server_commands_and_watches_only_the_watched_keys() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["SET", "a", "1"],
+            &["WATCH", "w"],
+            // A write after WATCH to a key not watched does not abort EXEC,
+            // even when the transaction reads that key.
+            &["SET", "b", "2"],
+            &["MULTI"],
+            &["GET", "b"],
+            &["SET", "c", "3"],
+            &["SELECT", "0"],
+            &["DBSIZE"], // sees the transaction's own write
+            &["UNWATCH"],
+            &["PING"],
+            &["ECHO", "e"],
+            &["INCR", "a"],
+            &["CLIENT", "SETNAME", "tx"],
+            &["EXEC"],
+            &["CLIENT", "GETNAME"],
+            // SHUTDOWN cannot be queued, and the transaction is discarded.
+            &["MULTI"],
+            &["SET", "d", "4"],
+            &["SHUTDOWN"],
+            &["EXEC"],
+            &["EXISTS", "d"],
+            // A watched key written since WATCH, by this client too: null.
+            &["WATCH", "a"],
+            &["SET", "a", "5"],
+            &["MULTI"],
+            &["GET", "a"],
+            &["EXEC"],
+            &["GET", "a"],
+        ],
+    );
+    let mut expected = vec!["+OK"; 4];
+    expected.extend(["+QUEUED"; 9]);
+    expected.extend([
+        "*9", "2", "+OK", "+OK", ":3", "+OK", "+PONG", "e", ":2", "+OK", "tx",
+    ]);
+    expected.extend([
+        "+OK",
+        "+QUEUED",
+        "-ERR Command not allowed inside a transaction",
+        "-EXECABORT Transaction discarded because of previous errors.",
+        ":0",
+    ]);
+    expected.extend(["+OK", "+OK", "+OK", "+QUEUED", "*-1", "5"]);
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn a_key_is_watched_from_its_own_watch_and_only_writes_touch_it() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["SET", "a", "1"],
+            &["SET", "b", "1"],
+            // b's write comes before b is watched (a was watched earlier).
+            &["WATCH", "a"],
+            &["SET", "b", "2"],
+            &["WATCH", "b"],
+            &["MULTI"],
+            &["GET", "b"],
+            &["EXEC"],
+            // PERSIST on a key without a TTL writes nothing.
+            &["WATCH", "b"],
+            &["GETEX", "b", "PERSIST"],
+            &["MULTI"],
+            &["GET", "b"],
+            &["EXEC"],
+            // Removing a TTL is a write.
+            &["SET", "b", "3", "EX", "100"],
+            &["WATCH", "b"],
+            &["GETEX", "b", "PERSIST"],
+            &["MULTI"],
+            &["GET", "b"],
+            &["EXEC"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "+OK", "+OK", "+OK", "+OK", "+OK", "+OK", "+QUEUED", "*1", "2", "+OK", "2", "+OK",
+            "+QUEUED", "*1", "2", "+OK", "+OK", "3", "+OK", "+QUEUED", "*-1",
+        ]
+    );
+}

@@ -62,7 +62,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
         "expiretime" | "pexpiretime" => Ok(Reply::Int(match acc.get(&a[1])? {
             None => -2,
             Some(v) if v.expires_at == 0 => -1,
-            Some(v) if name == "expiretime" => (v.expires_at as i64 + 500) / 1000,
+            // Rounded as Redis does, without overflow at the latest time.
+            Some(v) if name == "expiretime" => ((u128::from(v.expires_at) + 500) / 1000) as i64,
             Some(v) => v.expires_at as i64,
         })),
         "keys" => {

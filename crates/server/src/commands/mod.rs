@@ -37,8 +37,12 @@ pub fn not_an_integer() -> Fail {
 
 /// Redis accepts no `+` sign and no leading zeros.
 fn is_canonical_integer(s: &str) -> bool {
-    let digits = s.strip_prefix('-').unwrap_or(s);
-    !digits.starts_with('+') && (digits == "0" || !digits.starts_with('0'))
+    let leading_nonzero = |d: &str| d.starts_with(|c: char| c.is_ascii_digit() && c != '0');
+    match s.strip_prefix('-') {
+        // Redis's string2ll refuses "-0" along with "+1", "01" and " 1".
+        Some(digits) => leading_nonzero(digits),
+        None => s == "0" || leading_nonzero(s),
+    }
 }
 
 /// A decimal integer argument, as Redis parses them.

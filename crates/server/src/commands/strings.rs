@@ -31,12 +31,13 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             } else {
                 Some(n)
             };
-            match ms {
-                Some(ms) if ms > 0 => {
-                    acc.set(
-                        &a[1],
-                        &Value::new(a[3].clone(), now_ms().saturating_add(ms as u64)),
-                    )?;
+            // Like Redis, a time whose deadline overflows is invalid.
+            let at = ms
+                .filter(|&ms| ms > 0)
+                .and_then(|ms| ms.checked_add(now_ms() as i64));
+            match at {
+                Some(at) => {
+                    acc.set(&a[1], &Value::new(a[3].clone(), at as u64))?;
                     Ok(Reply::ok())
                 }
                 _ => Err(fail(&format!(
@@ -172,6 +173,8 @@ fn getex(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         return Ok(Reply::Null);
     };
     let new_ttl = match (option.as_deref(), a.get(3)) {
+        // Redis writes (and so touches watched keys) only to remove a TTL.
+        (Some(b"persist"), _) if v.expires_at == 0 => None,
         (Some(b"persist"), _) => Some(0),
         (Some(opt), Some(time)) => Some(expiry_at(opt, time, "getex")?),
         _ => None,

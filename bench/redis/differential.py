@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""slsm serve against redis-server, reply by reply: seeded random sequences
+of the string, key and transaction commands (with edge-case arguments:
+"-0", "+1", " 1", overflowing integers and times, floats with exponents,
+NaN and infinities, embedded NUL bytes, wrong arities, unknown options,
+server commands inside MULTI) sent to both on one connection each; every
+reply must be the same, and after every command outside MULTI the values
+and expiry states of all keys must be too. A second client writes now and
+then (so that WATCH sees other clients' writes), and every other sequence
+runs in RESP3. Exit status 1 on a difference, printing the command, both
+replies and the commands before it.
+
+    bench/redis/differential.py [--slsm target/release/slsm] [--seeds 1-5]
+                                [--steps 3000]
+
+Not compared, because Redis leaves them unspecified or they race the clock:
+the order of KEYS, times the two servers computed a few milliseconds apart
+(TTL, PTTL, and EXPIRETIME of a relative expiry: within 5 units), and
+database numbers other than 0 (slsm serve has one database; SELECT 1 is
+refused). Only times that cannot expire during a run are generated.
+"""
+import argparse
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+KEYS = ["a", "b", "c", "n", "f", "{t}x", "e"]
+NUMS = ["0", "1", "-1", "10", "9223372036854775807", "-9223372036854775808",
+        "9223372036854775808", "1.5", "abc", "", " 1", "01", "+1", "1e3", "-0",
+        "3.0e2", "inf", "-inf", "nan", "0x10", "100000000000000000000"]
+# Times: none short enough to expire while a sequence runs.
+TIMES = ["0", "-1", "100000", "9223372036854775807", "-9223372036854775808",
+         "abc", "-0", "1.5", "", "922337203685477", "9223372036854775",
+         "9223372036854"]
+VALS = ["v", "", "hello world", "123", "-5", "1.5", "x" * 20, "\x00\xff"]
+
+
+def k(): return random.choice(KEYS)
+def n(): return random.choice(NUMS)
+def t(): return random.choice(TIMES)
+def v(): return random.choice(VALS + NUMS)
+
+
+def pairs(lo, hi):
+    return [x for _ in range(random.randint(lo, hi)) for x in (k(), v())]
+
+
+def command():
+    return random.choice([
+        lambda: ["GET", k()],
+        lambda: ["SET", k(), v()] + random.choice([
+            [], ["NX"], ["XX"], ["GET"], ["EX", t()], ["PX", t()], ["KEEPTTL"],
+            ["EX", "100", "NX"], ["NX", "XX"], ["EX", "10", "PX", "10"],
+            ["GET", "NX"], ["EXAT", n()], ["PXAT", n()], ["FOO"], ["EX"]]),
+        lambda: ["SETNX", k(), v()],
+        lambda: ["SETEX", k(), t(), v()],
+        lambda: ["PSETEX", k(), t(), v()],
+        lambda: ["GETDEL", k()],
+        lambda: ["GETEX", k()] + random.choice([
+            [], ["PERSIST"], ["EX", t()], ["PX", t()], ["EX", "10", "PERSIST"], ["FOO"]]),
+        lambda: ["GETSET", k(), v()],
+        lambda: ["MGET"] + [k() for _ in range(random.randint(0, 3))],
+        lambda: ["MSET"] + pairs(0, 3) + random.choice([[], [k()]]),
+        lambda: ["MSETNX"] + pairs(0, 3),
+        lambda: ["APPEND", k(), v()],
+        lambda: ["STRLEN", k()],
+        lambda: ["GETRANGE", k(), n(), n()],
+        lambda: ["GETRANGE", k(), "0", "-1"],
+        lambda: ["SETRANGE", k(), random.choice(["0", "3", "-1", "abc", "10"]), v()],
+        lambda: ["INCR", k()],
+        lambda: ["DECR", k()],
+        lambda: ["INCRBY", k(), n()],
+        lambda: ["DECRBY", k(), n()],
+        lambda: ["INCRBYFLOAT", k(), n()],
+        lambda: ["DEL"] + [k() for _ in range(random.randint(0, 3))],
+        lambda: ["UNLINK", k(), k()],
+        lambda: ["EXISTS"] + [k() for _ in range(random.randint(0, 3))],
+        lambda: ["TOUCH", k(), k()],
+        lambda: ["TYPE", k()],
+        lambda: ["RENAME", k(), k()],
+        lambda: ["RENAMENX", k(), k()],
+        lambda: ["EXPIRE", k(), t()] + random.choice([[], ["NX"], ["XX"], ["GT"], ["LT"], ["FOO"]]),
+        lambda: ["PEXPIRE", k(), t()],
+        lambda: ["EXPIREAT", k(), n()],
+        lambda: ["PEXPIREAT", k(), n()],
+        lambda: ["PERSIST", k()],
+        lambda: ["TTL", k()],
+        lambda: ["PTTL", k()],
+        lambda: ["EXPIRETIME", k()],
+        lambda: ["PEXPIRETIME", k()],
+        lambda: ["KEYS", random.choice(["*", "a*", "?", "[ab]", "\\*", "{*"])],
+        lambda: ["DBSIZE"],
+        lambda: ["ECHO", v()],
+        lambda: ["PING"],
+        lambda: ["PING", v()],
+        lambda: ["SELECT", random.choice(["0", "x", "-1"])],
+        lambda: ["MULTI"],
+        lambda: ["EXEC"],
+        lambda: ["DISCARD"],
+        lambda: ["WATCH", k()],
+        lambda: ["UNWATCH"],
+        lambda: [random.choice(["get", "Set", "incr"]), k()],
+        lambda: ["STRLEN"],
+        lambda: ["GET"],
+        lambda: ["SET", k()],
+        lambda: ["NOSUCH", "x"],
+        # A write by another client (touches the first client's WATCH).
+        lambda: [OTHER, "SET", k(), v()],
+        lambda: [OTHER, "DEL", k()],
+    ])()
+
+
+# Marks a command sent on the second connection.
+OTHER = "@other"
+
+
+class Conn:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.buf = b""
+
+    def _fill(self, need):
+        while not need():
+            data = self.sock.recv(65536)
+            if not data:
+                raise EOFError("connection closed")
+            self.buf += data
+
+    def _line(self):
+        self._fill(lambda: b"\r\n" in self.buf)
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _bytes(self, n):
+        self._fill(lambda: len(self.buf) >= n + 2)
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
+    def reply(self):
+        line = self._line()
+        kind = line[:1]
+        if kind in (b"$", b"="):
+            size = int(line[1:])
+            return line if size < 0 else (kind, self._bytes(size))
+        if kind in (b"*", b"~", b">"):
+            size = int(line[1:])
+            return line if size < 0 else (kind, [self.reply() for _ in range(size)])
+        if kind == b"%":
+            return (kind, [(self.reply(), self.reply()) for _ in range(int(line[1:]))])
+        return line
+
+    def call(self, args):
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = a.encode() if isinstance(a, str) else a
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        self.sock.sendall(out)
+        return self.reply()
+
+
+TIMING = ("TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME")
+
+
+def normalized(reply, args):
+    """The reply with what may differ between two correct servers taken out."""
+    if args[0].upper() == "KEYS" and isinstance(reply, tuple):
+        return (reply[0], sorted(reply[1], key=repr))
+    return reply
+
+
+def integer(reply):
+    if isinstance(reply, bytes) and reply.startswith(b":"):
+        return int(reply[1:])
+    return None
+
+
+def same(want, got, args):
+    """Equal replies; times the two servers set a few milliseconds apart
+    (a TTL, or an absolute time computed from one) may differ by that."""
+    want, got = normalized(want, args), normalized(got, args)
+    if args[0].upper() in TIMING and integer(want) is not None and integer(got) is not None:
+        a, b = integer(want), integer(got)
+        return a == b or (a >= 0 and b >= 0 and abs(a - b) <= 5)
+    return want == got
+
+
+def same_exec(want, got, queued):
+    if isinstance(want, tuple) and isinstance(got, tuple) and len(want[1]) == len(queued):
+        return len(got[1]) == len(queued) and all(
+            same(w, g, q) for w, g, q in zip(want[1], got[1], queued))
+    return want == got
+
+
+def state(conn):
+    values = conn.call(["MGET"] + KEYS)
+    ttls = [conn.call(["PTTL", key]) for key in KEYS]
+    return values, [t if t in (b":-1", b":-2") else b"expires" for t in ttls]
+
+
+def start(argv, port):
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit(f"{argv[0]} did not start on port {port}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(slsm, seed, steps):
+    """Differences found in one seeded sequence (0 when none)."""
+    random.seed(seed)
+    with tempfile.TemporaryDirectory() as rdir, tempfile.TemporaryDirectory() as sdir:
+        rport, sport = free_port(), free_port()
+        redis = start(["redis-server", "--port", str(rport), "--dir", rdir, "--save", "",
+                       "--appendonly", "no", "--logfile", "/dev/null"], rport)
+        server = start([slsm, "serve", "--db", sdir + "/db", "--bind", f"127.0.0.1:{sport}"], sport)
+        try:
+            redis_conns, slsm_conns = (Conn(rport), Conn(rport)), (Conn(sport), Conn(sport))
+            if seed % 2 == 0:
+                # Every other sequence in RESP3 (the HELLO replies name
+                # each server, so they are not compared).
+                for conn in redis_conns + slsm_conns:
+                    conn.call(["HELLO", "3"])
+            return compare(redis_conns, slsm_conns, steps)
+        finally:
+            redis.kill()
+            server.kill()
+            redis.wait()
+            server.wait()
+
+
+def compare(redis_conns, slsm_conns, steps):
+    (redis, redis_other), (slsm, slsm_other) = redis_conns, slsm_conns
+    history, queued = [], None
+    for _ in range(steps):
+        args = command()
+        history.append(args)
+        if args[0] == OTHER:
+            want, got = redis_other.call(args[1:]), slsm_other.call(args[1:])
+            if want != got:
+                report("reply (other client)", args, want, got, history)
+                return 1
+            continue
+        want, got = redis.call(args), slsm.call(args)
+        name = args[0].upper()
+        if queued is not None and name == "EXEC":
+            equal = same_exec(want, got, queued)
+        else:
+            equal = same(want, got, args)
+        if name == "MULTI" and want == b"+OK":
+            queued = []
+        elif name in ("EXEC", "DISCARD"):
+            queued = None
+        elif queued is not None and want == b"+QUEUED":
+            queued.append(args)
+        if not equal:
+            report("reply", args, want, got, history)
+            return 1
+        if queued is None and state(redis) != state(slsm):
+            report("state after", args, state(redis), state(slsm), history)
+            return 1
+    return 0
+
+
+def report(what, args, want, got, history):
+    print(f"DIFFERENT {what} {args}\n  redis-server: {want!r}\n  slsm serve:   {got!r}")
+    print("  the commands before it:", history[-15:-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--slsm", default="target/release/slsm")
+    parser.add_argument("--seeds", default="1-5", help="a range, FIRST-LAST")
+    parser.add_argument("--steps", type=int, default=3000)
+    opts = parser.parse_args()
+    first, _, last = opts.seeds.partition("-")
+    seeds = range(int(first), int(last or first) + 1)
+    failed = [seed for seed in seeds if run(opts.slsm, seed, opts.steps)]
+    print(f"{len(seeds)} sequences of {opts.steps} commands, {len(failed)} with differences"
+          + (f" (seeds {failed})" if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
