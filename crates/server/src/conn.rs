@@ -51,6 +51,8 @@ pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch:
 /// (`Shared::pending_input`) for as long as it is held.
 struct Pending<'a> {
     bytes: Vec<u8>,
+    /// How far the parse of the incomplete request `bytes` starts with got.
+    progress: resp::Progress,
     shared: &'a Shared,
 }
 
@@ -58,6 +60,7 @@ impl<'a> Pending<'a> {
     fn new(shared: &'a Shared) -> Self {
         Pending {
             bytes: Vec::with_capacity(READ_SIZE),
+            progress: resp::Progress::default(),
             shared,
         }
     }
@@ -116,7 +119,7 @@ async fn serve_client(
         if n == 0 || session.client.is_killed() {
             return Ok(());
         }
-        let (requests, used, error) = parse_all(&input.bytes);
+        let (requests, used, error) = parse_all(&input.bytes, &mut input.progress);
         input.consume(used);
         if let Some(last) = requests.last() {
             session.publish(&last[0]);
@@ -194,11 +197,14 @@ async fn send(
 
 /// Every complete request in `input`, the bytes they used, and a protocol
 /// error met after them.
-fn parse_all(input: &[u8]) -> (Vec<resp::Request>, usize, Option<resp::ProtocolError>) {
+fn parse_all(
+    input: &[u8],
+    progress: &mut resp::Progress,
+) -> (Vec<resp::Request>, usize, Option<resp::ProtocolError>) {
     let mut requests = Vec::new();
     let mut used = 0;
     loop {
-        match resp::parse(&input[used..]) {
+        match resp::parse_resuming(&input[used..], progress) {
             Ok(Some((req, n))) => {
                 used += n;
                 if !req.is_empty() {

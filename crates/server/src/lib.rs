@@ -30,6 +30,7 @@ pub mod cursors;
 pub mod glob;
 pub mod incrbyfloat;
 pub mod info;
+mod inline;
 mod pipeline;
 pub mod resp;
 pub mod session;

@@ -3,14 +3,18 @@
 //! replies encoded as RESP2 or RESP3.
 //!
 //! Limits as Redis has them: a bulk string of at most 512 MB
-//! (`proto-max-bulk-len`), a multibulk of at most 1,048,576 elements, an
+//! (`proto-max-bulk-len`), a multibulk of at most 2^31 - 1 elements, an
 //! inline command of at most 64 KiB. Anything else malformed is a protocol
-//! error: the caller answers `-ERR Protocol error: ...` and closes.
+//! error: the caller answers `-ERR Protocol error: ...` and closes. One
+//! check is stricter than Redis's: the two bytes after a bulk string must
+//! be `\r\n` (Redis skips them unread, so `$4\r\nPINGXY` is its PING).
 
 /// Largest bulk string, as Redis's default `proto-max-bulk-len`.
 pub const MAX_BULK: usize = 512 * 1024 * 1024;
-/// Most elements of one request.
-pub const MAX_MULTIBULK: usize = 1024 * 1024;
+/// Most elements of one request: Redis 7's `INT_MAX` (memory is bounded
+/// by the query-buffer limits, not by this count; the argument list is
+/// not allocated from it).
+pub const MAX_MULTIBULK: usize = i32::MAX as usize;
 /// Longest inline request.
 pub const MAX_INLINE: usize = 64 * 1024;
 
@@ -25,9 +29,29 @@ pub struct ProtocolError(pub String);
 /// used)))`, `Ok(None)` if more input is needed, or the protocol error.
 /// An empty inline line is a request with no arguments (skipped).
 pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
+    parse_resuming(buf, &mut Progress::default())
+}
+
+/// How far the checking of an incomplete request at the start of the
+/// input got (arguments and bytes), so that the next attempt, with more
+/// input, starts there: a request of many arguments arriving in many reads
+/// costs its length once, not once per read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    args: usize,
+    at: usize,
+}
+
+/// [`parse`], resuming from `progress`, which must come from the call that
+/// found the same request (at the start of `buf`) incomplete, or be the
+/// default; it is left as the next call needs it.
+pub fn parse_resuming(
+    buf: &[u8],
+    progress: &mut Progress,
+) -> Result<Option<(Request, usize)>, ProtocolError> {
     match buf.first() {
         None => Ok(None),
-        Some(b'*') => parse_multibulk(buf),
+        Some(b'*') => parse_multibulk(buf, progress),
         Some(_) => parse_inline(buf),
     }
 }
@@ -39,16 +63,28 @@ fn line(buf: &[u8], at: usize) -> Option<(&[u8], usize)> {
     Some((&rest[..end], at + end + 2))
 }
 
+/// A length as Redis's `string2ll` reads it: no sign but `-`, no leading
+/// zeros, no blanks (`$04` and `*01` are protocol errors there too).
 fn number(digits: &[u8]) -> Option<i64> {
-    std::str::from_utf8(digits).ok()?.parse().ok()
+    let text = std::str::from_utf8(digits).ok()?;
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let canonical = match unsigned.as_bytes() {
+        [b'0'] => text == "0",
+        [b'1'..=b'9', ..] => true,
+        _ => false,
+    };
+    canonical.then(|| text.parse().ok()).flatten()
 }
 
 fn err(msg: &str) -> ProtocolError {
     ProtocolError(msg.to_string())
 }
 
-fn parse_multibulk(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
-    let Some((head, mut at)) = line(buf, 1) else {
+fn parse_multibulk(
+    buf: &[u8],
+    progress: &mut Progress,
+) -> Result<Option<(Request, usize)>, ProtocolError> {
+    let Some((head, first)) = line(buf, 1) else {
         return match buf.len() > MAX_INLINE {
             true => Err(err("too big mbulk count string")),
             false => Ok(None),
@@ -59,36 +95,66 @@ fn parse_multibulk(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError
         return Err(err("invalid multibulk length"));
     }
     if count <= 0 {
-        return Ok(Some((Vec::new(), at)));
+        return Ok(Some((Vec::new(), first)));
     }
-    let mut args = Vec::with_capacity(count.min(1024) as usize);
-    for _ in 0..count {
-        match buf.get(at) {
-            None => return Ok(None),
-            Some(b'$') => {}
-            Some(&c) => return Err(ProtocolError(format!("expected '$', got '{}'", c as char))),
+    let count = count as usize;
+    // Checked up to `progress` by the calls that found the request
+    // incomplete: each byte is scanned once however slowly it arrives.
+    let (mut checked, mut at) = match progress.args > 0 {
+        true => (progress.args, progress.at),
+        false => (0, first),
+    };
+    while checked < count {
+        match bulk_at(buf, at)? {
+            Some((_, next)) => (checked, at) = (checked + 1, next),
+            None => {
+                *progress = Progress { args: checked, at };
+                return Ok(None);
+            }
         }
-        let Some((len, start)) = line(buf, at + 1) else {
-            return match buf.len() - at > MAX_INLINE {
-                true => Err(err("too big bulk count string")),
-                false => Ok(None),
-            };
-        };
-        let len = number(len).ok_or_else(|| err("invalid bulk length"))?;
-        if len < 0 || len > MAX_BULK as i64 {
-            return Err(err("invalid bulk length"));
+    }
+    *progress = Progress::default();
+    let mut args = Vec::with_capacity(count);
+    let mut at = first;
+    while let Ok(Some((arg, next))) = bulk_at(buf, at) {
+        args.push(buf[arg].to_vec());
+        at = next;
+        if args.len() == count {
+            break;
         }
-        let end = start + len as usize;
-        if buf.len() < end + 2 {
-            return Ok(None);
-        }
-        if &buf[end..end + 2] != b"\r\n" {
-            return Err(err("invalid bulk length"));
-        }
-        args.push(buf[start..end].to_vec());
-        at = end + 2;
     }
     Ok(Some((args, at)))
+}
+
+/// The bulk string at `at`: the range of its bytes and the offset after
+/// it, `None` if `buf` ends first.
+fn bulk_at(
+    buf: &[u8],
+    at: usize,
+) -> Result<Option<(std::ops::Range<usize>, usize)>, ProtocolError> {
+    match buf.get(at) {
+        None => return Ok(None),
+        Some(b'$') => {}
+        Some(&c) => return Err(ProtocolError(format!("expected '$', got '{}'", c as char))),
+    }
+    let Some((len, start)) = line(buf, at + 1) else {
+        return match buf.len() - at > MAX_INLINE {
+            true => Err(err("too big bulk count string")),
+            false => Ok(None),
+        };
+    };
+    let len = number(len).ok_or_else(|| err("invalid bulk length"))?;
+    if len < 0 || len > MAX_BULK as i64 {
+        return Err(err("invalid bulk length"));
+    }
+    let end = start + len as usize;
+    if buf.len() < end + 2 {
+        return Ok(None);
+    }
+    if &buf[end..end + 2] != b"\r\n" {
+        return Err(err("invalid bulk length"));
+    }
+    Ok(Some((start..end, end + 2)))
 }
 
 fn parse_inline(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
@@ -105,58 +171,9 @@ fn parse_inline(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
     Ok(Some((split_inline(text)?, nl + 1)))
 }
 
-/// Splits an inline command on spaces, honouring double and single quotes
-/// (with `\"`-style escapes inside double quotes), as redis-cli sends them.
+/// Splits an inline command as Redis does (`inline.rs`).
 fn split_inline(text: &[u8]) -> Result<Request, ProtocolError> {
-    let mut args = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        while i < text.len() && text[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == text.len() {
-            break;
-        }
-        let mut arg = Vec::new();
-        match text[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                loop {
-                    match text.get(i) {
-                        None => return Err(err("unbalanced quotes in request")),
-                        Some(&c) if c == q => {
-                            i += 1;
-                            break;
-                        }
-                        Some(b'\\') if q == b'"' && i + 1 < text.len() => {
-                            arg.push(match text[i + 1] {
-                                b'n' => b'\n',
-                                b'r' => b'\r',
-                                b't' => b'\t',
-                                c => c,
-                            });
-                            i += 2;
-                        }
-                        Some(&c) => {
-                            arg.push(c);
-                            i += 1;
-                        }
-                    }
-                }
-                if i < text.len() && !text[i].is_ascii_whitespace() {
-                    return Err(err("unbalanced quotes in request"));
-                }
-            }
-            _ => {
-                while i < text.len() && !text[i].is_ascii_whitespace() {
-                    arg.push(text[i]);
-                    i += 1;
-                }
-            }
-        }
-        args.push(arg);
-    }
-    Ok(args)
+    crate::inline::split_args(text).map_err(|_| err("unbalanced quotes in request"))
 }
 
 /// A reply, encoded for the connection's protocol version.
@@ -276,6 +293,32 @@ mod tests {
     }
 
     #[test]
+    fn resumes_where_the_last_attempt_stopped() {
+        let mut req = b"*1000\r\n".to_vec();
+        for i in 0..1000 {
+            let arg = format!("arg{i}");
+            req.extend(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+        }
+        let mut progress = Progress::default();
+        for cut in (0..req.len()).step_by(7) {
+            assert_eq!(parse_resuming(&req[..cut], &mut progress), Ok(None));
+        }
+        let (r, n) = parse_resuming(&req, &mut progress).unwrap().unwrap();
+        assert_eq!((r.len(), n), (1000, req.len()));
+        assert_eq!(r[999], b"arg999");
+        assert_eq!(progress, Progress::default());
+        // A damaged argument after the checked ones is still an error.
+        let mut bad = req[..req.len() - 2].to_vec();
+        bad.extend(b"XY");
+        let mut progress = Progress::default();
+        assert_eq!(
+            parse_resuming(&bad[..bad.len() / 2], &mut progress),
+            Ok(None)
+        );
+        assert!(parse_resuming(&bad, &mut progress).is_err());
+    }
+
+    #[test]
     fn parses_inline_with_quotes() {
         let (r, n) = parse(b"set \"a b\" 'c'\r\nrest").unwrap().unwrap();
         assert_eq!(r, vec![b"set".to_vec(), b"a b".to_vec(), b"c".to_vec()]);
@@ -286,7 +329,11 @@ mod tests {
     #[test]
     fn malformed_requests_are_protocol_errors() {
         assert!(parse(b"*x\r\n").is_err());
-        assert!(parse(b"*2000000\r\n").is_err());
+        assert!(parse(b"*2147483648\r\n").is_err());
+        assert_eq!(parse(b"*2147483647\r\n"), Ok(None));
+        assert!(parse(b"*01\r\n$4\r\nPING\r\n").is_err());
+        assert!(parse(b"*1\r\n$04\r\nPING\r\n").is_err());
+        assert!(parse(b"*1\r\n$+4\r\nPING\r\n").is_err());
         assert!(parse(b"*1\r\n:3\r\n").is_err());
         assert!(parse(b"*1\r\n$-5\r\n").is_err());
         assert!(parse(b"*1\r\n$600000000\r\n").is_err());
