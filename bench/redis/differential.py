@@ -30,7 +30,8 @@ import time
 KEYS = ["a", "b", "c", "n", "f", "{t}x", "e"]
 NUMS = ["0", "1", "-1", "10", "9223372036854775807", "-9223372036854775808",
         "9223372036854775808", "1.5", "abc", "", " 1", "01", "+1", "1e3", "-0",
-        "3.0e2", "inf", "-inf", "nan", "0x10", "100000000000000000000"]
+        "3.0e2", "inf", "-inf", "nan", "0x10", "100000000000000000000", "1e400",
+        "-1e-400", "0.1", "5.0e3", "1 ", "\x001"]
 # Times: none short enough to expire while a sequence runs.
 TIMES = ["0", "-1", "100000", "9223372036854775807", "-9223372036854775808",
          "abc", "-0", "1.5", "", "922337203685477", "9223372036854775",
@@ -69,7 +70,9 @@ def command():
         lambda: ["STRLEN", k()],
         lambda: ["GETRANGE", k(), n(), n()],
         lambda: ["GETRANGE", k(), "0", "-1"],
-        lambda: ["SETRANGE", k(), random.choice(["0", "3", "-1", "abc", "10"]), v()],
+        lambda: ["SETRANGE", k(), random.choice(["0", "3", "-1", "abc", "10", "536870912"]), v()],
+        lambda: ["SETRANGE", k(), "536870911", ""],
+        lambda: [SCAN_ALL, random.choice(["*", "a*", "?", "{*"]), random.choice(["1", "3", "100"])],
         lambda: ["INCR", k()],
         lambda: ["DECR", k()],
         lambda: ["INCRBY", k(), n()],
@@ -115,6 +118,21 @@ def command():
 
 # Marks a command sent on the second connection.
 OTHER = "@other"
+# A whole SCAN (MATCH, COUNT) from cursor 0: the keys it returned, sorted.
+SCAN_ALL = "@scan"
+
+
+def scan_all(conn, pattern, count):
+    keys, cursor = [], b"0"
+    for _ in range(10000):
+        reply = conn.call(["SCAN", cursor, "MATCH", pattern, "COUNT", count])
+        if not isinstance(reply, tuple):
+            return reply
+        cursor, batch = reply[1][0][1], reply[1][1][1]
+        keys.extend(k[1] for k in batch)
+        if cursor == b"0":
+            return sorted(set(keys))
+    return "a SCAN that never ends"
 
 
 class Conn:
@@ -247,6 +265,11 @@ def compare(redis_conns, slsm_conns, steps):
     for _ in range(steps):
         args = command()
         history.append(args)
+        if args[0] == SCAN_ALL:
+            if queued is None and scan_all(redis, *args[1:]) != scan_all(slsm, *args[1:]):
+                report("SCAN", args, scan_all(redis, *args[1:]), scan_all(slsm, *args[1:]), history)
+                return 1
+            continue
         if args[0] == OTHER:
             want, got = redis_other.call(args[1:]), slsm_other.call(args[1:])
             if want != got:
