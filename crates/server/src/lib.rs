@@ -27,6 +27,7 @@ pub mod command_table;
 pub mod commands;
 mod conn;
 pub mod cursors;
+pub mod fdlimit;
 pub mod glob;
 pub mod incrbyfloat;
 pub mod info;
@@ -182,8 +183,13 @@ impl Running {
 
 /// Opens the database, binds, and serves in the background of the current
 /// tokio runtime (multi-threaded).
-pub async fn start(opts: ServerOptions) -> Result<Running, String> {
+pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
     opts.check()?;
+    let (maxclients, warning) = fdlimit::fit_maxclients(opts.maxclients);
+    if let Some(warning) = warning {
+        eprintln!("slsm serve: {warning}");
+    }
+    opts.maxclients = maxclients;
     let db = slsm::Db::open(&opts.db, opts.engine.clone()).map_err(|e| e.to_string())?;
     let db = Arc::new(db);
     let store = store::Store::new(Arc::clone(&db)).map_err(|e| e.to_string())?;
@@ -215,6 +221,9 @@ pub async fn start(opts: ServerOptions) -> Result<Running, String> {
     })
 }
 
+/// How long the server waits after a failed `accept` before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
 async fn serve(
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -227,11 +236,15 @@ async fn serve(
     }
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                if let Ok((socket, _)) = accepted {
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => {
                     tokio::spawn(conn::handle(socket, Arc::clone(&shared), stop.clone()));
                 }
-            }
+                // Out of descriptors (or another transient failure): the
+                // connection stays queued, and accepting again at once
+                // would spin; a client leaving frees one meanwhile.
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            },
             _ = stop.changed() => break,
         }
     }
