@@ -118,10 +118,11 @@ pub fn command(a: &[Vec<u8>]) -> Outcome {
                 .map(|c| (Reply::bulk(c.name), docs_reply(c)))
                 .collect(),
         )),
-        _ => Err(fail(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try COMMAND HELP.",
-            String::from_utf8_lossy(&a[1])
-        ))),
+        _ => Err(subcommand_error(
+            "command",
+            &["count", "list", "info", "docs"],
+            a,
+        )),
     }
 }
 

@@ -22,7 +22,8 @@ use slsm::Keyspace;
 /// Redis's arity of `name` (negative: at least), if the server knows it.
 pub fn arity_of(name: &str) -> Option<i32> {
     commands::arity(name).or(match name {
-        "ping" | "hello" | "client" | "command" | "config" | "info" | "shutdown" => Some(-1),
+        "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
+        "client" | "config" => Some(-2),
         "echo" | "select" => Some(2),
         "auth" => Some(-2),
         "quit" | "flushdb" | "flushall" => Some(-1),
@@ -190,6 +191,27 @@ fn refused_in_multi(name: &str) -> bool {
     matches!(name, "shutdown" | "flushdb" | "flushall")
 }
 
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`, as Redis 7 checks it:
+/// `Some(abort)`, or `None` for a syntax error. Saving, waiting for
+/// replicas and forcing have no meaning here: every acknowledged write is
+/// in the log, and the database is flushed and closed either way.
+fn shutdown_modifiers(args: &[Vec<u8>]) -> Option<bool> {
+    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    for arg in args {
+        match arg.to_ascii_lowercase().as_slice() {
+            b"save" => save = true,
+            b"nosave" => nosave = true,
+            b"abort" => abort = true,
+            b"now" | b"force" => other = true,
+            _ => return None,
+        }
+    }
+    match (save && nosave) || (abort && (save || nosave || other)) {
+        true => None,
+        false => Some(abort),
+    }
+}
+
 /// `TIME`: the Unix time, seconds and microseconds, as two bulk strings.
 fn time_reply() -> Reply {
     let now = std::time::SystemTime::now()
@@ -220,7 +242,11 @@ fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Repl
         "echo" => Reply::Bulk(req[1].clone()),
         "time" => time_reply(),
         "quit" => return (Reply::ok(), Then::Close),
-        "shutdown" => return (Reply::ok(), Then::Shutdown),
+        "shutdown" => match shutdown_modifiers(&req[1..]) {
+            Some(false) => return (Reply::ok(), Then::Shutdown),
+            Some(true) => Reply::err("ERR No shutdown in progress."),
+            None => Reply::err("ERR syntax error"),
+        },
         "hello" => to_reply(admin::hello(s, session, &req)),
         "auth" => match req.len() {
             2 => to_reply(admin::auth(s, session, None, &req[1]).map(|_| Reply::ok())),

@@ -421,3 +421,54 @@ fn a_key_is_watched_from_its_own_watch_and_only_writes_touch_it() {
         ]
     );
 }
+
+#[test]
+fn shutdown_checks_its_modifiers_before_stopping() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["SHUTDOWN", "FOO"],
+            &["SHUTDOWN", "SAVE", "NOSAVE"],
+            &["SHUTDOWN", "FORCE", "ABORT"],
+            &["SHUTDOWN", "ABORT"],
+            &["PING"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "-ERR syntax error",
+            "-ERR syntax error",
+            "-ERR syntax error",
+            "-ERR No shutdown in progress.",
+            "+PONG",
+        ]
+    );
+    // A valid SHUTDOWN closes the connection without a reply, as Redis
+    // does (redis-py's `shutdown()` counts on it).
+    assert_eq!(s.raw(b"SHUTDOWN NOSAVE NOW\r\nPING\r\n"), b"");
+}
+
+#[test]
+fn container_commands_need_a_subcommand_they_know() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["CONFIG"],
+            &["CLIENT"],
+            &["COMMAND", "FOO"],
+            &["COMMAND", "COUNT", "x"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "-ERR wrong number of arguments for 'config' command",
+            "-ERR wrong number of arguments for 'client' command",
+            "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.",
+            "-ERR wrong number of arguments for 'command|count' command",
+        ]
+    );
+}
