@@ -1,9 +1,10 @@
 //! Connection and server commands: HELLO AUTH COMMAND CONFIG (CLIENT is
 //! in `clients.rs`, INFO and DBSIZE in `info.rs`).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
-use crate::commands::{fail, int_arg, Outcome};
+use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::glob;
 use crate::resp::Reply;
 use crate::session::Session;
@@ -224,4 +225,68 @@ fn config_set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
         }
     }
     Ok(Reply::ok())
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// When the last save finished, and whether a background one runs.
+pub struct Saves {
+    /// Unix time (seconds) of the last `SAVE`/`BGSAVE` that finished, or
+    /// of the start: `LASTSAVE`.
+    pub last: AtomicU64,
+    running: AtomicBool,
+}
+
+impl Saves {
+    pub fn new() -> Saves {
+        Saves {
+            last: AtomicU64::new(unix_seconds()),
+            running: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Default for Saves {
+    fn default() -> Self {
+        Saves::new()
+    }
+}
+
+/// `SAVE`: every acknowledged write is in the log already (Redis's AOF),
+/// so a save is a flush of the memory runs to run files and a sync, which
+/// makes the next start replay no log.
+pub fn save(s: &Shared) -> Outcome {
+    flush_and_sync(&s.store.db, &s.saves).map_err(Fail::Engine)?;
+    Ok(Reply::ok())
+}
+
+fn flush_and_sync(db: &slsm::Db, saves: &Saves) -> slsm::Result<()> {
+    db.flush()?;
+    db.sync()?;
+    saves.last.store(unix_seconds(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// `BGSAVE [SCHEDULE]`: [`save`] on a blocking thread; the reply comes at
+/// once, and `LASTSAVE` changes when it is done.
+pub fn bgsave(s: &Shared, a: &[Vec<u8>]) -> Outcome {
+    match a.get(1).map(|o| o.to_ascii_lowercase()) {
+        None => {}
+        Some(o) if o == b"schedule" && a.len() == 2 => {}
+        Some(_) => return Err(fail("ERR syntax error")),
+    }
+    if s.saves.running.swap(true, Ordering::AcqRel) {
+        return Err(fail("ERR Background save already in progress"));
+    }
+    let (db, saves) = (Arc::clone(&s.store.db), Arc::clone(&s.saves));
+    tokio::task::spawn_blocking(move || {
+        let _ = flush_and_sync(&db, &saves);
+        saves.running.store(false, Ordering::Release);
+    });
+    Ok(Reply::Simple("Background saving started".into()))
 }

@@ -140,6 +140,8 @@ pub struct Shared {
     pub rejected: AtomicU64,
     /// Unparsed input held by all clients, in bytes.
     pub pending_input: AtomicUsize,
+    /// `SAVE`, `BGSAVE` and `LASTSAVE`'s state.
+    pub saves: Arc<admin::Saves>,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -209,6 +211,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         commands: AtomicU64::new(0),
         rejected: AtomicU64::new(0),
         pending_input: AtomicUsize::new(0),
+        saves: Arc::new(admin::Saves::new()),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });

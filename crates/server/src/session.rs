@@ -27,7 +27,8 @@ pub fn arity_of(name: &str) -> Option<i32> {
         "echo" | "select" => Some(2),
         "auth" => Some(-2),
         "quit" | "flushdb" | "flushall" => Some(-1),
-        "time" => Some(1),
+        "time" | "save" | "lastsave" | "reset" => Some(1),
+        "bgsave" => Some(-1),
         "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
         "watch" => Some(-2),
         _ => None,
@@ -154,7 +155,7 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         }
         return (arity_error(&name), Then::Continue);
     }
-    if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit") {
+    if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
         return (
             Reply::err("NOAUTH Authentication required."),
             Then::Continue,
@@ -163,7 +164,7 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     if session.queued.is_some()
         && !matches!(
             name.as_str(),
-            "exec" | "discard" | "multi" | "watch" | "quit"
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
         )
     {
         if refused_in_multi(&name) {
@@ -181,14 +182,14 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     control(s, session, &name, req)
 }
 
-/// Commands a transaction may not hold. Redis refuses `SHUTDOWN` (and
+/// Commands a transaction may not hold. Redis refuses `SHUTDOWN` and `SAVE` (and
 /// queues everything else but `MULTI`, `WATCH` and the like, which answer
 /// at once). `FLUSHDB` and `FLUSHALL` Redis would queue, but emptying the
 /// database is not a write the engine transaction `EXEC` commits can
 /// hold, so here they are refused, with Redis's error, rather than run
 /// outside the transaction's atomicity.
 fn refused_in_multi(name: &str) -> bool {
-    matches!(name, "shutdown" | "flushdb" | "flushall")
+    matches!(name, "shutdown" | "save" | "flushdb" | "flushall")
 }
 
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`, as Redis 7 checks it:
@@ -210,6 +211,19 @@ fn shutdown_modifiers(args: &[Vec<u8>]) -> Option<bool> {
         true => None,
         false => Some(abort),
     }
+}
+
+/// `RESET`: the connection as it was when it connected: no transaction or
+/// watch, RESP2, no name, and (with a password) not authenticated.
+fn reset(s: &Shared, session: &mut Session) -> Reply {
+    session.queued = None;
+    session.queue_failed = false;
+    session.watch = None;
+    session.proto = 2;
+    session.pending_proto = 2;
+    session.authenticated = s.opts.requirepass.is_none();
+    session.client.names().name.clear();
+    Reply::Simple("RESET".into())
 }
 
 /// `TIME`: the Unix time, seconds and microseconds, as two bulk strings.
@@ -241,6 +255,10 @@ fn control(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Repl
         },
         "echo" => Reply::Bulk(req[1].clone()),
         "time" => time_reply(),
+        "save" => to_reply(admin::save(s)),
+        "bgsave" => to_reply(admin::bgsave(s, &req)),
+        "lastsave" => Reply::Int(s.saves.last.load(Ordering::Relaxed) as i64),
+        "reset" => reset(s, session),
         "quit" => return (Reply::ok(), Then::Close),
         "shutdown" => match shutdown_modifiers(&req[1..]) {
             Some(false) => return (Reply::ok(), Then::Shutdown),

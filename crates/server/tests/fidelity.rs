@@ -472,3 +472,62 @@ fn container_commands_need_a_subcommand_they_know() {
         ]
     );
 }
+
+#[test]
+fn reset_save_bgsave_and_lastsave_answer_as_redis() {
+    let s = Server::start(None);
+    let got = session(
+        &s,
+        &[
+            &["MULTI"],
+            &["SET", "a", "1"],
+            &["RESET"], // discards the transaction
+            &["EXEC"],
+            &["CLIENT", "SETNAME", "x"],
+            &["RESET"],
+            &["CLIENT", "GETNAME"],
+            &["SAVE"],
+            &["MULTI"],
+            &["SAVE"],
+            &["DISCARD"],
+            &["BGSAVE", "SCHEDULE", "x"],
+            &["BGSAVE", "FOO"],
+            &["GET", "a"],
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "+OK",
+            "+QUEUED",
+            "+RESET",
+            "-ERR EXEC without MULTI",
+            "+OK",
+            "+RESET",
+            "nil",
+            "+OK",
+            "+OK",
+            "-ERR Command not allowed inside a transaction",
+            "+OK",
+            "-ERR syntax error",
+            "-ERR syntax error",
+            "nil",
+        ]
+    );
+    // LASTSAVE moves when a background save is done.
+    let mut c = s.conn();
+    let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut c).unwrap();
+    let before: i64 = redis::cmd("LASTSAVE").query(&mut c).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // a new second
+    let started: String = redis::cmd("BGSAVE").query(&mut c).unwrap();
+    assert_eq!(started, "Background saving started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now: i64 = redis::cmd("LASTSAVE").query(&mut c).unwrap();
+        if now > before {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "LASTSAVE {now}");
+    }
+}
