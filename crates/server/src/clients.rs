@@ -192,7 +192,7 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
             name => Reply::Bulk(name),
         }),
         (b"id", 2) => Ok(Reply::Int(session.id as i64)),
-        (b"info", 2) => Ok(Reply::Bulk(format!("{}\n", me.line()).into_bytes())),
+        (b"info", 2) => Ok(Reply::Verbatim(format!("{}\n", me.line()).into_bytes())),
         (b"list", _) => list(s, &a[2..]),
         (b"kill", n) if n >= 3 => kill(s, session, &a[2..]),
         (b"setinfo", 4) => set_info(me, &a[2], &a[3]),
@@ -262,7 +262,7 @@ fn list(s: &Shared, args: &[Vec<u8>]) -> Outcome {
             out.push('\n');
         }
     }
-    Ok(Reply::Bulk(out.into_bytes()))
+    Ok(Reply::Verbatim(out.into_bytes()))
 }
 
 /// `CLIENT KILL addr` (the old form: `OK`, or an error if no such client)

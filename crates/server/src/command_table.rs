@@ -120,7 +120,7 @@ pub fn info_reply(spec: &Spec) -> Reply {
     Reply::Array(vec![
         Reply::bulk(spec.name),
         Reply::Int(arity as i64),
-        Reply::Array(
+        Reply::Set(
             spec.flags
                 .iter()
                 .map(|f| Reply::Simple((*f).into()))
@@ -129,7 +129,7 @@ pub fn info_reply(spec: &Spec) -> Reply {
         Reply::Int(first),
         Reply::Int(last),
         Reply::Int(step),
-        Reply::Array(vec![Reply::Simple(format!("@{}", spec.group))]),
+        Reply::Set(vec![Reply::Simple(format!("@{}", spec.group))]),
         Reply::Array(Vec::new()),
         Reply::Array(Vec::new()),
         Reply::Array(Vec::new()),

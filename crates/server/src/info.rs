@@ -123,5 +123,5 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             ),
         });
     }
-    Ok(Reply::Bulk(sections.join("\r\n").into_bytes()))
+    Ok(Reply::Verbatim(sections.join("\r\n").into_bytes()))
 }

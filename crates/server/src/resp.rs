@@ -192,6 +192,11 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// A double in RESP3, a bulk string in RESP2.
     Double(f64),
+    /// A set in RESP3, an array in RESP2.
+    Set(Vec<Reply>),
+    /// Text for people (`INFO`, `CLIENT LIST`): a verbatim string of
+    /// format `txt` in RESP3, a bulk string in RESP2.
+    Verbatim(Vec<u8>),
 }
 
 impl Reply {
@@ -238,6 +243,21 @@ impl Reply {
             }
             Reply::Double(d) if proto >= 3 => push_line(out, b',', format_double(*d).as_bytes()),
             Reply::Double(d) => Reply::Bulk(format_double(*d).into_bytes()).encode(proto, out),
+            Reply::Set(items) => {
+                push_line(
+                    out,
+                    if proto >= 3 { b'~' } else { b'*' },
+                    items.len().to_string().as_bytes(),
+                );
+                items.iter().for_each(|r| r.encode(proto, out));
+            }
+            Reply::Verbatim(text) if proto >= 3 => {
+                push_line(out, b'=', (text.len() + 4).to_string().as_bytes());
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Verbatim(text) => encode_bulk(text, out),
         }
     }
 }
@@ -355,5 +375,16 @@ mod tests {
         assert_eq!(two, b"*3\r\n$-1\r\n:3\r\n*2\r\n$1\r\na\r\n$3\r\n1.5\r\n");
         assert_eq!(three, b"*3\r\n_\r\n:3\r\n%1\r\n$1\r\na\r\n,1.5\r\n");
         assert_eq!(format_double(3.0), "3");
+        // Sets and verbatim text, as Redis 7 sends COMMAND INFO's flags
+        // and INFO.
+        let r = Reply::Array(vec![
+            Reply::Set(vec![Reply::Simple("fast".into())]),
+            Reply::Verbatim(b"a:1".to_vec()),
+        ]);
+        let (mut two, mut three) = (Vec::new(), Vec::new());
+        r.encode(2, &mut two);
+        r.encode(3, &mut three);
+        assert_eq!(two, b"*2\r\n*1\r\n+fast\r\n$3\r\na:1\r\n");
+        assert_eq!(three, b"*2\r\n~1\r\n+fast\r\n=7\r\ntxt:a:1\r\n");
     }
 }
