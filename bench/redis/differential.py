@@ -6,8 +6,10 @@ NaN and infinities, embedded NUL bytes, wrong arities, unknown options,
 server commands inside MULTI) sent to both on one connection each; every
 reply must be the same, and after every command outside MULTI the values
 and expiry states of all keys must be too. A second client writes now and
-then (so that WATCH sees other clients' writes), and every other sequence
-runs in RESP3. Exit status 1 on a difference, printing the command, both
+then (so that WATCH sees other clients' writes), now and then a pipeline of
+the commands the server groups into one engine call (GETs, SETs and MSETs,
+INCR and friends, with others between) is sent at once, and every other
+sequence runs in RESP3. Exit status 1 on a difference, printing the command, both
 replies and the commands before it.
 
     bench/redis/differential.py [--slsm target/release/slsm] [--seeds 1-5]
@@ -171,12 +173,18 @@ class Conn:
         return line
 
     def call(self, args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a.encode() if isinstance(a, str) else a
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        return self.pipeline([args])[0]
+
+    def pipeline(self, requests):
+        """Sends every request at once, then reads their replies."""
+        out = b""
+        for args in requests:
+            out += b"*%d\r\n" % len(args)
+            for a in args:
+                a = a.encode() if isinstance(a, str) else a
+                out += b"$%d\r\n%s\r\n" % (len(a), a)
         self.sock.sendall(out)
-        return self.reply()
+        return [self.reply() for _ in requests]
 
 
 TIMING = ("TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME")
@@ -259,10 +267,50 @@ def run(slsm, seed, steps):
             server.wait()
 
 
+# The commands a pipeline is made of: those the server groups into one
+# engine call when they come in a row (GET; SET k v and MSET; INCR, DECR,
+# INCRBY, DECRBY), and others between them.
+def pipelined():
+    return random.choice([
+        lambda: ["GET", k()],
+        lambda: ["SET", k(), v()],
+        lambda: ["MSET"] + pairs(1, 3),
+        lambda: [random.choice(["INCR", "DECR"]), k()],
+        lambda: [random.choice(["INCRBY", "DECRBY"]), k(), n()],
+        lambda: ["DEL", k()],
+        lambda: ["APPEND", k(), v()],
+        lambda: ["GET"],
+        lambda: ["SET", k(), v(), "XX"],
+    ])()
+
+
+def pipelined_like(kind):
+    while True:
+        args = pipelined()
+        if args[0] == kind:
+            return args
+
+
 def compare(redis_conns, slsm_conns, steps):
     (redis, redis_other), (slsm, slsm_other) = redis_conns, slsm_conns
     history, queued = [], None
     for _ in range(steps):
+        if queued is None and random.random() < 0.03:
+            # A pipeline: its replies must be those of running it one by one.
+            size = random.randint(2, 24)
+            batch = [pipelined() for _ in range(size)]
+            if random.random() < 0.5:  # one kind in a row: a single group
+                kind = batch[0][0]
+                batch = [b for b in batch if b[0] == kind] + [pipelined_like(kind) for _ in range(size)]
+            history.append(["<pipeline>"] + batch)
+            want, got = redis.pipeline(batch), slsm.pipeline(batch)
+            if not all(same(w, g, b) for w, g, b in zip(want, got, batch)):
+                report("pipeline replies", batch, want, got, history)
+                return 1
+            if state(redis) != state(slsm):
+                report("state after pipeline", batch, state(redis), state(slsm), history)
+                return 1
+            continue
         args = command()
         history.append(args)
         if args[0] == SCAN_ALL:
