@@ -36,6 +36,7 @@ mod pipeline;
 pub mod resp;
 pub mod session;
 pub mod store;
+mod transaction;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
