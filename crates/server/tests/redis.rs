@@ -186,6 +186,56 @@ fn pipelines_and_transactions() {
     assert!(!c.exists::<_, bool>("d").unwrap());
 }
 
+/// `EXEC` after `keys` were each watched by a `WATCH` of their own and
+/// `write` (if any) was set by another client after `WATCH` number
+/// `write_after` (`None`: after them all): applied (true) or null.
+fn exec_after_watching(s: &Server, keys: &[String], write: Option<(&str, usize)>) -> bool {
+    let (mut c, mut other) = (s.conn(), s.conn());
+    for (i, k) in keys.iter().enumerate() {
+        let _: () = cmd("WATCH").arg(k).query(&mut c).unwrap();
+        if let Some((key, _)) = write.filter(|w| w.1 == i) {
+            let _: () = other.set(key, "other").unwrap();
+        }
+    }
+    let r: Value = redis::pipe()
+        .atomic()
+        .set("out", "mine")
+        .query(&mut c)
+        .unwrap();
+    r != Value::Nil
+}
+
+#[test]
+fn many_watches_keep_what_each_watch_means() {
+    // One WATCH per key, 1,000 keys: the server folds the watches into a
+    // few engine transactions (transaction::Watch); each key stays watched
+    // from its own WATCH on, the earliest as the latest.
+    let s = Server::start(None);
+    let keys: Vec<String> = (0..1000).map(|i| format!("k{i}")).collect();
+    assert!(exec_after_watching(&s, &keys, None));
+    for (key, after) in [
+        ("k0", 999),
+        ("k0", 0),
+        ("k511", 600),
+        ("k999", 999),
+        ("k300", 511),
+    ] {
+        assert!(
+            !exec_after_watching(&s, &keys, Some((key, after))),
+            "{key} written after WATCH {after}: EXEC must fail"
+        );
+    }
+    // A write before the key's own WATCH does not count.
+    assert!(exec_after_watching(&s, &keys, Some(("k999", 998))));
+    assert!(exec_after_watching(&s, &keys, Some(("k600", 599))));
+    // The same key watched 20,000 times is one watch: a write after the
+    // first aborts, and it costs no more than one.
+    let same = vec!["k".to_string(); 20_000];
+    assert!(exec_after_watching(&s, &same, None));
+    assert!(!exec_after_watching(&s, &same, Some(("k", 0))));
+    assert!(!exec_after_watching(&s, &same, Some(("k", 19_999))));
+}
+
 #[test]
 fn incr_is_atomic_under_concurrent_clients() {
     let s = Server::start(None);
