@@ -80,13 +80,14 @@ impl<'a> Pending<'a> {
         }
     }
 
-    /// True if this client holds more than it may: Redis's per-client
-    /// limit, or, while all clients together hold more than the server's
-    /// cap, more than its fair share of that cap (so a few hostile clients
-    /// cannot exhaust memory, and a client holding little is never closed
-    /// for them).
-    fn over_limit(&self) -> bool {
-        let mine = self.bytes.len();
+    /// True if this client, holding this input and `queued` bytes of
+    /// commands queued in a `MULTI`, holds more than it may: Redis's
+    /// per-client limit, or, while all clients together hold more than the
+    /// server's cap, more than its fair share of that cap (so a few hostile
+    /// clients cannot exhaust memory, and a client holding little is never
+    /// closed for them).
+    fn over_limit(&self, queued: usize) -> bool {
+        let mine = self.bytes.len() + queued;
         let cap = self.shared.opts.max_query_buffers;
         let clients = self.shared.clients.load(Ordering::Relaxed).max(1) as usize;
         mine > QUERY_BUFFER_LIMIT
@@ -161,7 +162,7 @@ async fn serve_client(
             let _ = shared.shutdown_now();
             return Ok(());
         }
-        if input.over_limit() {
+        if input.over_limit(session.queued_bytes()) {
             return Ok(()); // Redis closes such clients too
         }
     }

@@ -139,8 +139,9 @@ pub struct Shared {
     pub connections: AtomicU64,
     pub commands: AtomicU64,
     pub rejected: AtomicU64,
-    /// Unparsed input held by all clients, in bytes.
-    pub pending_input: AtomicUsize,
+    /// Input held by all clients, in bytes: unparsed, or parsed and queued
+    /// in a `MULTI` (`transaction::Queue`).
+    pub pending_input: Arc<AtomicUsize>,
     /// `SAVE`, `BGSAVE` and `LASTSAVE`'s state.
     pub saves: Arc<admin::Saves>,
     next_id: AtomicU64,
@@ -211,7 +212,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         connections: AtomicU64::new(0),
         commands: AtomicU64::new(0),
         rejected: AtomicU64::new(0),
-        pending_input: AtomicUsize::new(0),
+        pending_input: Arc::new(AtomicUsize::new(0)),
         saves: Arc::new(admin::Saves::new()),
         next_id: AtomicU64::new(0),
         shutdown: tx,

@@ -9,7 +9,7 @@ use crate::clients::Client;
 use crate::commands::{self, Fail};
 use crate::resp::{Reply, Request};
 use crate::store::{atomically, Direct};
-use crate::transaction::{self, Watch};
+use crate::transaction::{self, Queue, Watch};
 use crate::Shared;
 use crate::{admin, info};
 
@@ -47,7 +47,7 @@ pub struct Session {
     pub pending_proto: u8,
     pub authenticated: bool,
     /// Commands queued since MULTI (`None`: not in MULTI).
-    pub(crate) queued: Option<Vec<Request>>,
+    pub(crate) queued: Option<Queue>,
     /// A command failed to queue: EXEC aborts.
     pub(crate) queue_failed: bool,
     pub(crate) watch: Option<Watch>,
@@ -83,7 +83,12 @@ impl Session {
 
     /// Commands queued since `MULTI`, `None` outside one.
     pub fn queued_count(&self) -> Option<usize> {
-        self.queued.as_ref().map(Vec::len)
+        self.queued.as_ref().map(Queue::len)
+    }
+
+    /// Bytes the commands queued since `MULTI` hold (0 outside one).
+    pub fn queued_bytes(&self) -> usize {
+        self.queued.as_ref().map_or(0, Queue::bytes)
     }
 
     /// Publishes that the session is about to run a batch of requests
@@ -279,7 +284,7 @@ pub(crate) fn control(
         "multi" => match session.queued {
             Some(_) => Reply::err("ERR MULTI calls can not be nested"),
             None => {
-                session.queued = Some(Vec::new());
+                session.queued = Some(Queue::new(Arc::clone(&s.pending_input)));
                 session.queue_failed = false;
                 Reply::ok()
             }

@@ -15,11 +15,13 @@
 //!   (`commands::run`) and, for queued server commands, `session::control`.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use slsm::Keyspace;
 
 use crate::commands;
-use crate::resp::Reply;
+use crate::resp::{Reply, Request};
 use crate::session::{control, to_reply, Session};
 use crate::store::{Access, InTx};
 use crate::Shared;
@@ -32,6 +34,59 @@ use crate::Shared;
 /// outside the transaction's atomicity.
 pub(crate) fn refused_in_multi(name: &str) -> bool {
     matches!(name, "shutdown" | "save" | "flushdb" | "flushall")
+}
+
+/// Commands queued since `MULTI`, charged while held to the input the
+/// server's clients hold (`Shared::pending_input`), so that a client that
+/// queues without end meets the limits of one that sends without end (the
+/// per-client query-buffer limit and its share of `--max-query-buffers`):
+/// Redis holds such a queue without a bound of its own.
+pub struct Queue {
+    requests: Vec<Request>,
+    bytes: usize,
+    charged: Arc<AtomicUsize>,
+}
+
+impl Queue {
+    pub(crate) fn new(charged: Arc<AtomicUsize>) -> Queue {
+        Queue {
+            requests: Vec::new(),
+            bytes: 0,
+            charged,
+        }
+    }
+
+    pub(crate) fn push(&mut self, req: Request) {
+        let bytes = request_bytes(&req);
+        self.bytes += bytes;
+        self.charged.fetch_add(bytes, Ordering::Relaxed);
+        self.requests.push(req);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// What the queued requests hold in memory.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub(crate) fn requests(&self) -> &[Request] {
+        &self.requests
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        self.charged.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// What a parsed request holds: its arguments and their vectors.
+fn request_bytes(req: &Request) -> usize {
+    let vec = std::mem::size_of::<Vec<u8>>();
+    vec + req.iter().map(|a| a.len() + vec).sum::<usize>()
 }
 
 /// The keys a client watches, in groups: each group's keys were read by one
@@ -194,6 +249,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     // Server commands (`SELECT`, `CLIENT`, `CONFIG`, ...) touch no data:
     // each runs once, in its place, even when a conflict makes EXEC run the
     // data commands again.
+    let queued = queued.requests();
     let mut server_replies: Vec<Option<Reply>> = vec![None; queued.len()];
     loop {
         let mut replies = Vec::with_capacity(queued.len());

@@ -356,6 +356,54 @@ fn clients_holding_too_much_input_are_closed_and_others_served() {
 }
 
 #[test]
+fn a_transaction_queued_without_end_is_closed_like_input_sent_without_end() {
+    // The queue of a MULTI is input the server holds: charged to the
+    // same cap (1 MiB here) as unparsed input.
+    let s = Server::start_with(|o| o.max_query_buffers = 1 << 20);
+    let mut hostile = TcpStream::connect(s.addr).unwrap();
+    hostile
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    hostile.write_all(b"*1\r\n$5\r\nMULTI\r\n").unwrap();
+    let value = "v".repeat(16 << 10);
+    let set = format!(
+        "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n{value}\r\n",
+        value.len()
+    );
+    // 64 MiB of queued SETs, were they all taken: the server closes the
+    // client long before (a write fails, or the reply stream ends).
+    let mut closed = false;
+    let mut replies = Vec::new();
+    for _ in 0..4096 {
+        if hostile.write_all(set.as_bytes()).is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 4096];
+        match hostile.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => replies.extend_from_slice(&buf[..n]),
+        }
+    }
+    assert!(closed, "a client queueing 64 MiB was not closed");
+    let queued = replies.windows(9).filter(|w| w == b"+QUEUED\r\n").count();
+    assert!(
+        queued < 256,
+        "{queued} SETs of 16 KiB queued under a 1 MiB cap"
+    );
+    // Nothing of it was applied, and the others are served; the charge
+    // went with the closed client.
+    let mut c = s.conn();
+    assert!(!c.exists::<_, bool>("k").unwrap());
+    let _: () = c.set("fine", "yes").unwrap();
+    let info: String = cmd("INFO").arg("clients").query(&mut c).unwrap();
+    assert!(info.contains("slsm_pending_input_bytes:0"), "{info}");
+}
+
+#[test]
 fn a_client_that_does_not_read_its_replies_holds_up_only_itself() {
     let s = Server::start(None);
     let mut c = s.conn();
