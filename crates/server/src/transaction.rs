@@ -99,10 +99,10 @@ fn request_bytes(req: &Request) -> usize {
 /// least half as many keys as the group before it joins that one (both
 /// validated, their keys read again by one new transaction). A client
 /// watching `n` keys thus holds at most about `log2 n` transactions, each
-/// of which pins a snapshot, and each key is read again at most about
-/// `log2 n` times, however many `WATCH` commands bring them. Before this,
-/// a client sending `WATCH k` in a loop held one transaction per command:
-/// 300,000 of them took the server ~90 MB.
+/// of which pins a snapshot, and each key is read again O(log n) times,
+/// however many `WATCH` commands bring them. One transaction per command
+/// would let a client sending `WATCH k` in a loop hold ~300 bytes of the
+/// server's memory per command (90 MB for 300,000).
 #[derive(Default)]
 pub struct Watch {
     groups: Vec<Group>,
