@@ -9,8 +9,8 @@
 //! commit at `EXEC` fails exactly when one of them was written since: EXEC
 //! then replies with a null array, as Redis does (see [`exec`]).
 //!
-//! * **Owns**: nothing beyond a session's [`Watch`]; the queue and the
-//!   flags live in the [`Session`].
+//! * **Owns**: a session's [`Queue`] (and its charge to the clients'
+//!   input) and [`Watch`], which the [`Session`] holds with its flags.
 //! * **Calls**: the engine's transactions, the data commands
 //!   (`commands::run`) and, for queued server commands, `session::control`.
 
@@ -119,14 +119,16 @@ struct Group {
 
 pub(crate) fn watch(s: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> commands::Outcome {
     let w = session.watch.get_or_insert_with(Watch::default);
+    if w.dirty {
+        return Ok(Reply::ok()); // EXEC answers null whatever else is watched
+    }
     let mut seen = HashSet::new();
     let new: Vec<Vec<u8>> = keys
         .iter()
         .filter(|k| !w.keys.contains(*k) && seen.insert(k.as_slice()))
         .cloned()
         .collect();
-    if new.is_empty() || w.dirty {
-        w.keys.extend(new);
+    if new.is_empty() {
         return Ok(Reply::ok());
     }
     let ks = s.store.keyspace();
@@ -231,7 +233,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     let ks = s.store.keyspace();
     let opts = s.write_options();
     let mut tx = s.store.db.transaction();
-    let (watched_keys, mut watched_values) = match watch {
+    let (watched_keys, watched_values) = match watch {
         None => (Vec::new(), Vec::new()),
         Some(mut w) => {
             let keys: Vec<Vec<u8>> = w.keys.drain().collect();
@@ -281,7 +283,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             Err(slsm::Error::Conflict) => {
                 tx = s.store.db.transaction();
                 match read_watched(&mut tx, &ks, &watched_keys) {
-                    Ok(values) if values == watched_values => watched_values = values,
+                    Ok(values) if values == watched_values => {}
                     Ok(_) => return Reply::NullArray,
                     Err(e) => return Reply::err(format!("ERR {e}")),
                 }
