@@ -339,6 +339,25 @@ mod tests {
     }
 
     #[test]
+    fn a_request_cut_anywhere_parses_as_the_whole() {
+        let req = b"*3\r\n$3\r\nSET\r\n$2\r\nk\r\r\n$5\r\nhe\r\no\r\n*1\r\n$4\r\nPING\r\n";
+        let whole = parse(req).unwrap().unwrap();
+        assert_eq!(
+            whole.0,
+            vec![b"SET".to_vec(), b"k\r".to_vec(), b"he\r\no".to_vec()]
+        );
+        for cut in 0..req.len() {
+            let mut progress = Progress::default();
+            let first = parse_resuming(&req[..cut], &mut progress).unwrap();
+            match first {
+                Some(done) => assert_eq!(done, whole, "cut {cut}"),
+                None => assert_eq!(parse_resuming(req, &mut progress), Ok(Some(whole.clone()))),
+            }
+            assert_eq!(progress, Progress::default(), "cut {cut}");
+        }
+    }
+
+    #[test]
     fn parses_inline_with_quotes() {
         let (r, n) = parse(b"set \"a b\" 'c'\r\nrest").unwrap().unwrap();
         assert_eq!(r, vec![b"set".to_vec(), b"a b".to_vec(), b"c".to_vec()]);
