@@ -256,6 +256,48 @@ fn incr_is_atomic_under_concurrent_clients() {
 }
 
 #[test]
+fn pipelined_counters_are_atomic_under_concurrent_clients() {
+    // Each pipeline's run of counters is one engine transaction: the same
+    // key twice in a run must see the run's own first write, and runs of
+    // different clients must not lose each other's increments.
+    let s = Server::start(None);
+    let (clients, pipelines) = (6, 40);
+    let threads: Vec<_> = (0..clients)
+        .map(|t| {
+            let mut c = s.conn();
+            std::thread::spawn(move || {
+                let mut last_a = 0;
+                for i in 0..pipelines {
+                    // The redis crate sends INCRBY for `incr`: runs of it
+                    // with repeated keys are one group each.
+                    let mut p = redis::pipe();
+                    p.incr("a", 1).incr("b", 2).incr("a", 1).incr("a", 1);
+                    p.cmd("DECR").arg("c").cmd("DECR").arg("c");
+                    p.set(format!("plain-{t}-{i}"), i).ignore();
+                    p.incr("b", -1).incr("fresh", 1).incr("a", 1);
+                    let r: (i64, i64, i64, i64, i64, i64, i64, i64, i64) = p.query(&mut c).unwrap();
+                    let a = [r.0, r.2, r.3, r.8];
+                    assert!(a[0] > last_a, "{r:?} after {last_a}");
+                    assert!(a[1] > a[0] && a[2] > a[1] && a[3] > a[2], "{r:?}");
+                    assert!(r.5 < r.4, "{r:?}");
+                    last_a = a[3];
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut c = s.conn();
+    let n = (clients * pipelines) as i64;
+    assert_eq!(c.get::<_, i64>("a").unwrap(), 4 * n);
+    assert_eq!(c.get::<_, i64>("b").unwrap(), n);
+    assert_eq!(c.get::<_, i64>("c").unwrap(), -2 * n);
+    assert_eq!(c.get::<_, i64>("fresh").unwrap(), n);
+    assert_eq!(c.get::<_, i64>("plain-5-39").unwrap(), 39);
+}
+
+#[test]
 fn auth_hello_and_connection_commands() {
     let s = Server::start(Some("sekret"));
     let mut anon = redis::Client::open(format!("redis://{}/", s.addr))

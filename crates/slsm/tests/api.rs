@@ -303,6 +303,49 @@ fn transactions_see_their_own_writes_and_commit_atomically() {
 }
 
 #[test]
+fn a_transactions_multi_get_reads_its_own_writes_and_joins_the_conflict_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    db.put("a", "1").unwrap();
+    db.put("b", "2").unwrap();
+    ks.put("x", "9").unwrap();
+    let mut tx = db.transaction();
+    tx.put("b", "20").unwrap();
+    tx.delete("a").unwrap();
+    db.put("c", "after the snapshot").unwrap();
+    let got = tx.multi_get(&["a", "b", "c", "b", "d"]).unwrap();
+    let got: Vec<Option<Vec<u8>>> = got.into_iter().map(|v| v.map(|v| v.to_vec())).collect();
+    assert_eq!(
+        got,
+        [None, Some(b"20".to_vec()), None, Some(b"20".to_vec()), None]
+    );
+    let in_ks = tx.multi_get_in(&ks, &["x", "a"]).unwrap();
+    assert_eq!(in_ks[0].as_deref(), Some(&b"9"[..]));
+    assert_eq!(in_ks[1], None, "keyspaces are apart");
+    assert!(tx.multi_get(&[vec![0u8; 70_000]]).is_err());
+    // `c` was read (absent at the snapshot) and written since: conflict.
+    assert!(matches!(tx.commit(), Err(Error::Conflict)));
+
+    // A key answered from the transaction's own write was not read from
+    // the database, so a later write to it by others is no conflict; a
+    // key read by the batch is.
+    let mut tx = db.transaction();
+    tx.put("own", "mine").unwrap();
+    let got = tx.multi_get(&["own", "read"]).unwrap();
+    assert_eq!(got[0].as_deref(), Some(&b"mine"[..]));
+    db.put("own", "theirs").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(&*db.get("own").unwrap().unwrap(), b"mine");
+    let mut tx = db.transaction();
+    tx.multi_get(&["own", "read"]).unwrap();
+    tx.put("out", "1").unwrap();
+    db.put("read", "now").unwrap();
+    assert!(matches!(tx.commit(), Err(Error::Conflict)));
+    assert_eq!(db.get("out").unwrap(), None);
+}
+
+#[test]
 fn a_transaction_left_open_is_not_a_memory_leak_and_then_conflicts() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();

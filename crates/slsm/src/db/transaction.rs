@@ -6,7 +6,7 @@ use std::iter::Peekable;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::keyspace::{as_bytes, get_at, user_value, Keyspace};
+use super::keyspace::{as_bytes, get_at, multi_get_at, user_value, Keyspace};
 use super::snapshot::Snapshot;
 use super::{Components, Db};
 use crate::batch::WriteBatch;
@@ -114,6 +114,49 @@ impl Transaction {
         let value = get_at(&self.inner, Some(self.seq), space, key)?;
         self.reads.keys.push(stored);
         Ok(value)
+    }
+
+    /// The values of `keys` in the default keyspace, in the order given
+    /// (duplicates allowed): each the transaction's own write if it made
+    /// one, else as of its snapshot, the latter read as one batch (as
+    /// [`Db::multi_get`]). Every key read joins the commit's conflict check,
+    /// as with [`get`](Self::get).
+    pub fn multi_get<K: AsRef<[u8]>>(&mut self, keys: &[K]) -> Result<Vec<Option<Slice>>> {
+        self.multi_get_tagged(&self.default_space(), keys)
+    }
+
+    /// [`multi_get`](Self::multi_get) in `keyspace`.
+    pub fn multi_get_in<K: AsRef<[u8]>>(
+        &mut self,
+        keyspace: &Keyspace,
+        keys: &[K],
+    ) -> Result<Vec<Option<Slice>>> {
+        self.multi_get_tagged(&*Self::space_of(keyspace)?, keys)
+    }
+
+    fn multi_get_tagged<K: AsRef<[u8]>>(
+        &mut self,
+        space: &KeyspaceState,
+        keys: &[K],
+    ) -> Result<Vec<Option<Slice>>> {
+        let mut values = vec![None; keys.len()];
+        // (position in `keys`, stored key) of the keys to read.
+        let mut unread = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            read::check_key(key.as_ref())?;
+            let stored = space.tag.prefixed(key.as_ref());
+            match self.writes.get(&stored) {
+                Some(own) => values[i] = user_value(space, own.as_deref().map(Slice::copy_from)),
+                None => unread.push((i, stored)),
+            }
+        }
+        let wanted: Vec<&[u8]> = unread.iter().map(|&(i, _)| keys[i].as_ref()).collect();
+        let read = multi_get_at(&self.inner, Some(self.seq), space, &wanted)?;
+        for ((i, stored), value) in unread.into_iter().zip(read) {
+            values[i] = value;
+            self.reads.keys.push(stored);
+        }
+        Ok(values)
     }
 
     /// Sets `key` to `value` in the default keyspace, at commit.
