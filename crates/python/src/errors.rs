@@ -68,7 +68,12 @@ pub fn to_py(e: slsm::Error) -> PyErr {
         slsm::Error::Io { .. } => IoError::new_err(msg),
         slsm::Error::InvalidArgument(_) => InvalidArgumentError::new_err(msg),
         slsm::Error::Locked(_) => LockedError::new_err(msg),
-        slsm::Error::ReadOnly(_) => ReadOnlyError::new_err(msg),
+        // The engine's text names the Rust call; a Python user opens with
+        // `slsm.Db`.
+        slsm::Error::ReadOnly(path) => ReadOnlyError::new_err(format!(
+            "database {} is open read-only (Db.open_read_only); open it with slsm.Db(path) to write",
+            path.display()
+        )),
         slsm::Error::NotADatabase { .. } => NotADatabaseError::new_err(msg),
         slsm::Error::Conflict => ConflictError::new_err(msg),
         _ => Error::new_err(msg),

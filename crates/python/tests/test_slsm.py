@@ -176,7 +176,7 @@ def test_reopen_flush_compact_stats_checkpoint(path, tmp_path):
         assert copy[b"009999"] == b"x" * 50
     ro = slsm.Db.open_read_only(path)
     assert ro[b"000001"] == b"x" * 50
-    with pytest.raises(slsm.ReadOnlyError):
+    with pytest.raises(slsm.ReadOnlyError, match=r"open it with slsm\.Db\(path\)"):
         ro[b"new"] = b"1"
     ro.close()
 
