@@ -6,7 +6,7 @@ use std::iter::Peekable;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::keyspace::{as_bytes, get_at, multi_get_at, user_value, Keyspace};
+use super::keyspace::{as_bytes, get_at, user_value, Keyspace};
 use super::snapshot::Snapshot;
 use super::{Components, Db};
 use crate::batch::WriteBatch;
@@ -150,10 +150,13 @@ impl Transaction {
                 None => unread.push((i, stored)),
             }
         }
-        let wanted: Vec<&[u8]> = unread.iter().map(|&(i, _)| keys[i].as_ref()).collect();
-        let read = multi_get_at(&self.inner, Some(self.seq), space, &wanted)?;
+        // The stored keys serve both the read and the read set.
+        let wanted: Vec<&[u8]> = unread.iter().map(|(_, stored)| stored.as_slice()).collect();
+        let read = self
+            .inner
+            .read(Some(self.seq), |view| read::multi_get(view, &wanted))?;
         for ((i, stored), value) in unread.into_iter().zip(read) {
-            values[i] = value;
+            values[i] = user_value(space, value);
             self.reads.keys.push(stored);
         }
         Ok(values)
