@@ -18,6 +18,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use slsm_cli::bench::keygen::Rng;
+
 const CLIENTS: usize = 4;
 const KEYS: usize = 12;
 const COUNTERS: usize = 3;
@@ -27,36 +29,31 @@ const COUNTERS: usize = 3;
 /// sync waits for the next second under `everysec`.
 const FSYNC_MODES: [&str; 2] = ["always", "everysec"];
 
-/// Small deterministic generator (xorshift64*), one per client and cycle.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// `n` distinct indexes below `of`.
-    fn distinct(&mut self, n: usize, of: usize) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        while out.len() < n {
-            let i = self.below(of);
-            if !out.contains(&i) {
-                out.push(i);
-            }
+/// `n` distinct indexes below `of`.
+fn distinct(rng: &mut Rng, n: usize, of: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    while out.len() < n {
+        let i = below(rng, of);
+        if !out.contains(&i) {
+            out.push(i);
         }
-        out
     }
+    out
+}
+
+/// A uniform index below `n`.
+fn below(rng: &mut Rng, n: usize) -> usize {
+    rng.uniform(n as u64) as usize
+}
+
+/// Client `client`'s plain key `i`.
+fn plain_key(client: usize, i: usize) -> String {
+    format!("c{client}:k{i}")
+}
+
+/// Client `client`'s counter `i`.
+fn counter_key(client: usize, i: usize) -> String {
+    format!("c{client}:n{i}")
 }
 
 /// One key's change: its value before and the value the write sets (`None`:
@@ -100,17 +97,17 @@ impl Model {
     }
 
     fn all_keys(client: usize) -> Vec<String> {
-        let plain = (0..KEYS).map(|i| format!("c{client}:k{i}"));
-        let counters = (0..COUNTERS).map(|i| format!("c{client}:n{i}"));
+        let plain = (0..KEYS).map(|i| plain_key(client, i));
+        let counters = (0..COUNTERS).map(|i| counter_key(client, i));
         plain.chain(counters).collect()
     }
 
     fn key(&self, i: usize) -> String {
-        format!("c{}:k{i}", self.client)
+        plain_key(self.client, i)
     }
 
     fn counter(&self, i: usize) -> String {
-        format!("c{}:n{i}", self.client)
+        counter_key(self.client, i)
     }
 
     fn change(&self, key: String, new: Option<String>) -> Change {
@@ -144,28 +141,27 @@ fn write_until_killed(url: &str, model: &mut Model, rng: &mut Rng, stop: &Atomic
     while !stop.load(Ordering::Relaxed) {
         n += 1;
         let value = |i: usize| format!("v{}-{n}-{i}", model.writes);
-        let (cmd, flight) = match rng.below(10) {
+        let (cmd, flight) = match below(rng, 10) {
             0..=2 => {
-                let ch = model.change(model.key(rng.below(KEYS)), Some(value(0)));
+                let ch = model.change(model.key(below(rng, KEYS)), Some(value(0)));
                 let mut p = redis::pipe();
                 p.cmd("SET").arg(&ch.key).arg(ch.new.as_deref().unwrap());
                 (p, InFlight::Atomic(vec![ch]))
             }
             3 => {
-                let ch = model.change(model.key(rng.below(KEYS)), None);
+                let ch = model.change(model.key(below(rng, KEYS)), None);
                 let mut p = redis::pipe();
                 p.cmd("DEL").arg(&ch.key);
                 (p, InFlight::Atomic(vec![ch]))
             }
             4 => {
-                let ch = model.incr(model.counter(rng.below(COUNTERS)));
+                let ch = model.incr(model.counter(below(rng, COUNTERS)));
                 let mut p = redis::pipe();
                 p.cmd("INCR").arg(&ch.key);
                 (p, InFlight::Atomic(vec![ch]))
             }
             5 | 6 => {
-                let chs: Vec<Change> = rng
-                    .distinct(3, KEYS)
+                let chs: Vec<Change> = distinct(rng, 3, KEYS)
                     .into_iter()
                     .enumerate()
                     .map(|(j, k)| model.change(model.key(k), Some(value(j))))
@@ -178,8 +174,8 @@ fn write_until_killed(url: &str, model: &mut Model, rng: &mut Rng, stop: &Atomic
                 (p, InFlight::Atomic(chs))
             }
             7 => {
-                let set = model.change(model.key(rng.below(KEYS)), Some(value(0)));
-                let incr = model.incr(model.counter(rng.below(COUNTERS)));
+                let set = model.change(model.key(below(rng, KEYS)), Some(value(0)));
+                let incr = model.incr(model.counter(below(rng, COUNTERS)));
                 let mut p = redis::pipe();
                 p.atomic()
                     .cmd("SET")
@@ -190,9 +186,8 @@ fn write_until_killed(url: &str, model: &mut Model, rng: &mut Rng, stop: &Atomic
                 (p, InFlight::Atomic(vec![set, incr]))
             }
             _ => {
-                let len = 2 + rng.below(5);
-                let chs: Vec<Change> = rng
-                    .distinct(len, KEYS)
+                let len = 2 + below(rng, 5);
+                let chs: Vec<Change> = distinct(rng, len, KEYS)
                     .into_iter()
                     .enumerate()
                     .map(|(j, k)| model.change(model.key(k), Some(value(j))))
@@ -340,14 +335,14 @@ fn acknowledged_writes_survive_sigkill_under_concurrent_clients() {
             .enumerate()
             .map(|(i, mut model)| {
                 let (url, stop) = (url.clone(), Arc::clone(&stop));
-                let mut rng = Rng::new(master.next() ^ i as u64);
+                let mut rng = Rng::new(master.next_u64() ^ i as u64);
                 thread::spawn(move || {
                     write_until_killed(&url, &mut model, &mut rng, &stop);
                     model
                 })
             })
             .collect();
-        thread::sleep(Duration::from_millis(40 + master.below(300) as u64));
+        thread::sleep(Duration::from_millis(40 + below(&mut master, 300) as u64));
         server.0.kill().unwrap(); // SIGKILL
         server.0.wait().unwrap();
         stop.store(true, Ordering::Relaxed);
