@@ -557,6 +557,36 @@ fn the_os_page_cache_policy_follows_the_option() {
 }
 
 #[test]
+fn ingest_goes_above_older_range_deletions_that_reach_its_keys() {
+    // The deepest level holds keys outside the load's range, a shallower
+    // run only a range deletion covering it: the load must be read before
+    // that deletion, whatever merges and reopens do next.
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small_options()).unwrap();
+        db.put("x", "old").unwrap();
+        db.put("z", "old").unwrap();
+        db.compact().unwrap();
+        db.put("b", "deleted").unwrap();
+        db.delete_range("a", "k").unwrap();
+        db.flush().unwrap();
+        db.ingest([("b", "loaded"), ("c", "loaded")]).unwrap();
+        assert_eq!(&*db.get("b").unwrap().unwrap(), b"loaded");
+        assert_eq!(
+            keys_of(db.iter()),
+            [b"b".to_vec(), b"c".to_vec(), b"x".to_vec(), b"z".to_vec()]
+        );
+        let got = db.multi_get(&["b", "c", "x"]).unwrap();
+        assert!(got.iter().all(Option::is_some), "{got:?}");
+    }
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    assert_eq!(&*db.get("c").unwrap().unwrap(), b"loaded");
+    db.compact().unwrap();
+    assert_eq!(&*db.get("b").unwrap().unwrap(), b"loaded");
+    assert_eq!(keys_of(db.iter()).len(), 4);
+}
+
+#[test]
 fn ingest_loads_sorted_runs_atomically_and_overrides_older_values() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -6,9 +6,9 @@
 //! flushed the memory runs, so all the ingested entries take one fresh
 //! sequence number, newer than everything stored, and the manifest's
 //! flushed sequence may move to it. The run goes as deep as it fits: just
-//! above the shallowest level holding a key in its range (reads meet it
-//! before the older data it may shadow), or onto the deepest level if
-//! nothing overlaps.
+//! above the shallowest level holding a key in its range or a range
+//! tombstone reaching into it (reads meet it before the older data and
+//! deletions it overrides), or onto the deepest level if nothing does.
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ use crate::key::{self, Kind};
 use crate::keyspace::tag::Tag;
 use crate::merge::MergePolicy;
 use crate::run::RunBuilder;
-use crate::version::{Version, VersionEdit};
+use crate::version::{DiskRun, Version, VersionEdit};
 
 impl Jobs {
     /// Writes `entries` (strictly ascending keys of the keyspace `tag`) at
@@ -97,17 +97,28 @@ impl Jobs {
 }
 
 /// The deepest level a run of keys `min..=max` may join: above the
-/// shallowest level with an overlapping run, else the deepest level.
+/// shallowest level with a run that reaches the range, else the deepest
+/// level.
 fn level_for(version: &Version, min: &[u8], max: &[u8]) -> usize {
-    let overlaps = |level: &Vec<Arc<crate::version::DiskRun>>| {
-        level.iter().any(|r| {
-            let p = r.file.properties();
-            p.min_user_key.as_slice() <= max && min <= p.max_user_key.as_slice()
-        })
-    };
-    match version.levels.iter().position(overlaps) {
+    let reached = |level: &Vec<Arc<DiskRun>>| level.iter().any(|r| reaches(r, min, max));
+    match version.levels.iter().position(reached) {
         Some(0) => 0,
         Some(level) => level - 1,
         None => version.levels.len().saturating_sub(1).max(1),
     }
+}
+
+/// True if `run` holds a point key in `min..=max` or a range tombstone
+/// that covers one: the load must go above it, or that older tombstone,
+/// met first by reads walking down, would hide the newer entries.
+fn reaches(run: &DiskRun, min: &[u8], max: &[u8]) -> bool {
+    let p = run.file.properties();
+    let points =
+        p.entries > 0 && p.min_user_key.as_slice() <= max && min <= p.max_user_key.as_slice();
+    points
+        || run
+            .file
+            .range_tombstones()
+            .iter()
+            .any(|t| t.start.as_slice() <= max && min < t.end.as_slice())
 }
