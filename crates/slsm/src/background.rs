@@ -217,9 +217,15 @@ impl Background {
     }
 
     /// A writer found every memory run full: waits until a flush removed one
-    /// (there were `mems_before`) or the engine shut down; the flush's
-    /// error if it is failing (at once: it is retried in the background,
-    /// and a later write may succeed). Inline, runs the flush itself.
+    /// (there were `mems_before`); the flush's error if it is failing (at
+    /// once: it is retried in the background, and a later write may
+    /// succeed). Inline, or once the threads have stopped, runs the flush
+    /// itself.
+    ///
+    /// After shutdown the caller is the closing `Db` flushing writes that
+    /// skipped the log (or a write racing the close): no thread will flush
+    /// for it, and a failure recorded before may be stale (the disk may
+    /// have room again), so the flush is tried here, for real.
     pub fn wait_for_flush(&self, mems_before: usize) -> Result<()> {
         if !self.threaded {
             return self.run_inline();
@@ -227,11 +233,16 @@ impl Background {
         let mut state = self.state.lock();
         self.work.notify_all();
         loop {
+            if self.versions.current().mems.len() < mems_before {
+                return Ok(());
+            }
+            if state.shutdown {
+                drop(state);
+                let picker = self.jobs.picker();
+                return self.jobs.flush_oldest(picker.runs_per_flush()).map(|_| ());
+            }
             if let Some(f) = &state.flush_failure {
                 return Err(f.error.clone());
-            }
-            if state.shutdown || self.versions.current().mems.len() < mems_before {
-                return Ok(());
             }
             // Flushes run inline too (`Db::flush`, on the caller's thread)
             // and may free a run without this thread's `done` signal: the

@@ -352,6 +352,51 @@ fn wal_write_error_then_writes_resume_in_a_new_log() {
     read_all(&db).unwrap();
 }
 
+/// A database without a log, closed while every memory run is full and
+/// the flush thread is failing (the disk was full, and has room again):
+/// its drop flushes the runs on the closing thread, so every acknowledged
+/// write is there after a reopen. (The drop used to give up on the stale
+/// failure and lose them, or, with no failure recorded, wait for ever for
+/// a flush thread it had already stopped.)
+#[test]
+fn closing_without_a_log_flushes_full_memory_runs_after_a_failed_flush() {
+    let fs = FaultFs::new(11);
+    let dir = db_dir();
+    let opts = Options {
+        disable_wal: true,
+        memory_runs: 2,
+        ..options(&fs, true)
+    };
+    let db = Db::open(&dir, opts.clone()).unwrap();
+    fs.set_full(true);
+    let mut acknowledged = 0;
+    while db.put(key(acknowledged), vec![b'v'; 100]).is_ok() {
+        acknowledged += 1;
+        assert!(
+            acknowledged < 100_000,
+            "writes must stall on the failing flush"
+        );
+    }
+    // The failure is recorded, its retry some time away.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs.set_full(false);
+    let (done, closed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(db);
+        done.send(()).unwrap();
+    });
+    closed
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("closing the database returns");
+    let db = Db::open(&dir, opts).unwrap();
+    for i in 0..acknowledged {
+        assert!(
+            db.get(key(i)).unwrap().is_some(),
+            "acknowledged write {i} lost"
+        );
+    }
+}
+
 /// The same after a power loss right after the failure: the torn record is
 /// dropped as a torn tail and everything acknowledged before is there.
 #[test]
