@@ -211,3 +211,62 @@ fn many_writers_with_flushes_lose_nothing() {
     let expected = (THREADS * PER_THREAD + THREADS * PER_THREAD / 10) as usize;
     assert_eq!(db.iter().count(), expected);
 }
+
+/// Read-only opens beside a writer that flushes and merges all the time
+/// (tiny runs): each must open, and see a prefix of the writes holding
+/// at least those acknowledged before it began. The writer deletes logs
+/// and run files its flushes and merges made obsolete at any moment; an
+/// open that read an older manifest used to miss the writes a flush had
+/// moved out of a deleted log (a hole in the middle), or fail on it.
+/// `SLSM_READ_ONLY_ROUNDS` lengthens it.
+#[test]
+fn read_only_opens_beside_a_busy_writer_see_a_prefix_of_its_writes() {
+    use std::sync::atomic::AtomicU64;
+    let rounds = env_u64("SLSM_READ_ONLY_ROUNDS", 1000);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = slsm::Options {
+        run_size: 4096,
+        run_entries: 64,
+        memory_runs: 2,
+        level_runs: 2,
+        ..slsm::Options::default()
+    };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let acknowledged = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let key = |i: u64| format!("{i:08}").into_bytes();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                db.put(key(i), [b'v'; 60]).unwrap();
+                i += 1;
+                acknowledged.store(i, Ordering::Release);
+            }
+        });
+        // Stops the writer however this thread leaves (an assertion's
+        // panic included), or the scope would wait for it for ever.
+        struct StopOnDrop<'a>(&'a AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _stop = StopOnDrop(&stop);
+        for round in 0..rounds {
+            let before = acknowledged.load(Ordering::Acquire);
+            let reader = Db::open_read_only(dir.path(), opts.clone())
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            let mut seen = 0;
+            for entry in reader.iter() {
+                let (k, _) = entry.unwrap();
+                assert_eq!(&*k, key(seen), "round {round}: a hole before key {seen}");
+                seen += 1;
+            }
+            assert!(
+                seen >= before,
+                "round {round}: {seen} keys, {before} acknowledged"
+            );
+        }
+    });
+}

@@ -57,15 +57,13 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         Some(lock_dir(fs, dir)?)
     };
     let budget = Arc::new(MemoryBudget::new(&opts));
-    let (manifest, levels) = load_version(dir, &opts, budget.cache())?;
-    let files = scan_dir(fs, dir)?;
+    let Loaded {
+        manifest,
+        levels,
+        files,
+        replayed,
+    } = load_state(dir, &opts, budget.cache())?;
     let max_seen = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
-    let logs: Vec<u64> = files
-        .iter()
-        .filter(|(n, kind)| *kind == FileKind::Wal && *n >= manifest.min_wal_number)
-        .map(|(n, _)| *n)
-        .collect();
-    let replayed = recovery::replay_logs(dir, &logs, manifest.last_sequence, &opts)?;
     let last_sequence = replayed.max_seq.max(manifest.last_sequence);
 
     let log_number = manifest.next_file_number.max(max_seen + 1);
@@ -203,36 +201,109 @@ fn tolerate_no_space(result: Result<()>) -> Result<()> {
 /// The manifest and the run files it names. Read-only, a writer in another
 /// process may replace run files between the two steps: the manifest is
 /// then read again (a few times).
-fn load_version(
-    dir: &Path,
-    opts: &Options,
-    cache: &Arc<BlockCache>,
-) -> Result<(Manifest, Vec<Vec<Arc<DiskRun>>>)> {
+/// What a database holds on disk when it is opened: the manifest, its run
+/// files (open), the files of the directory, and the logs replayed.
+struct Loaded {
+    manifest: Manifest,
+    levels: Vec<Vec<Arc<DiskRun>>>,
+    files: Vec<(u64, FileKind)>,
+    replayed: recovery::Replayed,
+}
+
+/// Attempts of a read-only open to read the logs before the writer beside
+/// it retires them.
+const READ_ONLY_ATTEMPTS: u32 = 50;
+
+/// Loads the state of `dir`: the manifest, its runs, then the logs from the
+/// manifest's oldest needed one on. The lock keeps it still for a writer.
+///
+/// A read-only open takes no lock, and the writer beside it may at any
+/// moment replace the manifest and delete what that made obsolete: run
+/// files after a merge, logs after a flush (which moved their writes into
+/// a run file this open's manifest does not list). A run file, once open,
+/// stays readable after its deletion; a log deleted before it was read
+/// would leave a hole, silently. Logs are deleted only after a manifest
+/// that no longer needs them (a higher `min_wal_number`) is in place, so
+/// if the manifest still needs the same logs once they have been read,
+/// none was missed; otherwise, or if a file vanished, the open starts
+/// again from the new manifest, keeping the runs it already opened (a
+/// retry costs the logs, which hold a few memory runs at most).
+fn load_state(dir: &Path, opts: &Options, cache: &Arc<BlockCache>) -> Result<Loaded> {
+    let mut opened = HashMap::new();
     if !opts.read_only {
         let manifest = load_or_create_manifest(dir, opts)?;
-        let levels = open_runs(opts, dir, &manifest, cache)?;
-        return Ok((manifest, levels));
+        return load_from(dir, opts, cache, manifest, &mut opened);
     }
-    let mut attempts = 0;
+    let mut attempt = 0;
     loop {
+        attempt += 1;
         let manifest = load_existing_manifest(dir, opts)?;
-        match open_runs(opts, dir, &manifest, cache) {
-            Err(e) if e.is_corruption() && attempts < 3 => attempts += 1,
-            result => return result.map(|levels| (manifest, levels)),
+        let loaded = load_from(dir, opts, cache, manifest, &mut opened);
+        let complete = loaded.as_ref().is_ok_and(|l| {
+            load_existing_manifest(dir, opts)
+                .is_ok_and(|now| now.min_wal_number == l.manifest.min_wal_number)
+        });
+        if complete {
+            return loaded;
         }
+        if attempt == READ_ONLY_ATTEMPTS {
+            return loaded.and_then(|_| {
+                Err(Error::io(
+                    dir,
+                    std::io::Error::other(
+                        "the writer beside this read-only open retired its logs before \
+                         every attempt could read them (it flushes constantly); try again",
+                    ),
+                ))
+            });
+        }
+        // Give the writer's flush or merge time to finish its deletions.
+        std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt.min(10))));
     }
 }
 
+/// [`load_state`] from `manifest`: its runs (those already in `opened` are
+/// taken from there), the directory, the logs.
+fn load_from(
+    dir: &Path,
+    opts: &Options,
+    cache: &Arc<BlockCache>,
+    manifest: Manifest,
+    opened: &mut HashMap<u64, Arc<DiskRun>>,
+) -> Result<Loaded> {
+    let levels = open_runs(opts, dir, &manifest, cache, opened)?;
+    let files = scan_dir(&*opts.fs, dir)?;
+    let logs: Vec<u64> = files
+        .iter()
+        .filter(|(n, kind)| *kind == FileKind::Wal && *n >= manifest.min_wal_number)
+        .map(|(n, _)| *n)
+        .collect();
+    let replayed = recovery::replay_logs(dir, &logs, manifest.last_sequence, opts)?;
+    Ok(Loaded {
+        manifest,
+        levels,
+        files,
+        replayed,
+    })
+}
+
+/// The runs `manifest` lists, by level; a run already in `opened` is
+/// taken from there, and every run opened here is added to it.
 fn open_runs(
     opts: &Options,
     dir: &Path,
     manifest: &Manifest,
     cache: &Arc<BlockCache>,
+    opened: &mut HashMap<u64, Arc<DiskRun>>,
 ) -> Result<Vec<Vec<Arc<DiskRun>>>> {
     let mut levels = Vec::with_capacity(manifest.levels.len());
     for records in &manifest.levels {
         let mut level = Vec::with_capacity(records.len());
         for rec in records {
+            if let Some(run) = opened.get(&rec.file_number) {
+                level.push(Arc::clone(run));
+                continue;
+            }
             let path = dir.join(manifest::run_file_name(rec.file_number));
             if !opts.fs.exists(&path) {
                 return Err(Error::corruption(
@@ -243,7 +314,9 @@ fn open_runs(
             }
             let file = RunFile::open_in(opts.fs.clone(), &path, Arc::clone(cache))?;
             check_identity(&file, rec, manifest).map_err(|why| Error::corruption(&path, 0, why))?;
-            level.push(Arc::new(DiskRun::new(rec.file_number, Arc::new(file))));
+            let run = Arc::new(DiskRun::new(rec.file_number, Arc::new(file)));
+            opened.insert(rec.file_number, Arc::clone(&run));
+            level.push(run);
         }
         levels.push(level);
     }
