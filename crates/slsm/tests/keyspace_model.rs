@@ -26,6 +26,8 @@ enum Op {
     Get(usize, Vec<u8>),
     Scan(usize),
     Drop(usize),
+    /// A bulk load into one keyspace (keys sorted and distinct).
+    Ingest(usize, Vec<(Vec<u8>, Vec<u8>)>),
     Flush,
     Reopen,
 }
@@ -57,6 +59,8 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..3usize, key()).prop_map(|(s, k)| Op::Get(s, k)),
         2 => (0..3usize).prop_map(Op::Scan),
         1 => (1..3usize).prop_map(Op::Drop),
+        1 => (0..3usize, prop::collection::btree_map(key(), prop::collection::vec(any::<u8>(), 0..30), 1..12))
+            .prop_map(|(s, m)| Op::Ingest(s, m.into_iter().collect())),
         1 => Just(Op::Flush),
         1 => Just(Op::Reopen),
     ]
@@ -144,6 +148,11 @@ proptest! {
                     db.drop_keyspace(NAMES[*s]).unwrap();
                     model[*s].clear();
                     ks[*s] = db.keyspace(NAMES[*s]).unwrap();
+                }
+                Op::Ingest(s, entries) => {
+                    let n = ks[*s].ingest(entries.iter().map(|(k, v)| (k, v))).unwrap();
+                    prop_assert_eq!(n, entries.len() as u64);
+                    model[*s].extend(entries.iter().cloned());
                 }
                 Op::Flush => db.flush().unwrap(),
                 Op::Reopen => {

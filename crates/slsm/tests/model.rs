@@ -1,12 +1,19 @@
 //! Model-based property test: random operation sequences against a
 //! `BTreeMap`, with tiny buffers so that every path (many runs, flushes,
 //! level merges, compaction, reopen, snapshots) is exercised.
+//!
+//! The third test also reopens with other options each time (codecs per
+//! level, block and fence sizes, a cache of none to a few blocks, budgets,
+//! space bounds, filters, page-cache policy, inline or background merges),
+//! as a user who retunes a database does: files written under one set must
+//! read and merge under the next. It also checks a read-only open beside
+//! the writer, a checkpoint's copy, bulk loads and waiting for compaction.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use proptest::prelude::*;
-use slsm::{Db, Options, Snapshot, WriteBatch};
+use slsm::{Codec, Compression, Db, Options, Snapshot, WriteBatch};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -27,6 +34,111 @@ enum Op {
     Flush,
     Compact,
     Reopen,
+    /// Reopens with the options this builds.
+    ReopenWith(Tuning),
+    /// Opens the directory read-only beside the writer; it must see every
+    /// write so far.
+    ReadOnlyOpen,
+    /// Writes a checkpoint and opens it; it must hold every write so far.
+    Checkpoint,
+    /// Bulk-loads these entries (rejected whole unless strictly ascending).
+    Ingest(Vec<(Vec<u8>, Vec<u8>)>),
+    WaitForCompaction,
+}
+
+/// The options a reopen may change (see the module docs).
+#[derive(Clone, Debug)]
+struct Tuning {
+    codecs: Vec<Codec>,
+    bottommost: Option<Codec>,
+    block_size: usize,
+    fence_entries: usize,
+    block_cache_size: Option<usize>,
+    memory_budget: usize,
+    max_space_amplification: f64,
+    bloom_fp_rate: f64,
+    memory_runs: usize,
+    level_runs: usize,
+    os_page_cache: Option<bool>,
+    background_merges: bool,
+    run_size: usize,
+    disable_wal: bool,
+    sync_writes: bool,
+}
+
+impl Tuning {
+    fn options(&self) -> Options {
+        Options {
+            run_size: self.run_size,
+            disable_wal: self.disable_wal,
+            sync_writes: self.sync_writes,
+            compression: Compression {
+                levels: self.codecs.clone(),
+                bottommost: self.bottommost,
+            },
+            block_size: self.block_size,
+            fence_entries: self.fence_entries,
+            block_cache_size: self.block_cache_size,
+            memory_budget: self.memory_budget,
+            max_space_amplification: self.max_space_amplification,
+            bloom_fp_rate: self.bloom_fp_rate,
+            memory_runs: self.memory_runs,
+            level_runs: self.level_runs,
+            os_page_cache: self.os_page_cache,
+            background_merges: self.background_merges,
+            ..Options::default()
+        }
+    }
+}
+
+fn codec() -> impl Strategy<Value = Codec> {
+    prop::sample::select(vec![
+        Codec::None,
+        Codec::Lz4,
+        Codec::Zstd(1),
+        Codec::Zstd(3),
+    ])
+}
+
+fn tuning() -> impl Strategy<Value = Tuning> {
+    let files = (
+        prop::collection::vec(codec(), 1..4),
+        prop::option::of(codec()),
+        prop::sample::select(vec![256usize, 1024, 4096]),
+        1usize..9,
+        prop::sample::select(vec![Some(0usize), Some(4096), Some(64 << 10), None]),
+    );
+    let policy = (
+        prop::sample::select(vec![4usize << 20, 128 << 20]),
+        prop::sample::select(vec![1.2f64, 2.0, f64::INFINITY]),
+        prop::sample::select(vec![0.01f64, 0.5]),
+        2usize..5,
+        2usize..4,
+        prop::sample::select(vec![None, Some(false), Some(true)]),
+        any::<bool>(),
+    );
+    let logging = (
+        prop::sample::select(vec![4096usize, 64 << 10]),
+        prop::bool::weighted(0.25),
+        prop::bool::weighted(0.1),
+    );
+    (files, policy, logging).prop_map(|(f, p, l)| Tuning {
+        codecs: f.0,
+        bottommost: f.1,
+        block_size: f.2,
+        fence_entries: f.3,
+        block_cache_size: f.4,
+        memory_budget: p.0,
+        max_space_amplification: p.1,
+        bloom_fp_rate: p.2,
+        memory_runs: p.3,
+        level_runs: p.4,
+        os_page_cache: p.5,
+        background_merges: p.6,
+        run_size: l.0,
+        disable_wal: l.1,
+        sync_writes: l.2,
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -99,6 +211,38 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// [`op`] plus reopens with other options, read-only opens, checkpoints,
+/// bulk loads and waits for compaction.
+fn wide_op() -> impl Strategy<Value = Op> {
+    let entries = prop::collection::vec((key(), value()), 0..20);
+    prop_oneof![
+        40 => op(),
+        2 => tuning().prop_map(Op::ReopenWith),
+        1 => Just(Op::ReadOnlyOpen),
+        1 => Just(Op::Checkpoint),
+        1 => (entries, any::<bool>()).prop_map(|(mut e, sorted)| {
+            if sorted {
+                e.sort();
+                e.dedup_by(|a, b| a.0 == b.0);
+            }
+            Op::Ingest(e)
+        }),
+        1 => Just(Op::WaitForCompaction),
+    ]
+}
+
+/// Every entry of `db`, in order.
+fn contents(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.iter()
+        .map(|r| r.unwrap())
+        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        .collect()
+}
+
+fn model_contents(model: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
+    model.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
 fn options(background: bool, runs: usize, level_runs: usize, mu: usize) -> Options {
     Options {
         run_size: 4096,
@@ -151,9 +295,10 @@ fn check_double_ended(mut iter: slsm::Iter, expect: Vec<(Vec<u8>, Vec<u8>)>, dir
     assert_eq!(rest, expect[lo..hi].to_vec());
 }
 
-fn run(ops: Vec<Op>, opts: Options) {
+fn run(ops: Vec<Op>, mut opts: Options) {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Some(Db::open(dir.path(), opts.clone()).unwrap());
+    let mut checkpoints = 0;
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
     for op in ops {
@@ -264,16 +409,51 @@ fn run(ops: Vec<Op>, opts: Options) {
                 drop(db.take());
                 db = Some(Db::open(dir.path(), opts.clone()).unwrap());
             }
+            Op::ReopenWith(tuning) => {
+                snaps.clear();
+                drop(db.take());
+                opts = tuning.options();
+                db = Some(Db::open(dir.path(), opts.clone()).unwrap());
+                assert_eq!(contents(db.as_ref().unwrap()), model_contents(&model));
+            }
+            Op::ReadOnlyOpen => {
+                // Without a log, what is not flushed lives only in the
+                // writer's memory; the reader must still open and agree
+                // with itself.
+                let reader = Db::open_read_only(dir.path(), opts.clone()).unwrap();
+                if !opts.disable_wal {
+                    assert_eq!(contents(&reader), model_contents(&model));
+                }
+                reader.check().unwrap();
+            }
+            Op::Checkpoint => {
+                checkpoints += 1;
+                let dest = dir
+                    .path()
+                    .with_extension(format!("checkpoint-{checkpoints}"));
+                d.checkpoint(&dest).unwrap();
+                let copy = Db::open(&dest, opts.clone()).unwrap();
+                assert_eq!(contents(&copy), model_contents(&model));
+                copy.check().unwrap();
+                drop(copy);
+                std::fs::remove_dir_all(&dest).unwrap();
+            }
+            Op::Ingest(entries) => {
+                let ascending = entries.windows(2).all(|w| w[0].0 < w[1].0);
+                let result = d.ingest(entries.iter().map(|(k, v)| (k, v)));
+                if ascending {
+                    assert_eq!(result.unwrap(), entries.len() as u64);
+                    model.extend(entries);
+                } else {
+                    assert!(result.is_err(), "keys out of order must be rejected");
+                }
+            }
+            Op::WaitForCompaction => d.wait_for_compaction().unwrap(),
             _ => {}
         }
     }
     let d = db.as_ref().unwrap();
-    let all: Vec<_> = d
-        .iter()
-        .map(|r| r.unwrap())
-        .map(|(k, v)| (k.to_vec(), v.to_vec()))
-        .collect();
-    assert_eq!(all, model.into_iter().collect::<Vec<_>>());
+    assert_eq!(contents(d), model_contents(&model));
     d.check().unwrap();
 }
 
@@ -294,5 +474,13 @@ proptest! {
         runs in 2usize..5, level_runs in 2usize..4, mu in 1usize..9,
     ) {
         run(ops, options(true, runs, level_runs, mu));
+    }
+
+    #[test]
+    fn reopens_with_other_options_match_model(
+        ops in prop::collection::vec(wide_op(), 1..300),
+        first in tuning(),
+    ) {
+        run(ops, first.options());
     }
 }
