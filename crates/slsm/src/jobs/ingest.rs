@@ -82,17 +82,42 @@ impl Jobs {
             return Ok(0); // dropping the builder removes the file
         }
         let props = builder.finish()?;
-        fsutil::sync_dir_with(&**fs, &self.dir)?;
-        let run = open_run(&plan, &path)?;
+        let unlisted = |e| {
+            let _ = fs.remove_file(&path); // no manifest lists it yet
+            e
+        };
+        fsutil::sync_dir_with(&**fs, &self.dir).map_err(unlisted)?;
+        let run = open_run(&plan, &path).map_err(unlisted)?;
         let version = self.versions.current_arc();
         let level = level_for(&version, &props.min_user_key, &props.max_user_key);
-        let next = self.versions.apply(VersionEdit {
+        let installed = self.versions.apply(VersionEdit {
             added: vec![(level, run)],
             flushed_sequence: Some(seq),
             ..VersionEdit::default()
-        })?;
-        self.budget.rebalance(&next);
-        Ok(count)
+        });
+        match installed {
+            Ok(next) => {
+                self.budget.rebalance(&next);
+                Ok(count)
+            }
+            Err(e) => {
+                self.roll_back_install(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// After a failed install, the manifest on disk may list the load or
+    /// not (a rename that happened before a failed directory sync is seen
+    /// by the next open): the caller, told it failed, may write on, and
+    /// the load must not come back at the next open. Writing the current
+    /// version's manifest again makes the disk agree; only then is the
+    /// load's file removed (while a manifest on disk may list it, it stays,
+    /// and the next open removes it if none does).
+    fn roll_back_install(&self, path: &std::path::Path) {
+        if self.versions.persist(0).is_ok() {
+            let _ = self.opts.fs.remove_file(path);
+        }
     }
 }
 

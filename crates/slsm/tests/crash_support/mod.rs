@@ -39,12 +39,15 @@ pub enum Mut {
     Range(Vec<u8>, Vec<u8>),
 }
 
-/// One acknowledged-or-not unit of work: a single write or a `WriteBatch`.
+/// One acknowledged-or-not unit of work: a single write, a `WriteBatch`,
+/// or a bulk load (`ingest`: puts of ascending keys, durable on return,
+/// so always `sync`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Op {
     pub id: u64,
     pub sync: bool,
     pub batch: bool,
+    pub ingest: bool,
     pub muts: Vec<Mut>,
 }
 
@@ -119,6 +122,9 @@ impl Workload {
     pub fn next_op(&mut self) -> Op {
         let id = self.next_id;
         self.next_id += 1;
+        if self.rng.chance(2) {
+            return self.ingest_op(id);
+        }
         let sync = self.rng.chance(self.sync_percent);
         let batch = self.rng.chance(20);
         let n = if batch {
@@ -131,6 +137,26 @@ impl Workload {
             id,
             sync,
             batch,
+            ingest: false,
+            muts,
+        }
+    }
+
+    /// A bulk load of 1 to 12 distinct keys, in ascending order.
+    fn ingest_op(&mut self, id: u64) -> Op {
+        let n = 1 + self.rng.below(12);
+        let keys: std::collections::BTreeSet<u64> =
+            (0..n).map(|_| self.rng.below(KEY_SPACE)).collect();
+        let muts = keys
+            .into_iter()
+            .enumerate()
+            .map(|(j, k)| Mut::Put(key(k), self.value(id, j)))
+            .collect();
+        Op {
+            id,
+            sync: true,
+            batch: true,
+            ingest: true,
             muts,
         }
     }
@@ -138,6 +164,13 @@ impl Workload {
 
 /// Applies `op` to `db` through the public API.
 pub fn apply_db(db: &Db, op: &Op) -> slsm::Result<()> {
+    if op.ingest {
+        let pairs = op.muts.iter().map(|m| match m {
+            Mut::Put(k, v) => (k, v),
+            _ => unreachable!("a load holds puts only"),
+        });
+        return db.ingest(pairs).map(|_| ());
+    }
     let wo = WriteOptions {
         sync: op.sync,
         ..WriteOptions::default()
@@ -191,7 +224,7 @@ fn s(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).expect("workload bytes are ASCII")
 }
 
-/// `id sync batch mut;mut;...` with muts `P,key,value`, `D,key`, `R,a,b`.
+/// `id sync batch mut;mut;...` (batch 2: a bulk load) with muts `P,key,value`, `D,key`, `R,a,b`.
 pub fn encode_op(op: &Op) -> String {
     let muts: Vec<String> = op
         .muts
@@ -206,7 +239,7 @@ pub fn encode_op(op: &Op) -> String {
         "{} {} {} {}",
         op.id,
         op.sync as u8,
-        op.batch as u8,
+        op.batch as u8 + op.ingest as u8,
         muts.join(";")
     )
 }
@@ -215,7 +248,12 @@ pub fn decode_op(line: &str) -> Option<Op> {
     let mut parts = line.splitn(4, ' ');
     let id = parts.next()?.parse().ok()?;
     let sync = parts.next()? == "1";
-    let batch = parts.next()? == "1";
+    let (batch, ingest) = match parts.next()? {
+        "0" => (false, false),
+        "1" => (true, false),
+        "2" => (true, true),
+        _ => return None,
+    };
     let mut muts = Vec::new();
     for m in parts.next()?.split(';') {
         let f: Vec<&str> = m.split(',').collect();
@@ -230,6 +268,7 @@ pub fn decode_op(line: &str) -> Option<Op> {
         id,
         sync,
         batch,
+        ingest,
         muts,
     })
 }
