@@ -397,6 +397,60 @@ fn closing_without_a_log_flushes_full_memory_runs_after_a_failed_flush() {
     }
 }
 
+/// `drop_keyspace` failing at each sync of its manifest install: the
+/// keyspace lives on (its handle keeps working), and what is written to it
+/// afterwards is there after a reopen. (A failed drop used to kill the
+/// handles at once, and a manifest renamed before its directory's sync
+/// failed dropped the keyspace, and every later write to it, at the next
+/// open.)
+#[test]
+fn a_failed_keyspace_drop_keeps_the_keyspace_and_later_writes() {
+    let mut failures = 0;
+    for point in 1..=4 {
+        for power_loss in [false, true] {
+            let fs = FaultFs::new(point);
+            let dir = db_dir();
+            let db = Db::open(&dir, options(&fs, false)).unwrap();
+            let space = db.keyspace("doomed").unwrap();
+            space.put("before", "1").unwrap();
+            db.flush().unwrap();
+            fs.fail_nth(FaultOp::Sync, point);
+            if db.drop_keyspace("doomed").is_ok() {
+                continue; // the failure hit no sync of the install
+            }
+            failures += 1;
+            fs.clear_faults();
+            let ctx = format!("sync {point} of the drop failed, power loss {power_loss}");
+            space
+                .put("after", "2")
+                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            db.sync().unwrap();
+            drop(space);
+            if power_loss {
+                fs.power_off();
+                drop(db);
+                fs.crash();
+            } else {
+                drop(db);
+            }
+            let db = reopen(&fs, &dir, false, &ctx);
+            assert!(db.keyspace_names().contains(&"doomed".to_string()), "{ctx}");
+            let space = db.keyspace("doomed").unwrap();
+            assert_eq!(
+                space.get("before").unwrap().as_deref(),
+                Some(&b"1"[..]),
+                "{ctx}"
+            );
+            assert_eq!(
+                space.get("after").unwrap().as_deref(),
+                Some(&b"2"[..]),
+                "{ctx}"
+            );
+        }
+    }
+    assert!(failures >= 2, "the drop's install syncs were never hit");
+}
+
 /// The same after a power loss right after the failure: the torn record is
 /// dropped as a torn tail and everything acknowledged before is there.
 #[test]

@@ -147,14 +147,25 @@ impl Db {
             })
             .cloned()
             .collect();
-        if let Some(state) = open.remove(name) {
-            state.mark_dropped();
-        }
-        inner.versions.apply(VersionEdit {
+        let dropped = inner.versions.apply(VersionEdit {
             catalog: Some(catalog.without(name)),
             removed,
             ..VersionEdit::default()
-        })?;
+        });
+        if let Err(e) = dropped {
+            // The keyspace lives on, and writes to it go on being
+            // acknowledged; but the manifest on disk may already lack it (a
+            // rename that happened before a failed directory sync), which
+            // would lose them at the next open. Write the current one again.
+            let _ = inner.versions.persist(0);
+            return Err(e);
+        }
+        // Handles fail from here on. A write through one that slipped in
+        // since the new catalog was installed is as if made just before the
+        // drop: gone with it.
+        if let Some(state) = open.remove(name) {
+            state.mark_dropped();
+        }
         crate::reaper::drain();
         Ok(())
     }
