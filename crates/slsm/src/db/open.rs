@@ -198,9 +198,6 @@ fn tolerate_no_space(result: Result<()>) -> Result<()> {
     }
 }
 
-/// The manifest and the run files it names. Read-only, a writer in another
-/// process may replace run files between the two steps: the manifest is
-/// then read again (a few times).
 /// What a database holds on disk when it is opened: the manifest, its run
 /// files (open), the files of the directory, and the logs replayed.
 struct Loaded {
@@ -238,24 +235,22 @@ fn load_state(dir: &Path, opts: &Options, cache: &Arc<BlockCache>) -> Result<Loa
     loop {
         attempt += 1;
         let manifest = load_existing_manifest(dir, opts)?;
-        let loaded = load_from(dir, opts, cache, manifest, &mut opened);
-        let complete = loaded.as_ref().is_ok_and(|l| {
-            load_existing_manifest(dir, opts)
-                .is_ok_and(|now| now.min_wal_number == l.manifest.min_wal_number)
-        });
-        if complete {
-            return loaded;
-        }
-        if attempt == READ_ONLY_ATTEMPTS {
-            return loaded.and_then(|_| {
-                Err(Error::io(
+        let loaded = load_from(dir, opts, cache, manifest.clone(), &mut opened);
+        let now = load_existing_manifest(dir, opts)?;
+        match loaded {
+            Ok(l) if now.min_wal_number == l.manifest.min_wal_number => return Ok(l),
+            // Nothing moved meanwhile: the failure is the database's own.
+            Err(e) if now == manifest || attempt == READ_ONLY_ATTEMPTS => return Err(e),
+            Ok(_) if attempt == READ_ONLY_ATTEMPTS => {
+                return Err(Error::io(
                     dir,
                     std::io::Error::other(
                         "the writer beside this read-only open retired its logs before \
                          every attempt could read them (it flushes constantly); try again",
                     ),
                 ))
-            });
+            }
+            _ => {}
         }
         // Give the writer's flush or merge time to finish its deletions.
         std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt.min(10))));
