@@ -298,6 +298,8 @@ fn check_double_ended(mut iter: slsm::Iter, expect: Vec<(Vec<u8>, Vec<u8>)>, dir
 fn run(ops: Vec<Op>, mut opts: Options) {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Some(Db::open(dir.path(), opts.clone()).unwrap());
+    // Checkpoints go beside the database, in a directory of their own.
+    let copies = tempfile::tempdir().unwrap();
     let mut checkpoints = 0;
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
@@ -428,9 +430,7 @@ fn run(ops: Vec<Op>, mut opts: Options) {
             }
             Op::Checkpoint => {
                 checkpoints += 1;
-                let dest = dir
-                    .path()
-                    .with_extension(format!("checkpoint-{checkpoints}"));
+                let dest = copies.path().join(format!("checkpoint-{checkpoints}"));
                 d.checkpoint(&dest).unwrap();
                 let copy = Db::open(&dest, opts.clone()).unwrap();
                 assert_eq!(contents(&copy), model_contents(&model));

@@ -147,19 +147,13 @@ impl Db {
             })
             .cloned()
             .collect();
-        let dropped = inner.versions.apply(VersionEdit {
+        // On an error the keyspace lives on, its handles too, and `apply`
+        // has put the manifest that lists it back on disk.
+        inner.versions.apply(VersionEdit {
             catalog: Some(catalog.without(name)),
             removed,
             ..VersionEdit::default()
-        });
-        if let Err(e) = dropped {
-            // The keyspace lives on, and writes to it go on being
-            // acknowledged; but the manifest on disk may already lack it (a
-            // rename that happened before a failed directory sync), which
-            // would lose them at the next open. Write the current one again.
-            let _ = inner.versions.persist(0);
-            return Err(e);
-        }
+        })?;
         // Handles fail from here on. A write through one that slipped in
         // since the new catalog was installed is as if made just before the
         // drop: gone with it.

@@ -90,34 +90,16 @@ impl Jobs {
         let run = open_run(&plan, &path).map_err(unlisted)?;
         let version = self.versions.current_arc();
         let level = level_for(&version, &props.min_user_key, &props.max_user_key);
-        let installed = self.versions.apply(VersionEdit {
+        // On a failed install the file stays until the next open removes
+        // it: `apply` wrote the current manifest again, but if that failed
+        // too, the manifest on disk may still list it.
+        let next = self.versions.apply(VersionEdit {
             added: vec![(level, run)],
             flushed_sequence: Some(seq),
             ..VersionEdit::default()
-        });
-        match installed {
-            Ok(next) => {
-                self.budget.rebalance(&next);
-                Ok(count)
-            }
-            Err(e) => {
-                self.roll_back_install(&path);
-                Err(e)
-            }
-        }
-    }
-
-    /// After a failed install, the manifest on disk may list the load or
-    /// not (a rename that happened before a failed directory sync is seen
-    /// by the next open): the caller, told it failed, may write on, and
-    /// the load must not come back at the next open. Writing the current
-    /// version's manifest again makes the disk agree; only then is the
-    /// load's file removed (while a manifest on disk may list it, it stays,
-    /// and the next open removes it if none does).
-    fn roll_back_install(&self, path: &std::path::Path) {
-        if self.versions.persist(0).is_ok() {
-            let _ = self.opts.fs.remove_file(path);
-        }
+        })?;
+        self.budget.rebalance(&next);
+        Ok(count)
     }
 }
 

@@ -102,6 +102,14 @@ impl VersionSet {
     /// Applies `edit`: builds the next version, makes it durable in the
     /// manifest if it changes the disk, and publishes it. Files the edit
     /// removes are deleted once the last reader holding them lets go.
+    ///
+    /// On an error nothing is published, and the manifest of the current
+    /// version is written again: a failed store may have renamed the new
+    /// manifest into place before it failed (a directory sync), and the
+    /// caller, told the change failed, may go on writing as if it never
+    /// happened (a bulk load, a keyspace drop), which the next open must
+    /// agree with. If that write fails too, the next successful one
+    /// settles it.
     pub fn apply(&self, edit: VersionEdit) -> Result<Arc<Version>> {
         let mut flushed = self.flushed_sequence.lock();
         let next = Arc::new(edit.applied_to(&self.current.load()));
@@ -111,7 +119,11 @@ impl VersionSet {
                 .catalog
                 .clone()
                 .unwrap_or_else(|| (**self.catalog.load()).clone());
-            self.store_manifest(&next, last_sequence, catalog.clone())?;
+            if let Err(e) = self.store_manifest(&next, last_sequence, catalog.clone()) {
+                let current = (**self.catalog.load()).clone();
+                let _ = self.store_manifest(&self.current.load(), *flushed, current);
+                return Err(e);
+            }
             *flushed = last_sequence;
             if edit.catalog.is_some() {
                 self.catalog.store(Arc::new(catalog));
