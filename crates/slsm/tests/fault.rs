@@ -352,6 +352,41 @@ fn wal_write_error_then_writes_resume_in_a_new_log() {
     read_all(&db).unwrap();
 }
 
+/// A transaction whose log write fails: its commit returns the error and
+/// applies nothing, even after later writes succeed and across a reopen,
+/// and it leaves no trace in conflict detection (it commits outside the
+/// gate that orders validations, its keys marked pending meanwhile): a
+/// transaction that reads the same keys afterwards commits.
+#[test]
+fn a_transaction_whose_log_write_fails_applies_nothing_and_blocks_nothing() {
+    let fs = FaultFs::new(13);
+    let dir = db_dir();
+    let db = Db::open(&dir, options(&fs, false)).unwrap();
+    db.put(key(1), b"before").unwrap();
+    let mut tx = db.transaction();
+    assert_eq!(tx.get(key(1)).unwrap().as_deref(), Some(&b"before"[..]));
+    tx.put(key(1), b"failed").unwrap();
+    tx.put(key(2), b"failed").unwrap();
+    fs.fail_nth(FaultOp::Write, 1);
+    let e = tx.commit().expect_err("injected write error");
+    assert!(!e.is_corruption() && !matches!(e, Error::Conflict), "{e}");
+    db.put(key(3), b"after")
+        .expect("writes resume after a WAL failure");
+    assert_eq!(db.get(key(1)).unwrap().as_deref(), Some(&b"before"[..]));
+    assert_eq!(db.get(key(2)).unwrap(), None);
+    let mut tx = db.transaction();
+    assert_eq!(tx.get(key(1)).unwrap().as_deref(), Some(&b"before"[..]));
+    assert_eq!(tx.get(key(2)).unwrap(), None);
+    tx.put(key(1), b"retried").unwrap();
+    tx.commit().expect("no pending mark left behind");
+    drop(db);
+    fs.clear_faults();
+    let db = Db::open(&dir, options(&fs, true)).unwrap();
+    assert_eq!(db.get(key(1)).unwrap().as_deref(), Some(&b"retried"[..]));
+    assert_eq!(db.get(key(2)).unwrap(), None);
+    assert_eq!(db.get(key(3)).unwrap().as_deref(), Some(&b"after"[..]));
+}
+
 /// A database without a log, closed while every memory run is full and
 /// the flush thread is failing (the disk was full, and has room again):
 /// its drop flushes the runs on the closing thread, so every acknowledged

@@ -158,7 +158,21 @@ impl CommitPipeline {
     }
 
     /// Applies `batch` atomically with the durability `opts` asks for.
-    pub fn commit(&self, mut batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+    ///
+    /// Calls `placed` as soon as the batch's place in the commit order is
+    /// fixed: every write that enters the pipeline after that call is
+    /// ordered after this batch (it gets higher sequence numbers), though
+    /// the batch is not yet logged or visible. A
+    /// transaction validates, then releases its gate from `placed`, so
+    /// that its log write and insert run beside other writers' (in one
+    /// group) instead of alone. Not called if the batch is refused before
+    /// it enters (read-only database, invalid or empty batch).
+    pub fn commit(
+        &self,
+        mut batch: WriteBatch,
+        opts: &WriteOptions,
+        placed: &mut dyn FnMut(),
+    ) -> Result<()> {
         if let Some(dir) = &self.read_only {
             return Err(crate::Error::ReadOnly(dir.clone()));
         }
@@ -171,6 +185,10 @@ impl CommitPipeline {
             no_wal: opts.disable_wal || self.disable_wal,
         };
         let mut q = self.queue.lock();
+        // Whoever takes the queue lock after us commits after us: an idle
+        // queue is marked busy (later writers queue behind) before the lock
+        // is released, and a busy one gets `batch` at its back first.
+        placed();
         if q.is_idle() {
             let result = self.commit_uncontended(&mut q, &mut batch, durability);
             drop(q);

@@ -102,7 +102,18 @@ impl Components {
     /// Commits `batch`; returns the visible sequence number after it (at
     /// least the batch's own).
     fn commit_and_see(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<u64> {
-        self.commit.commit(batch, opts)?;
+        self.commit_in_order(batch, opts, &mut || {})
+    }
+
+    /// [`commit_and_see`](Self::commit_and_see), calling `placed` once the
+    /// batch's place in the commit order is fixed (a transaction's commit).
+    fn commit_in_order(
+        &self,
+        batch: WriteBatch,
+        opts: &WriteOptions,
+        placed: &mut dyn FnMut(),
+    ) -> Result<u64> {
+        self.commit.commit(batch, opts, placed)?;
         Ok(self.commit.visible())
     }
 

@@ -290,8 +290,8 @@ impl Transaction {
         inner.refuse_if_closed()?;
         inner
             .txns
-            .commit(snapshot.sequence(), &self.reads, batch, |b| {
-                inner.commit_and_see(b, opts)
+            .commit(snapshot.sequence(), &self.reads, batch, |b, placed| {
+                inner.commit_in_order(b, opts, placed)
             })
     }
 
