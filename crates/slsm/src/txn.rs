@@ -18,12 +18,16 @@
 //!   Pending keys conflict with every snapshot: a transaction that began
 //!   before the write was visible and read one of them fails, as it must
 //!   (one that began just after may fail too: a false conflict, allowed).
-//!   With the whole commit under the gate, no two transactions ever
-//!   shared a log write or a sync: on `slsm serve --appendfsync always`,
-//!   where each `INCR` is a transaction, `redis-benchmark -t incr -c 50`
-//!   served 4,449-4,494 requests/s that way and 10,743-13,068 this way
-//!   (2026-11-26; under `everysec` the two were within the noise). While
-//!   no transaction is open, writes record nothing (one atomic load each).
+//!   The pipeline lets the gate go early only when others could share
+//!   the commit (it syncs, or others are committing); otherwise the
+//!   transaction holds it to the end, as an unsynced commit alone takes
+//!   microseconds. With the whole commit under the gate, no two
+//!   transactions ever shared a log write or a sync: on `slsm serve
+//!   --appendfsync always`, where each `INCR` is a transaction,
+//!   `redis-benchmark -t incr -c 50` served 5,225-5,316 requests/s that
+//!   way and 16,145-16,255 this way (2026-11-26; under `everysec` the two
+//!   were within the noise). While no transaction is open, writes record
+//!   nothing (one atomic load each).
 //! * **Durability**: none of its own: a transaction's writes are one batch
 //!   of the commit pipeline.
 
@@ -382,15 +386,14 @@ impl Transactions {
         let keys = batch.clone();
         self.tracker.lock().mark_pending(&keys);
         let result = commit(batch, &mut || drop(gate.take()));
-        // Refused before it was placed: the gate is still held here.
+        // Not let go early (refused, or committed alone): still held here.
         drop(gate);
         let mut tracker = self.tracker.lock();
         tracker.unmark_pending(&keys);
         if let Ok(seq) = result {
             tracker.record(&keys, seq);
         }
-        drop(tracker);
-        self.close(snapshot);
+        self.close_in(&mut tracker, snapshot);
         result.map(drop)
     }
 
@@ -416,7 +419,11 @@ impl Transactions {
     /// plain write that still sees it above zero records its keys, which
     /// costs only the recording.
     fn close(&self, snapshot: u64) {
-        let mut tracker = self.tracker.lock();
+        self.close_in(&mut self.tracker.lock(), snapshot);
+    }
+
+    /// [`close`](Self::close) with the tracker already locked.
+    fn close_in(&self, tracker: &mut Tracker, snapshot: u64) {
         if let Some(n) = tracker.open.get_mut(&snapshot) {
             *n -= 1;
             if *n == 0 {

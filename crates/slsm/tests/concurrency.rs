@@ -330,7 +330,14 @@ fn concurrent_counter_transactions_lose_no_increment() {
                         let n = read(&mut tx, &format!("c{c}"));
                         tx.put(format!("c{c}"), (n + 1).to_le_bytes()).unwrap();
                         tx.put(format!("twin{c}"), (n + 1).to_le_bytes()).unwrap();
-                        match tx.commit() {
+                        // Synced commits let the gate go as soon as they
+                        // are placed (others may share the sync), unsynced
+                        // ones when others are committing: both kinds.
+                        let sync = slsm::WriteOptions {
+                            sync: i % 4 == 0,
+                            ..Default::default()
+                        };
+                        match tx.commit_opt(&sync) {
                             Ok(()) => break,
                             Err(slsm::Error::Conflict) => conflicts += 1,
                             Err(e) => panic!("{e}"),
