@@ -24,6 +24,10 @@ def main() -> None:
             users[b"alice"] = b"admin"
             with db.snapshot() as snap:
                 assert snap.get(b"alice", keyspace=users) == b"admin"
+            with db.transaction() as tx:
+                count: bytes = tx.get(b"count", b"0")
+                tx[b"count"] = str(int(count) + 1).encode()
+            assert db[b"count"] == b"1"
             try:
                 db[b"k" * 100_000] = b"v"
             except slsm.InvalidArgumentError as e:

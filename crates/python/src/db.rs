@@ -13,6 +13,7 @@ use crate::iter::{bounds, RangeIter, Yield};
 use crate::options;
 use crate::snapshot::Snapshot;
 use crate::space::keyspace_methods;
+use crate::transaction::Transaction;
 
 /// An open database (see the module documentation). A context manager:
 /// `with slsm.Db(path) as db:` closes it at the end of the block.
@@ -135,6 +136,15 @@ impl Db {
         let db = self.engine()?;
         let default = self.default.get()?.clone();
         Ok(Snapshot::new(py, &self.handles, db.snapshot(), default))
+    }
+
+    /// An optimistic, serializable transaction (see `Transaction`): `with
+    /// db.transaction() as tx:` commits at the end of the block, or raises
+    /// `ConflictError` if something it read was written meanwhile.
+    fn transaction(&self, py: Python<'_>) -> PyResult<Transaction> {
+        let db = self.engine()?;
+        let tx = py.allow_threads(|| db.transaction());
+        Ok(Transaction::new(py, &self.handles, tx))
     }
 
     /// The keyspace `name` (created if missing).

@@ -14,6 +14,7 @@ mod options;
 mod snapshot;
 mod space;
 mod stats;
+mod transaction;
 
 use pyo3::prelude::*;
 
@@ -24,6 +25,7 @@ fn slsm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<iter::RangeIter>()?;
+    m.add_class::<transaction::Transaction>()?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -267,6 +267,91 @@ def test_threads_share_a_db(path):
         assert len(list(db.keys())) == 12000
 
 
+def test_transactions_commit_conflict_and_roll_back(path):
+    with slsm.Db(path) as db:
+        users = db.keyspace("users")
+        with db.transaction() as tx:
+            assert tx.get(b"a") is None and tx.get(b"a", b"d") == b"d"
+            tx[b"a"] = b"1"
+            tx.put(b"u", b"admin", keyspace=users)
+            assert tx[b"a"] == b"1" and b"a" in tx  # its own writes
+            assert b"a" not in db  # nobody else's until the commit
+            assert tx.multi_get([b"a", b"b"]) == [b"1", None]
+            with pytest.raises(KeyError):
+                del tx[b"b"]
+        assert db[b"a"] == b"1" and users[b"u"] == b"admin"
+
+        # Something it read written meanwhile: ConflictError, nothing applied.
+        tx = db.transaction()
+        assert tx[b"a"] == b"1"
+        tx[b"a"] = b"from tx"
+        tx[b"other"] = b"from tx"
+        db[b"a"] = b"2"
+        with pytest.raises(slsm.ConflictError):
+            tx.commit()
+        assert db[b"a"] == b"2" and b"other" not in db
+        with pytest.raises(slsm.InvalidArgumentError):
+            tx.commit()  # it ended with the conflict
+        tx.rollback()  # harmless once ended
+
+        # The end of a with block raises the conflict too.
+        with pytest.raises(slsm.ConflictError):
+            with db.transaction() as tx:
+                tx[b"a"] = str(int(tx[b"a"]) + 1).encode()
+                db[b"a"] = b"5"
+        assert db[b"a"] == b"5"
+
+        # An exception in the block rolls back.
+        with pytest.raises(ValueError):
+            with db.transaction() as tx:
+                tx[b"x"] = b"1"
+                del tx[b"a"]
+                raise ValueError("boom")
+        assert b"x" not in db and db[b"a"] == b"5"
+
+        # Committed inside the block: the end of the block does nothing more.
+        with db.transaction() as tx:
+            tx[b"y"] = b"1"
+            tx.commit(sync=True)
+        assert db[b"y"] == b"1"
+        with pytest.raises(TypeError):
+            db.transaction().put("str", b"v")
+
+    # Closing the Db ends its open transactions.
+    db = slsm.Db(path)
+    tx = db.transaction()
+    db.close()
+    with pytest.raises(slsm.ClosedError):
+        tx.get(b"a")
+    with pytest.raises(slsm.ClosedError):
+        tx.commit()
+
+
+def test_transactions_from_threads_lose_no_increment(path):
+    with slsm.Db(path) as db:
+        conflicts = []
+
+        def worker():
+            retried = 0
+            for _ in range(300):
+                while True:
+                    try:
+                        with db.transaction() as tx:
+                            n = int(tx.get(b"n", b"0"))
+                            tx[b"n"] = str(n + 1).encode()
+                        break
+                    except slsm.ConflictError:
+                        retried += 1
+            conflicts.append(retried)
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert db[b"n"] == b"1200", conflicts
+
+
 CHILD = r"""
 import sys, slsm
 db = slsm.Db(sys.argv[1])
