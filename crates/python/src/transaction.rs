@@ -57,10 +57,18 @@ impl Transaction {
         .or_py()
     }
 
-    /// Takes the transaction out to end it (`None` if it already ended).
-    fn take(&self, py: Python<'_>) -> PyResult<Option<slsm::Transaction>> {
+    /// Ends the transaction with `end` (a commit or a rollback), with the
+    /// GIL released; `None` if it had already ended. The slot stays held
+    /// until `end` returns, so a `Db.close` racing with it waits, and the
+    /// call sees the database open or raises `ClosedError`, never the
+    /// engine's own closed-database error.
+    fn end<T: Send>(
+        &self,
+        py: Python<'_>,
+        end: impl FnOnce(slsm::Transaction) -> T + Send,
+    ) -> PyResult<Option<T>> {
         let slot = self.tx.get()?;
-        Ok(py.allow_threads(|| lock(&slot).take()))
+        Ok(py.allow_threads(|| lock(&slot).take().map(end)))
     }
 }
 
@@ -185,21 +193,19 @@ impl Transaction {
     /// a power loss. The transaction ends either way.
     #[pyo3(signature = (sync = false))]
     fn commit(&self, py: Python<'_>, sync: bool) -> PyResult<()> {
-        let tx = self.take(py)?.ok_or_else(ended)?;
         let opts = slsm::WriteOptions {
             sync,
             ..Default::default()
         };
-        py.allow_threads(|| tx.commit_opt(&opts)).or_py()
+        self.end(py, |tx| tx.commit_opt(&opts))?
+            .ok_or_else(ended)?
+            .or_py()
     }
 
     /// Discards the writes and ends the transaction (harmless if it
     /// already ended).
     fn rollback(&self, py: Python<'_>) -> PyResult<()> {
-        if let Some(tx) = self.take(py)? {
-            py.allow_threads(|| tx.rollback());
-        }
-        Ok(())
+        self.end(py, slsm::Transaction::rollback).map(drop)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -217,13 +223,16 @@ impl Transaction {
         _exc: Option<&Bound<'_, PyAny>>,
         _tb: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let Some(tx) = self.take(py)? else {
-            return Ok(false); // committed or rolled back inside the block
-        };
-        match exc_type.is_some_and(|t| !t.is_none()) {
-            true => py.allow_threads(|| tx.rollback()),
-            false => py.allow_threads(|| tx.commit()).or_py()?,
-        }
+        let failed = exc_type.is_some_and(|t| !t.is_none());
+        // `None`: committed or rolled back inside the block.
+        let ended = self.end(py, |tx| match failed {
+            true => {
+                tx.rollback();
+                Ok(())
+            }
+            false => tx.commit(),
+        })?;
+        ended.unwrap_or(Ok(())).or_py()?;
         Ok(false)
     }
 }

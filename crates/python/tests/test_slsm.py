@@ -3,10 +3,12 @@ batches, iteration while writing, snapshots, keyspaces, threads, errors,
 and a SIGKILL of a writing child process."""
 
 import os
+import random
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -383,14 +385,25 @@ for round in range(20):
                         list(s.keys())
                 elif kind == 2:
                     db.multi_get([b"k%05d" % random.randrange(2000) for _ in range(64)])
-                else:
+                elif kind == 3:
                     db.put(b"x%d" % random.randrange(10**6), b"y")
+                else:
+                    # A commit racing with the close sees the database
+                    # open, or raises ClosedError like every other call.
+                    try:
+                        with db.transaction() as tx:
+                            n = int(tx.get(b"n", b"0"))
+                            tx[b"n"] = str(n + 1).encode()
+                            if random.random() < 0.3:
+                                tx.commit(sync=True)  # a longer commit
+                    except slsm.ConflictError:
+                        pass
         except slsm.ClosedError:
             pass
         except BaseException as e:
             failures.append(repr(e))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
     for t in threads:
         t.start()
     time.sleep(random.random() * 0.05)
@@ -413,6 +426,43 @@ def test_close_while_other_threads_use_the_db(path):
     )
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.strip() == b"ok"
+
+
+def test_close_while_transactions_commit(tmp_path):
+    # Transactions committing (some synced, so their commits take a while)
+    # while the Db closes: each sees the database open or raises
+    # ClosedError. A commit used to run after it had let go of the
+    # transaction's handle, so the close did not wait for it and it failed
+    # with the engine's InvalidArgumentError instead.
+    for round in range(30):
+        db = slsm.Db(str(tmp_path / ("db%d" % round)))
+        failures = []
+
+        def worker(seed):
+            r = random.Random(seed)
+            try:
+                while True:
+                    try:
+                        with db.transaction() as tx:
+                            tx[b"n%d" % r.randrange(4)] = b"v"
+                            if r.random() < 0.3:
+                                tx.commit(sync=True)
+                    except slsm.ConflictError:
+                        pass
+            except slsm.ClosedError:
+                pass
+            except BaseException as e:
+                failures.append(repr(e))
+
+        threads = [threading.Thread(target=worker, args=(round * 8 + t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(random.random() * 0.02)
+        db.close()
+        for t in threads:
+            t.join(10)
+        assert not any(t.is_alive() for t in threads)
+        assert not failures, failures
 
 
 def test_sigkill_of_a_writer_loses_no_acknowledged_write(path):
