@@ -76,6 +76,7 @@ pub fn to_py(e: slsm::Error) -> PyErr {
         )),
         slsm::Error::NotADatabase { .. } => NotADatabaseError::new_err(msg),
         slsm::Error::Conflict => ConflictError::new_err(msg),
+        slsm::Error::Closed(_) => ClosedError::new_err("the database is closed"),
         _ => Error::new_err(msg),
     }
 }

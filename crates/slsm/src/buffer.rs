@@ -181,9 +181,7 @@ impl MemoryBuffer {
     fn ensure_log(&self, log: &mut ActiveLog) -> Result<()> {
         match log {
             ActiveLog::Off => return Ok(()),
-            ActiveLog::Closed => {
-                return Err(Error::InvalidArgument("the database is closed".into()))
-            }
+            ActiveLog::Closed => return Err(Error::Closed(self.dir().to_path_buf())),
             ActiveLog::Open(w) if w.poisoned().is_none() => return Ok(()),
             ActiveLog::Open(w) => {
                 w.retire_damaged()?;

@@ -52,6 +52,10 @@ pub enum Error {
     /// by someone else after its snapshot. Nothing of it was applied; run
     /// it again.
     Conflict,
+    /// A write through a handle (a `Keyspace`, a `Transaction`) that
+    /// outlived its `Db`: the database was closed. Reads through such
+    /// handles go on working; nothing was written.
+    Closed(PathBuf),
 }
 
 impl Error {
@@ -127,6 +131,11 @@ impl fmt::Display for Error {
                 "transaction conflict: a key or range it read was written since its snapshot; \
                  nothing was applied, retry the transaction"
             ),
+            Error::Closed(path) => write!(
+                f,
+                "database {} is closed (its Db was dropped): nothing was written",
+                path.display()
+            ),
         }
     }
 }
@@ -160,6 +169,7 @@ impl Clone for Error {
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::ReadOnly(p) => Error::ReadOnly(p.clone()),
             Error::Conflict => Error::Conflict,
+            Error::Closed(p) => Error::Closed(p.clone()),
             Error::NotADatabase { path, reason } => Error::NotADatabase {
                 path: path.clone(),
                 reason: reason.clone(),

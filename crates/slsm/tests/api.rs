@@ -155,14 +155,24 @@ fn dropping_a_keyspace_removes_it_and_its_files() {
         "a new keyspace of the name starts empty"
     );
     assert_eq!(&*db.get("keep").unwrap().unwrap(), b"1");
+    again.put("early", "write").unwrap();
+    let mut tx = db.transaction();
+    tx.put("tx", "write").unwrap();
     drop(db);
-    // A handle keeps the database open (like a snapshot), but writes
-    // through it fail once the Db is closed.
-    assert!(again.put("late", "write").is_err());
+    // A handle keeps the database open (like a snapshot): reads through it
+    // go on, and writes through it fail with `Closed` once the Db is gone.
+    assert!(matches!(again.put("late", "write"), Err(Error::Closed(_))));
+    assert!(matches!(tx.commit(), Err(Error::Closed(_))));
+    assert_eq!(&*again.get("early").unwrap().unwrap(), b"write");
+    let closed = again.put("late", "write").unwrap_err().to_string();
+    assert!(closed.contains("is closed"), "{closed}");
     drop((again, tmp));
     let db = Db::open(dir.path(), small_options()).unwrap();
     assert_eq!(db.keyspace_names(), ["default", "tmp"]);
-    assert_eq!(db.keyspace("tmp").unwrap().iter().count(), 0);
+    let tmp = db.keyspace("tmp").unwrap();
+    assert_eq!(tmp.get("early").unwrap().as_deref(), Some(&b"write"[..]));
+    assert_eq!(tmp.iter().count(), 1, "nothing written after the close");
+    assert_eq!(db.get("tx").unwrap(), None);
 }
 
 #[test]

@@ -124,9 +124,7 @@ impl Components {
 
     fn refuse_if_closed(&self) -> Result<()> {
         match self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            true => Err(crate::Error::InvalidArgument(
-                "the database is closed".into(),
-            )),
+            true => Err(crate::Error::Closed(self.dir.clone())),
             false => Ok(()),
         }
     }
