@@ -1,54 +1,18 @@
-//! Conflict detection for optimistic, serializable transactions (backward
-//! validation, as in Badger and fjall's optimistic transactions): a
-//! transaction reads at its snapshot and may commit only if nothing it read
-//! (keys and ranges) was written after that snapshot.
+//! The tracker of [`Transactions`](super::Transactions): the writes made
+//! while transactions are open, the open transactions' snapshots, and the
+//! writes of validated transactions not yet visible (pending), which
+//! together say whether a key or range was written after a snapshot.
 //!
-//! * **Owns**: the gate between plain writes and transaction commits, the
-//!   count of open transactions, and the keys written since the oldest open
-//!   transaction's snapshot (the tracker).
-//! * **Calls**: nothing; the facade calls [`Transactions::plain_write`]
-//!   around every write and [`Transactions::commit`] for a transaction.
-//! * **Thread safety**: plain writes share the gate (they still group-commit
-//!   with each other); beginning a transaction and validating one take it
-//!   alone. A validated transaction marks its keys *pending* and takes its
-//!   place in the commit order (`CommitPipeline::commit`) before
-//!   it lets the gate go, so every write after it is ordered after it; it
-//!   then logs and inserts beside other writers, in their group, and
-//!   replaces the marks with its sequence number once it is visible.
-//!   Pending keys conflict with every snapshot: a transaction that began
-//!   before the write was visible and read one of them fails, as it must
-//!   (one that began just after may fail too: a false conflict, allowed).
-//!   The pipeline lets the gate go early only when others could share
-//!   the commit (it syncs, or others are committing); otherwise the
-//!   transaction holds it to the end, as an unsynced commit alone takes
-//!   microseconds. With the whole commit under the gate, no two
-//!   transactions ever shared a log write or a sync: on `slsm serve
-//!   --appendfsync always`, where each `INCR` is a transaction,
-//!   `redis-benchmark -t incr -c 50` served 5,225-5,316 requests/s that
-//!   way and 16,145-16,255 this way (2026-11-26; under `everysec` the two
-//!   were within the noise). While no transaction is open, writes record
-//!   nothing (one atomic load each).
-//! * **Durability**: none of its own: a transaction's writes are one batch
-//!   of the commit pipeline.
+//! * **Owns**: those records, within a byte limit.
+//! * **Calls**: nothing.
+//! * **Thread safety**: none of its own; `Transactions` holds it under a
+//!   mutex.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use parking_lot::{Mutex, RwLock};
-
+use super::{admits_keys, KeyRange};
 use crate::batch::{Op, WriteBatch};
-use crate::error::{Error, Result};
-
-/// A range of stored keys.
-pub(crate) type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
-
-/// What one transaction read.
-#[derive(Default)]
-pub(crate) struct ReadSet {
-    pub keys: Vec<Vec<u8>>,
-    pub ranges: Vec<KeyRange>,
-}
 
 /// The most bytes the tracker may hold: its keys (each twice) and
 /// their bookkeeping. A transaction left open (a `WATCH` of an idle
@@ -68,7 +32,7 @@ const RECORD_OVERHEAD: usize = 96;
 
 /// Writes made while transactions were open: key -> the sequence number
 /// visible right after the write (an upper bound of its own).
-struct Tracker {
+pub(super) struct Tracker {
     keys: BTreeMap<Vec<u8>, u64>,
     /// The keys recorded at each sequence number, oldest first, so that
     /// pruning visits what it removes. A scan of `keys` on every close
@@ -115,7 +79,35 @@ impl Tracker {
         }
     }
 
-    fn record(&mut self, batch: &WriteBatch, seq: u64) {
+    /// Counts a transaction open at `snapshot`.
+    pub(super) fn register(&mut self, snapshot: u64) {
+        *self.open.entry(snapshot).or_default() += 1;
+    }
+
+    /// Counts a transaction open at `snapshot` closed, and forgets what no
+    /// open transaction needs any more.
+    pub(super) fn unregister(&mut self, snapshot: u64) {
+        if let Some(n) = self.open.get_mut(&snapshot) {
+            *n -= 1;
+            if *n == 0 {
+                self.open.remove(&snapshot);
+            }
+        }
+        self.prune();
+    }
+
+    /// Records a write of every key in `[start, end)` at `seq` that was
+    /// not a batch (a bulk load).
+    pub(super) fn record_range(&mut self, start: &[u8], end: &[u8], seq: u64) {
+        self.bytes += range_charge(start, end);
+        self.ranges.push((start.to_vec(), end.to_vec(), seq));
+        if self.bytes > self.limit {
+            self.forget_oldest();
+        }
+    }
+
+    /// Records the writes of `batch`, visible from `seq` on.
+    pub(super) fn record(&mut self, batch: &WriteBatch, seq: u64) {
         for op in batch.ops().flatten() {
             match op {
                 Op::Put(k, _) | Op::Delete(k) => {
@@ -137,12 +129,21 @@ impl Tracker {
 
     /// Marks the writes of `batch`, a transaction validated but not yet
     /// visible, as pending.
-    fn mark_pending(&mut self, batch: &WriteBatch) {
+    pub(super) fn mark_pending(&mut self, batch: &WriteBatch) {
         for op in batch.ops().flatten() {
             match op {
                 Op::Put(k, _) | Op::Delete(k) => *self.pending.entry(k.to_vec()).or_default() += 1,
                 Op::DeleteRange(s, e) => self.pending_ranges.push((s.to_vec(), e.to_vec())),
             }
+        }
+    }
+
+    /// The pending writes of `batch` are done: visible from `seq` on, or
+    /// (`None`) failed and never applied.
+    pub(super) fn land(&mut self, batch: &WriteBatch, seq: Option<u64>) {
+        self.unmark_pending(batch);
+        if let Some(seq) = seq {
+            self.record(batch, seq);
         }
     }
 
@@ -213,7 +214,7 @@ impl Tracker {
         }
     }
 
-    fn written_after(&self, key: &[u8], snapshot: u64) -> bool {
+    pub(super) fn written_after(&self, key: &[u8], snapshot: u64) -> bool {
         snapshot < self.horizon
             || self.pending.contains_key(key)
             || self
@@ -227,7 +228,7 @@ impl Tracker {
                 .any(|(s, e, seq)| *seq > snapshot && key >= s.as_slice() && key < e.as_slice())
     }
 
-    fn range_written_after(&self, range: &KeyRange, snapshot: u64) -> bool {
+    pub(super) fn range_written_after(&self, range: &KeyRange, snapshot: u64) -> bool {
         if snapshot < self.horizon {
             return true;
         }
@@ -270,16 +271,6 @@ fn range_charge(start: &[u8], end: &[u8]) -> usize {
     start.len() + end.len() + RECORD_OVERHEAD
 }
 
-/// False for bounds no key satisfies (`start > end`, or equal and not
-/// both included).
-pub(crate) fn admits_keys(range: &KeyRange) -> bool {
-    match range {
-        (Bound::Included(l), Bound::Included(u)) => l <= u,
-        (Bound::Included(l) | Bound::Excluded(l), Bound::Included(u) | Bound::Excluded(u)) => l < u,
-        _ => true,
-    }
-}
-
 fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     match b {
         Bound::Included(k) => Bound::Included(k.as_slice()),
@@ -302,139 +293,6 @@ fn overlaps(lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>, start: &[u8], end: &
     below_upper && above_lower
 }
 
-/// See the [module docs](self).
-#[derive(Default)]
-pub(crate) struct Transactions {
-    gate: RwLock<()>,
-    open: AtomicUsize,
-    tracker: Mutex<Tracker>,
-}
-
-impl Transactions {
-    /// Runs a plain write (`commit` returns the sequence number visible
-    /// after it), recording its keys if a transaction is open.
-    pub fn plain_write(
-        &self,
-        batch: WriteBatch,
-        commit: impl FnOnce(WriteBatch) -> Result<u64>,
-    ) -> Result<()> {
-        let _shared = self.gate.read();
-        if self.open.load(Ordering::Acquire) == 0 {
-            return commit(batch).map(drop);
-        }
-        let keys = batch.clone();
-        let seq = commit(batch)?;
-        self.tracker.lock().record(&keys, seq);
-        Ok(())
-    }
-
-    /// Runs a write of every key in `[start, end)` that is not a batch (a
-    /// bulk load; `write` returns the sequence number visible after it),
-    /// recording the range if a transaction is open.
-    pub fn range_write<T>(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        write: impl FnOnce() -> Result<(T, u64)>,
-    ) -> Result<T> {
-        let _shared = self.gate.read();
-        let (out, seq) = write()?;
-        if self.open.load(Ordering::Acquire) > 0 {
-            let range = (start.to_vec(), end.to_vec(), seq);
-            self.tracker.lock().ranges.push(range);
-        }
-        Ok(out)
-    }
-
-    /// Opens a transaction: `snapshot` takes its snapshot once no plain
-    /// write is in flight, so every later write is recorded.
-    pub fn begin<S>(&self, snapshot: impl FnOnce() -> (S, u64)) -> S {
-        let _alone = self.gate.write();
-        // The tracker stays locked from the snapshot to the registration:
-        // a transaction whose commit ends meanwhile (outside the gate)
-        // prunes only once this one counts as open, so it keeps its own
-        // record if this snapshot predates it.
-        let mut tracker = self.tracker.lock();
-        let (s, seq) = snapshot();
-        self.open.fetch_add(1, Ordering::AcqRel);
-        *tracker.open.entry(seq).or_default() += 1;
-        s
-    }
-
-    /// Validates `reads` against writes after `snapshot` and, if none
-    /// conflicts, commits `batch`; either way the transaction is closed.
-    /// `commit` commits the batch (returning the sequence number visible
-    /// after it) and calls its second argument once the batch's place in
-    /// the commit order is fixed, which lets the gate go (see the [module
-    /// docs](self)).
-    pub fn commit(
-        &self,
-        snapshot: u64,
-        reads: &ReadSet,
-        batch: WriteBatch,
-        commit: impl FnOnce(WriteBatch, &mut dyn FnMut()) -> Result<u64>,
-    ) -> Result<()> {
-        let mut gate = Some(self.gate.write());
-        if self.conflicts(snapshot, reads) {
-            self.close(snapshot);
-            return Err(Error::Conflict);
-        }
-        if batch.is_empty() {
-            self.close(snapshot);
-            return Ok(());
-        }
-        let keys = batch.clone();
-        self.tracker.lock().mark_pending(&keys);
-        let result = commit(batch, &mut || drop(gate.take()));
-        // Not let go early (refused, or committed alone): still held here.
-        drop(gate);
-        let mut tracker = self.tracker.lock();
-        tracker.unmark_pending(&keys);
-        if let Ok(seq) = result {
-            tracker.record(&keys, seq);
-        }
-        self.close_in(&mut tracker, snapshot);
-        result.map(drop)
-    }
-
-    /// True if a key or range of `reads` was written after `snapshot`.
-    fn conflicts(&self, snapshot: u64, reads: &ReadSet) -> bool {
-        let tracker = self.tracker.lock();
-        reads
-            .keys
-            .iter()
-            .any(|k| tracker.written_after(k, snapshot))
-            || reads
-                .ranges
-                .iter()
-                .any(|r| tracker.range_written_after(r, snapshot))
-    }
-
-    /// Closes a transaction that did not commit.
-    pub fn rollback(&self, snapshot: u64) {
-        self.close(snapshot);
-    }
-
-    /// Closes a transaction. No gate: `open` only ever drops here, and a
-    /// plain write that still sees it above zero records its keys, which
-    /// costs only the recording.
-    fn close(&self, snapshot: u64) {
-        self.close_in(&mut self.tracker.lock(), snapshot);
-    }
-
-    /// [`close`](Self::close) with the tracker already locked.
-    fn close_in(&self, tracker: &mut Tracker, snapshot: u64) {
-        if let Some(n) = tracker.open.get_mut(&snapshot) {
-            *n -= 1;
-            if *n == 0 {
-                tracker.open.remove(&snapshot);
-            }
-        }
-        self.open.fetch_sub(1, Ordering::AcqRel);
-        tracker.prune();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,6 +302,8 @@ mod tests {
     enum Step {
         /// A write of these keys (indexes into a small key space).
         Write(Vec<u8>),
+        /// A bulk load of keys `first..first + len` (a range write).
+        Load(u8, u8),
         /// A transaction begins at the current sequence number.
         Begin,
         /// The `n`-th open transaction (modulo how many) closes.
@@ -458,6 +318,7 @@ mod tests {
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             3 => proptest::collection::vec(0u8..12, 1..4).prop_map(Step::Write),
+            1 => (0u8..12, 1u8..4).prop_map(|(first, len)| Step::Load(first, len)),
             1 => Just(Step::Begin),
             1 => any::<usize>().prop_map(Step::Close),
             1 => proptest::collection::vec(0u8..12, 1..3).prop_map(Step::Place),
@@ -504,18 +365,20 @@ mod tests {
                             t.record(&batch, seq);
                         }
                     }
+                    Step::Load(first, len) => {
+                        seq += 1;
+                        let end = first.saturating_add(len).min(12);
+                        all.extend((first..end).map(|k| (k, seq)));
+                        if !open.is_empty() {
+                            t.record_range(&stored(first), &stored(end), seq);
+                        }
+                    }
                     Step::Begin => {
                         open.push(seq);
-                        *t.open.entry(seq).or_default() += 1;
+                        t.register(seq);
                     }
                     Step::Close(n) if !open.is_empty() => {
-                        let snapshot = open.remove(n % open.len());
-                        let left = t.open.get_mut(&snapshot).unwrap();
-                        *left -= 1;
-                        if *left == 0 {
-                            t.open.remove(&snapshot);
-                        }
-                        t.prune();
+                        t.unregister(open.remove(n % open.len()));
                     }
                     Step::Close(_) => {}
                     Step::Place(keys) => {
@@ -529,8 +392,7 @@ mod tests {
                     Step::Land(n) if !placed.is_empty() => {
                         let batch = placed.remove(n % placed.len());
                         seq += 1;
-                        t.unmark_pending(&batch);
-                        t.record(&batch, seq);
+                        t.land(&batch, Some(seq));
                         // (The landing transaction closes: what it alone
                         // needed goes.)
                         t.prune();
@@ -556,7 +418,8 @@ mod tests {
                         prop_assert!(!told || model || snapshot < t.horizon);
                     }
                 }
-                let held: usize = t.by_seq.values().flatten().map(|k| key_charge(k)).sum();
+                let held: usize = t.by_seq.values().flatten().map(|k| key_charge(k)).sum::<usize>()
+                    + t.ranges.iter().map(|(s, e, _)| range_charge(s, e)).sum::<usize>();
                 prop_assert_eq!(t.bytes, held);
                 prop_assert!(t.bytes <= limit);
                 let oldest = open.iter().min().copied();
