@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """slsm serve against redis-server, reply by reply: seeded random sequences
-of the string, key and transaction commands (with edge-case arguments:
+of the string, list, hash, set, sorted-set, key and transaction commands
+(over the same few keys, so commands meet keys of other kinds; with
+edge-case arguments:
 "-0", "+1", " 1", overflowing integers and times, floats with exponents,
 NaN and infinities, embedded NUL bytes, wrong arities, unknown options,
 server commands inside MULTI) sent to both on one connection each; every
@@ -16,7 +18,9 @@ replies and the commands before it.
                                 [--steps 3000]
 
 Not compared, because Redis leaves them unspecified or they race the clock:
-the order of KEYS, times the two servers computed a few milliseconds apart
+the order of KEYS, of a set's members and of a hash's fields (replies are
+sorted before comparing), which members SPOP and SRANDMEMBER pick (only
+counts that take the whole set are sent), times the two servers computed a few milliseconds apart
 (TTL, PTTL, and EXPIRETIME of a relative expiry: within 5 units), and
 database numbers other than 0 (slsm serve has one database; SELECT 1 is
 refused). Only times that cannot expire during a run are generated.
@@ -51,7 +55,81 @@ def pairs(lo, hi):
     return [x for _ in range(random.randint(lo, hi)) for x in (k(), v())]
 
 
+MEMBERS = ["m1", "m2", "m3", "x", "", "\x00z"]
+SCORES = ["0", "1", "-1", "1.5", "-2.5", "inf", "-inf", "+inf", "1e3", "0x10", "abc",
+          "nan", "", "1e400", "3", "-0"]
+BOUNDS = SCORES + ["(1", "(-inf", "(1.5", "(", "(abc"]
+INDEXES = ["0", "1", "-1", "2", "-2", "10", "-10", "abc", "9223372036854775807",
+           "-9223372036854775808"]
+
+
+def m(): return random.choice(MEMBERS)
+def sc(): return random.choice(SCORES)
+def ix(): return random.choice(INDEXES)
+
+
+def collection_command():
+    return random.choice([
+        lambda: [random.choice(["LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]), k()]
+        + [v() for _ in range(random.randint(0, 3))],
+        lambda: [random.choice(["LPOP", "RPOP"]), k()]
+        + random.choice([[], ["1"], ["2"], ["0"], ["-1"], ["abc"], ["1", "2"]]),
+        lambda: ["LLEN", k()],
+        lambda: ["LRANGE", k(), ix(), ix()],
+        lambda: ["LRANGE", k(), "0", "-1"],
+        lambda: ["LINDEX", k(), ix()],
+        lambda: ["LSET", k(), ix(), v()],
+        lambda: ["LTRIM", k(), ix(), ix()],
+        lambda: ["LREM", k(), random.choice(["0", "1", "-1", "2", "x"]), v()],
+        lambda: ["LINSERT", k(), random.choice(["BEFORE", "after", "middle"]), v(), v()],
+        lambda: ["RPOPLPUSH", k(), k()],
+        lambda: ["LMOVE", k(), k(), random.choice(["LEFT", "right", "up"]),
+                 random.choice(["left", "RIGHT"])],
+        lambda: [random.choice(["HSET", "HMSET"]), k()]
+        + [x for _ in range(random.randint(0, 3)) for x in (m(), v())]
+        + random.choice([[], [], [m()]]),
+        lambda: ["HSETNX", k(), m(), v()],
+        lambda: ["HGET", k(), m()],
+        lambda: ["HMGET", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: ["HDEL", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: [random.choice(["HLEN", "HGETALL", "HKEYS", "HVALS"]), k()],
+        lambda: [random.choice(["HEXISTS", "HSTRLEN"]), k(), m()],
+        lambda: ["HINCRBY", k(), m(), n()],
+        lambda: ["HINCRBYFLOAT", k(), m(), n()],
+        lambda: ["SADD", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: ["SREM", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: ["SISMEMBER", k(), m()],
+        lambda: ["SMISMEMBER", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: [random.choice(["SMEMBERS", "SCARD"]), k()],
+        lambda: ["SPOP", k()] + random.choice([["100"], ["0"], ["-1"], ["abc"], ["1", "2"]]),
+        lambda: ["SRANDMEMBER", k()] + random.choice(
+            [["100"], ["0"], ["abc"], ["-9223372036854775808"]]),
+        lambda: ["SMOVE", k(), k(), m()],
+        lambda: [random.choice(["SINTER", "SUNION", "SDIFF"])] + [k() for _ in range(random.randint(0, 3))],
+        lambda: ["ZADD", k()] + random.sample(["NX", "XX", "GT", "LT", "CH", "INCR"], random.randint(0, 2))
+        + [x for _ in range(random.randint(0, 3)) for x in (sc(), m())],
+        lambda: ["ZINCRBY", k(), sc(), m()],
+        lambda: ["ZSCORE", k(), m()],
+        lambda: ["ZMSCORE", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: ["ZCARD", k()],
+        lambda: ["ZREM", k()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: ["ZCOUNT", k(), random.choice(BOUNDS), random.choice(BOUNDS)],
+        lambda: [random.choice(["ZRANK", "ZREVRANK"]), k(), m()],
+        lambda: [random.choice(["ZRANGE", "ZREVRANGE"]), k(), ix(), ix()]
+        + random.choice([[], ["WITHSCORES"], ["REV"], ["LIMIT", "0", "1"], ["foo"]]),
+        lambda: ["ZRANGE", k(), random.choice(BOUNDS), random.choice(BOUNDS), "BYSCORE"]
+        + random.choice([[], ["REV"], ["WITHSCORES"], ["LIMIT", ix(), ix()], ["REV", "LIMIT", "1", "2"]]),
+        lambda: [random.choice(["ZRANGEBYSCORE", "ZREVRANGEBYSCORE"]), k(), random.choice(BOUNDS),
+                 random.choice(BOUNDS)]
+        + random.choice([[], ["WITHSCORES"], ["LIMIT", ix(), ix()], ["LIMIT", "0"], ["REV"]]),
+        lambda: [random.choice(["ZPOPMIN", "ZPOPMAX"]), k()]
+        + random.choice([[], ["1"], ["2"], ["0"], ["-1"], ["abc"]]),
+    ])()
+
+
 def command():
+    if random.random() < 0.45:
+        return collection_command()
     return random.choice([
         lambda: ["GET", k()],
         lambda: ["SET", k(), v()] + random.choice([
@@ -190,10 +268,22 @@ class Conn:
 TIMING = ("TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME")
 
 
+# Replies whose order Redis leaves unspecified: sorted before comparing
+# (HGETALL's as pairs).
+UNORDERED = ("KEYS", "SMEMBERS", "SINTER", "SUNION", "SDIFF", "SPOP", "SRANDMEMBER",
+             "HKEYS", "HVALS")
+
+
 def normalized(reply, args):
     """The reply with what may differ between two correct servers taken out."""
-    if args[0].upper() == "KEYS" and isinstance(reply, tuple):
+    name = args[0].upper()
+    if name in UNORDERED and isinstance(reply, tuple):
         return (reply[0], sorted(reply[1], key=repr))
+    if name == "HGETALL" and isinstance(reply, tuple):
+        items = reply[1]
+        if reply[0] == b"*":
+            items = list(zip(items[0::2], items[1::2]))
+        return (reply[0], sorted(items, key=repr))
     return reply
 
 
@@ -220,10 +310,22 @@ def same_exec(want, got, queued):
     return want == got
 
 
+# How to read a key of each type whole.
+CONTENT = {b"+string": ["GET"], b"+list": ["LRANGE", "0", "-1"], b"+hash": ["HGETALL"],
+           b"+set": ["SMEMBERS"], b"+zset": ["ZRANGE", "0", "-1", "WITHSCORES"]}
+
+
 def state(conn):
-    values = conn.call(["MGET"] + KEYS)
-    ttls = [conn.call(["PTTL", key]) for key in KEYS]
-    return values, [t if t in (b":-1", b":-2") else b"expires" for t in ttls]
+    out = []
+    for key in KEYS:
+        kind = conn.call(["TYPE", key])
+        read = CONTENT.get(kind)
+        content = None
+        if read:
+            content = normalized(conn.call(read[:1] + [key] + read[1:]), read)
+        ttl = conn.call(["PTTL", key])
+        out.append((kind, content, ttl if ttl in (b":-1", b":-2") else b"expires"))
+    return out
 
 
 def start(argv, port):
@@ -281,6 +383,8 @@ def pipelined():
         lambda: ["APPEND", k(), v()],
         lambda: ["GET"],
         lambda: ["SET", k(), v(), "XX"],
+        # A collection among the GETs (WRONGTYPE) and SETs (overwritten).
+        lambda: ["RPUSH", k(), v()],
     ])()
 
 

@@ -105,6 +105,62 @@ pub const COMMANDS: &[Spec] = &[
     spec("expiretime", "generic", "Returns the expiration time of a key as a Unix timestamp.", R, ONE),
     spec("pexpiretime", "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", R, ONE),
     spec("persist", "generic", "Removes the expiration time of a key.", D, ONE),
+    spec("lpush", "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", W, ONE),
+    spec("rpush", "list", "Appends one or more elements to a list. Creates the key if it doesn't exist.", W, ONE),
+    spec("lpushx", "list", "Prepends one or more elements to a list only when the list exists.", W, ONE),
+    spec("rpushx", "list", "Appends an element to a list only when the list exists.", W, ONE),
+    spec("lpop", "list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", D, ONE),
+    spec("rpop", "list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", D, ONE),
+    spec("llen", "list", "Returns the length of a list.", R, ONE),
+    spec("lrange", "list", "Returns a range of elements from a list.", &["readonly"], ONE),
+    spec("lindex", "list", "Returns an element from a list by its index.", &["readonly"], ONE),
+    spec("lset", "list", "Sets the value of an element in a list by its index.", &["write", "denyoom"], ONE),
+    spec("ltrim", "list", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", &["write"], ONE),
+    spec("lrem", "list", "Removes elements from a list. Deletes the list if the last element was removed.", &["write"], ONE),
+    spec("linsert", "list", "Inserts an element before or after another element in a list.", WS, ONE),
+    spec("rpoplpush", "list", "Returns the last element of a list after removing and pushing it to another list.", WS, (1, 2, 1)),
+    spec("lmove", "list", "Returns an element after popping it from one list and pushing it to another.", WS, (1, 2, 1)),
+    spec("hset", "hash", "Creates or modifies the value of a field in a hash.", W, ONE),
+    spec("hmset", "hash", "Sets the values of multiple fields.", W, ONE),
+    spec("hsetnx", "hash", "Sets the value of a field in a hash only when the field doesn't exist.", W, ONE),
+    spec("hget", "hash", "Returns the value of a field in a hash.", R, ONE),
+    spec("hmget", "hash", "Returns the values of all fields in a hash.", R, ONE),
+    spec("hdel", "hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", D, ONE),
+    spec("hlen", "hash", "Returns the number of fields in a hash.", R, ONE),
+    spec("hexists", "hash", "Determines whether a field exists in a hash.", R, ONE),
+    spec("hstrlen", "hash", "Returns the length of the value of a field.", R, ONE),
+    spec("hgetall", "hash", "Returns all fields and values in a hash.", &["readonly"], ONE),
+    spec("hkeys", "hash", "Returns all fields in a hash.", &["readonly"], ONE),
+    spec("hvals", "hash", "Returns all values in a hash.", &["readonly"], ONE),
+    spec("hincrby", "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", W, ONE),
+    spec("hincrbyfloat", "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", W, ONE),
+    spec("sadd", "set", "Adds one or more members to a set. Creates the key if it doesn't exist.", W, ONE),
+    spec("srem", "set", "Removes one or more members from a set. Deletes the set if the last member was removed.", D, ONE),
+    spec("sismember", "set", "Determines whether a member belongs to a set.", R, ONE),
+    spec("smismember", "set", "Determines whether multiple members belong to a set.", R, ONE),
+    spec("smembers", "set", "Returns all members of a set.", &["readonly"], ONE),
+    spec("scard", "set", "Returns the number of members in a set.", R, ONE),
+    spec("spop", "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", D, ONE),
+    spec("srandmember", "set", "Get one or multiple random members from a set", &["readonly"], ONE),
+    spec("smove", "set", "Moves a member from one set to another.", D, (1, 2, 1)),
+    spec("sinter", "set", "Returns the intersect of multiple sets.", &["readonly"], ALL),
+    spec("sunion", "set", "Returns the union of multiple sets.", &["readonly"], ALL),
+    spec("sdiff", "set", "Returns the difference of multiple sets.", &["readonly"], ALL),
+    spec("zadd", "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", W, ONE),
+    spec("zincrby", "sorted-set", "Increments the score of a member in a sorted set.", W, ONE),
+    spec("zscore", "sorted-set", "Returns the score of a member in a sorted set.", R, ONE),
+    spec("zmscore", "sorted-set", "Returns the score of one or more members in a sorted set.", R, ONE),
+    spec("zcard", "sorted-set", "Returns the number of members in a sorted set.", R, ONE),
+    spec("zrem", "sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", D, ONE),
+    spec("zcount", "sorted-set", "Returns the count of members in a sorted set that have scores within a range.", R, ONE),
+    spec("zrank", "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores.", R, ONE),
+    spec("zrevrank", "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores.", R, ONE),
+    spec("zrange", "sorted-set", "Returns members in a sorted set within a range of indexes.", &["readonly"], ONE),
+    spec("zrevrange", "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order.", &["readonly"], ONE),
+    spec("zrangebyscore", "sorted-set", "Returns members in a sorted set within a range of scores.", &["readonly"], ONE),
+    spec("zrevrangebyscore", "sorted-set", "Returns members in a sorted set within a range of scores in reverse order.", &["readonly"], ONE),
+    spec("zpopmin", "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
+    spec("zpopmax", "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
 ];
 
 /// The description of `name` (lowercase).
@@ -161,6 +217,10 @@ mod tests {
                 "{} twice",
                 spec.name
             );
+        }
+        // Every data command the server runs is described.
+        for name in crate::collections::NAMES {
+            assert!(find(name).is_some(), "{name} is not in the table");
         }
     }
 }

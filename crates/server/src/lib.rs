@@ -5,7 +5,8 @@
 //! * RESP2 and RESP3 (`HELLO 3`), pipelining, one task per connection on a
 //!   multi-threaded tokio runtime; under `appendfsync always` engine calls
 //!   run in `block_in_place`, so an fsync never stalls other clients' I/O.
-//! * Strings with expiry (`store.rs`), key commands, `MULTI`/`EXEC`/`WATCH`
+//! * Strings with expiry (`store.rs`), lists, hashes, sets and sorted sets
+//!   (`collections`), key commands, `MULTI`/`EXEC`/`WATCH`
 //!   on the engine's optimistic transactions (`session.rs`); read-modify-
 //!   write commands (`INCR`, `SETNX`, `APPEND`, ...) are atomic under
 //!   concurrent clients.
@@ -23,6 +24,7 @@
 
 pub mod admin;
 pub mod clients;
+pub mod collections;
 pub mod command_table;
 pub mod commands;
 mod conn;

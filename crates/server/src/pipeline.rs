@@ -132,12 +132,12 @@ fn run_group(
     group: Vec<Request>,
     out: &mut Vec<u8>,
 ) {
-    let ks = shared.store.keyspace();
+    let sp = shared.store.spaces();
     let done = match k {
-        Kind::Get if group.len() > 1 => gets(&ks, &group, session.proto, out),
-        Kind::BlindWrite => writes(shared, &ks, &group, out),
+        Kind::Get if group.len() > 1 => gets(&sp.ks, &group, session.proto, out),
+        Kind::BlindWrite => writes(shared, &sp.ks, &group, out),
         Kind::Counter(name) if group.len() > 1 => {
-            counters(shared, &ks, name, &group, session.proto, out)
+            counters(shared, &sp, name, &group, session.proto, out)
         }
         _ => false,
     };
@@ -159,6 +159,10 @@ fn gets(ks: &Keyspace, group: &[Request], proto: u8, out: &mut Vec<u8>) -> bool 
     let Ok(values) = ks.multi_get(&keys) else {
         return false;
     };
+    // A collection's GET is an error: the requests run one by one.
+    if values.iter().flatten().any(|v| store::is_collection(v)) {
+        return false;
+    }
     let now = store::now_ms();
     for v in values {
         match v
@@ -199,7 +203,7 @@ fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) 
 /// Counter commands in one transaction, retried whole on a conflict.
 fn counters(
     shared: &Shared,
-    ks: &Keyspace,
+    sp: &store::Spaces,
     name: &str,
     group: &[Request],
     proto: u8,
@@ -209,7 +213,7 @@ fn counters(
         let mut tx = shared.store.db.transaction();
         let mut replies = Vec::with_capacity(group.len());
         for req in group {
-            let mut acc = InTx { tx: &mut tx, ks };
+            let mut acc = InTx { tx: &mut tx, sp };
             match commands::run(name, req, &mut acc, &shared.cursors) {
                 Ok(r) | Err(Fail::Reply(r)) => replies.push(r),
                 Err(Fail::Engine(_)) => return false,

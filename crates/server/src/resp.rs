@@ -194,6 +194,9 @@ pub enum Reply {
     Double(f64),
     /// A set in RESP3, an array in RESP2.
     Set(Vec<Reply>),
+    /// Pairs (a sorted set's members with their scores): an array of
+    /// two-element arrays in RESP3, one flat array in RESP2.
+    Pairs(Vec<(Reply, Reply)>),
     /// Text for people (`INFO`, `CLIENT LIST`): a verbatim string of
     /// format `txt` in RESP3, a bulk string in RESP2.
     Verbatim(Vec<u8>),
@@ -241,6 +244,21 @@ impl Reply {
                     v.encode(proto, out);
                 }
             }
+            Reply::Pairs(pairs) if proto >= 3 => {
+                push_line(out, b'*', pairs.len().to_string().as_bytes());
+                for (k, v) in pairs {
+                    out.extend_from_slice(b"*2\r\n");
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
+            Reply::Pairs(pairs) => {
+                push_line(out, b'*', (pairs.len() * 2).to_string().as_bytes());
+                for (k, v) in pairs {
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
             Reply::Double(d) if proto >= 3 => push_line(out, b',', format_double(*d).as_bytes()),
             Reply::Double(d) => Reply::Bulk(format_double(*d).into_bytes()).encode(proto, out),
             Reply::Set(items) => {
@@ -262,13 +280,41 @@ impl Reply {
     }
 }
 
-/// A double as Redis prints it (`INCRBYFLOAT`): shortest round-trip form.
+/// A double as Redis 7.0 replies with one (a sorted set's score): C's
+/// `%.17g`, with `inf` and `-inf` (stored scores are never -0, but a
+/// ZINCRBY's result can be, and Redis prints it as `-0`).
 pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        return "nan".into();
+    }
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    let s = format!("{d}");
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // %g with 17 significant digits: the exponent is that of the value
+    // rounded to 17 digits; scientific below 1e-4 or from 1e17 on.
+    let sci = format!("{d:.16e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..17).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!(
+            "{}e{sign}{:02}",
+            trim_fraction(mantissa),
+            exp.unsigned_abs()
+        );
+    }
+    trim_fraction(&format!("{d:.*}", (16 - exp) as usize)).to_string()
+}
+
+/// `s` without trailing zeros after its decimal point (nor a bare point).
+fn trim_fraction(s: &str) -> &str {
+    match s.contains('.') {
+        true => s.trim_end_matches('0').trim_end_matches('.'),
+        false => s,
+    }
 }
 
 /// Appends bulk string `b` (the same in both protocols).
@@ -394,6 +440,13 @@ mod tests {
         assert_eq!(two, b"*3\r\n$-1\r\n:3\r\n*2\r\n$1\r\na\r\n$3\r\n1.5\r\n");
         assert_eq!(three, b"*3\r\n_\r\n:3\r\n%1\r\n$1\r\na\r\n,1.5\r\n");
         assert_eq!(format_double(3.0), "3");
+        // Pairs: nested in RESP3, flat in RESP2.
+        let r = Reply::Pairs(vec![(Reply::bulk("m"), Reply::Double(2.0))]);
+        let (mut two, mut three) = (Vec::new(), Vec::new());
+        r.encode(2, &mut two);
+        r.encode(3, &mut three);
+        assert_eq!(two, b"*2\r\n$1\r\nm\r\n$1\r\n2\r\n");
+        assert_eq!(three, b"*1\r\n*2\r\n$1\r\nm\r\n,2\r\n");
         // Sets and verbatim text, as Redis 7 sends COMMAND INFO's flags
         // and INFO.
         let r = Reply::Array(vec![
@@ -405,5 +458,28 @@ mod tests {
         r.encode(3, &mut three);
         assert_eq!(two, b"*2\r\n*1\r\n+fast\r\n$3\r\na:1\r\n");
         assert_eq!(three, b"*2\r\n~1\r\n+fast\r\n=7\r\ntxt:a:1\r\n");
+    }
+
+    #[test]
+    fn doubles_print_as_c_does_with_17_digits() {
+        // What redis-server 7.0 answers to ZSCORE for these scores.
+        for (d, text) in [
+            (0.1, "0.10000000000000001"),
+            (1.5, "1.5"),
+            (3.0, "3"),
+            (1e20, "1e+20"),
+            (1e17, "1e+17"),
+            (1e16, "10000000000000000"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (-2.5e-5, "-2.5000000000000001e-05"),
+            (0.0001, "0.0001"),
+            (-0.0, "-0"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (123456789.125, "123456789.125"),
+            (f64::MAX, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(format_double(d), text, "{d:e}");
+        }
     }
 }

@@ -313,11 +313,11 @@ pub(crate) fn control(
 /// A data command outside MULTI: straight, or atomically when it reads
 /// before it writes.
 fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
-    let ks = s.store.keyspace();
+    let sp = s.store.spaces();
     let opts = s.write_options();
     if commands::needs_transaction(name, req) {
         let mut failure = None;
-        let out = atomically(&s.store.db, &ks, &opts, |acc| {
+        let out = atomically(&s.store.db, &sp, &opts, |acc| {
             match commands::run(name, req, acc, &s.cursors) {
                 Ok(r) => Ok(Some(r)),
                 Err(Fail::Engine(e)) => Err(e),
@@ -337,7 +337,7 @@ fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
         name,
         req,
         &mut Direct {
-            ks: &ks,
+            sp: &sp,
             opts: &opts,
         },
         &s.cursors,

@@ -1,7 +1,13 @@
-//! How Redis strings live in slsm: one keyspace, each value stored behind
+//! How Redis keys live in slsm: one keyspace, each value stored behind
 //! its expiry time (8 bytes, milliseconds since the Unix epoch, big
 //! endian; 0 for none). Expired values read as missing at once, and the
 //! keyspace's compaction filter drops them from disk in merges.
+//!
+//! A string's value follows the expiry as it is. A list, hash, set or
+//! sorted set keeps only its metadata there (the expiry's top bit set,
+//! which no expiry time has, then its [`Kind`] and its `Meta`, see
+//! `collections`); its elements live in a second keyspace, one entry each
+//! (`collections` describes their keys).
 //!
 //! Commands reach the data through [`Access`]: straight through the
 //! keyspace (single-key writes and reads), or inside one engine
@@ -14,9 +20,49 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use slsm::{FilterDecision, Keyspace, KeyspaceOptions, Transaction, WriteOptions};
 
+use crate::collections::Versions;
+
 /// Name of the keyspace the server keeps its keys in.
 pub const KEYSPACE: &str = "redis";
+/// Name of the keyspace the elements of collections live in.
+pub const ITEMS_KEYSPACE: &str = "redis-items";
 const HEADER: usize = 8;
+/// Set in the expiry word of a collection's metadata: expiry times are at
+/// most `i64::MAX` milliseconds, so strings never have it.
+const COLLECTION: u64 = 1 << 63;
+
+/// What a key holds (`TYPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    String,
+    List,
+    Hash,
+    Set,
+    ZSet,
+}
+
+impl Kind {
+    /// The name `TYPE` answers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::List => "list",
+            Kind::Hash => "hash",
+            Kind::Set => "set",
+            Kind::ZSet => "zset",
+        }
+    }
+
+    fn tag(self) -> u8 {
+        self as u8
+    }
+
+    fn of_tag(tag: u8) -> Option<Kind> {
+        [Kind::List, Kind::Hash, Kind::Set, Kind::ZSet]
+            .into_iter()
+            .find(|k| k.tag() == tag)
+    }
+}
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
@@ -25,21 +71,35 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A live value: its bytes and its expiry (0: none).
+/// A live value: its kind, its bytes (a collection's: its metadata) and
+/// its expiry (0: none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Value {
     pub data: Vec<u8>,
     pub expires_at: u64,
+    pub kind: Kind,
 }
 
 impl Value {
+    /// A string.
     pub fn new(data: Vec<u8>, expires_at: u64) -> Value {
-        Value { data, expires_at }
+        Value {
+            data,
+            expires_at,
+            kind: Kind::String,
+        }
     }
 
     fn encode(&self) -> Vec<u8> {
         let mut stored = Vec::new();
-        encode_into(&self.data, self.expires_at, &mut stored);
+        match self.kind {
+            Kind::String => encode_into(&self.data, self.expires_at, &mut stored),
+            kind => {
+                stored.extend_from_slice(&(self.expires_at | COLLECTION).to_be_bytes());
+                stored.push(kind.tag());
+                stored.extend_from_slice(&self.data);
+            }
+        }
         stored
     }
 
@@ -47,8 +107,21 @@ impl Value {
     /// to be ours, which only another program could have written).
     fn decode(stored: &[u8], now: u64) -> Option<Value> {
         let (data, at) = split(stored, now)?;
-        Some(Value::new(data.to_vec(), at))
+        if !is_collection(stored) {
+            return Some(Value::new(data.to_vec(), at));
+        }
+        let (&tag, meta) = data.split_first()?;
+        Some(Value {
+            data: meta.to_vec(),
+            expires_at: at,
+            kind: Kind::of_tag(tag)?,
+        })
     }
+}
+
+/// True if stored bytes are a collection's metadata, not a string.
+pub fn is_collection(stored: &[u8]) -> bool {
+    stored.first().is_some_and(|b| b & 0x80 != 0)
 }
 
 /// Replaces `stored` with the stored form of `data` expiring at `expires_at`.
@@ -58,9 +131,13 @@ pub fn encode_into(data: &[u8], expires_at: u64, stored: &mut Vec<u8>) {
     stored.extend_from_slice(data);
 }
 
-/// The data of stored bytes, `None` if it has expired.
+/// The data of a stored string, `None` if it has expired (or is a
+/// collection: see [`is_collection`]).
 pub fn live_data(stored: &[u8], now: u64) -> Option<&[u8]> {
-    split(stored, now).map(|(data, _)| data)
+    match is_collection(stored) {
+        true => None,
+        false => split(stored, now).map(|(data, _)| data),
+    }
 }
 
 /// When stored bytes expire (0: never), `None` if they have expired.
@@ -69,7 +146,7 @@ pub fn expiry_of(stored: &[u8], now: u64) -> Option<u64> {
 }
 
 fn split(stored: &[u8], now: u64) -> Option<(&[u8], u64)> {
-    let at = u64::from_be_bytes(stored.get(..HEADER)?.try_into().ok()?);
+    let at = u64::from_be_bytes(stored.get(..HEADER)?.try_into().ok()?) & !COLLECTION;
     match at != 0 && at <= now {
         true => None,
         false => Some((&stored[HEADER..], at)),
@@ -88,6 +165,18 @@ pub fn open_keyspace(db: &slsm::Db) -> slsm::Result<Keyspace> {
     )
 }
 
+/// The keyspaces commands work on, and where collections get their
+/// versions (cheap to clone: handles).
+#[derive(Clone)]
+pub struct Spaces {
+    pub ks: Keyspace,
+    pub items: Keyspace,
+    pub versions: Arc<Versions>,
+}
+
+/// An element of a collection: its key in the items keyspace and value.
+pub type Item = (Vec<u8>, Vec<u8>);
+
 /// Reads and writes of one command.
 pub trait Access {
     fn get(&mut self, key: &[u8]) -> slsm::Result<Option<Value>>;
@@ -95,61 +184,124 @@ pub trait Access {
     fn del(&mut self, key: &[u8]) -> slsm::Result<()>;
     /// Live keys from `after` (exclusive) on, at most `limit`.
     fn keys_after(&mut self, after: Option<&[u8]>, limit: usize) -> slsm::Result<Vec<Vec<u8>>>;
+    /// An element of a collection (`collections` makes the keys).
+    fn item(&mut self, key: &[u8]) -> slsm::Result<Option<Vec<u8>>>;
+    fn put_item(&mut self, key: &[u8], value: &[u8]) -> slsm::Result<()>;
+    fn del_item(&mut self, key: &[u8]) -> slsm::Result<()>;
+    /// Elements with keys in `from..to`, ascending, at most `limit`.
+    fn items(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Vec<Item>>;
+    /// A version no collection had before (see `collections`).
+    fn new_version(&mut self) -> slsm::Result<u64>;
 }
 
-/// Straight through the keyspace.
+/// Straight through the keyspaces.
 pub struct Direct<'a> {
-    pub ks: &'a Keyspace,
+    pub sp: &'a Spaces,
     pub opts: &'a WriteOptions,
 }
 
 impl Access for Direct<'_> {
     fn get(&mut self, key: &[u8]) -> slsm::Result<Option<Value>> {
-        Ok(self.ks.get(key)?.and_then(|v| Value::decode(&v, now_ms())))
+        Ok(self
+            .sp
+            .ks
+            .get(key)?
+            .and_then(|v| Value::decode(&v, now_ms())))
     }
 
     fn set(&mut self, key: &[u8], value: &Value) -> slsm::Result<()> {
-        self.ks.put_opt(key, value.encode(), self.opts)
+        self.sp.ks.put_opt(key, value.encode(), self.opts)
     }
 
     fn del(&mut self, key: &[u8]) -> slsm::Result<()> {
-        self.ks.delete_opt(key, self.opts)
+        self.sp.ks.delete_opt(key, self.opts)
     }
 
     fn keys_after(&mut self, after: Option<&[u8]>, limit: usize) -> slsm::Result<Vec<Vec<u8>>> {
-        live_keys(self.ks.range::<Vec<u8>, _>(range_after(after)), limit)
+        live_keys(self.sp.ks.range::<Vec<u8>, _>(range_after(after)), limit)
+    }
+
+    fn item(&mut self, key: &[u8]) -> slsm::Result<Option<Vec<u8>>> {
+        Ok(self.sp.items.get(key)?.map(|v| v.to_vec()))
+    }
+
+    fn put_item(&mut self, key: &[u8], value: &[u8]) -> slsm::Result<()> {
+        self.sp.items.put_opt(key, value, self.opts)
+    }
+
+    fn del_item(&mut self, key: &[u8]) -> slsm::Result<()> {
+        self.sp.items.delete_opt(key, self.opts)
+    }
+
+    fn items(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Vec<Item>> {
+        collect_items(self.sp.items.range(from..to), limit)
+    }
+
+    fn new_version(&mut self) -> slsm::Result<u64> {
+        self.sp.versions.next(&self.sp.items)
     }
 }
 
 /// Inside an engine transaction (its reads are validated at commit).
 pub struct InTx<'a> {
     pub tx: &'a mut Transaction,
-    pub ks: &'a Keyspace,
+    pub sp: &'a Spaces,
 }
 
 impl Access for InTx<'_> {
     fn get(&mut self, key: &[u8]) -> slsm::Result<Option<Value>> {
         Ok(self
             .tx
-            .get_in(self.ks, key)?
+            .get_in(&self.sp.ks, key)?
             .and_then(|v| Value::decode(&v, now_ms())))
     }
 
     fn set(&mut self, key: &[u8], value: &Value) -> slsm::Result<()> {
-        self.tx.put_in(self.ks, key, value.encode())
+        self.tx.put_in(&self.sp.ks, key, value.encode())
     }
 
     fn del(&mut self, key: &[u8]) -> slsm::Result<()> {
-        self.tx.delete_in(self.ks, key)
+        self.tx.delete_in(&self.sp.ks, key)
     }
 
     fn keys_after(&mut self, after: Option<&[u8]>, limit: usize) -> slsm::Result<Vec<Vec<u8>>> {
         live_keys(
             self.tx
-                .range_in::<Vec<u8>, _>(self.ks, range_after(after))?,
+                .range_in::<Vec<u8>, _>(&self.sp.ks, range_after(after))?,
             limit,
         )
     }
+
+    fn item(&mut self, key: &[u8]) -> slsm::Result<Option<Vec<u8>>> {
+        Ok(self.tx.get_in(&self.sp.items, key)?.map(|v| v.to_vec()))
+    }
+
+    fn put_item(&mut self, key: &[u8], value: &[u8]) -> slsm::Result<()> {
+        self.tx.put_in(&self.sp.items, key, value)
+    }
+
+    fn del_item(&mut self, key: &[u8]) -> slsm::Result<()> {
+        self.tx.delete_in(&self.sp.items, key)
+    }
+
+    fn items(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Vec<Item>> {
+        collect_items(self.tx.range_in(&self.sp.items, from..to)?, limit)
+    }
+
+    fn new_version(&mut self) -> slsm::Result<u64> {
+        self.sp.versions.next(&self.sp.items)
+    }
+}
+
+/// The first `limit` entries of `entries`, owned.
+fn collect_items(
+    entries: impl Iterator<Item = slsm::Result<(slsm::Slice, slsm::Slice)>>,
+    limit: usize,
+) -> slsm::Result<Vec<Item>> {
+    entries
+        .take(limit)
+        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
+        .collect()
 }
 
 /// The keys after `after` (all keys without it).
@@ -183,13 +335,13 @@ fn live_keys(
 /// read-modify-write command under concurrent clients).
 pub fn atomically<T>(
     db: &slsm::Db,
-    ks: &Keyspace,
+    sp: &Spaces,
     opts: &WriteOptions,
     mut f: impl FnMut(&mut InTx<'_>) -> slsm::Result<T>,
 ) -> slsm::Result<T> {
     loop {
         let mut tx = db.transaction();
-        let out = f(&mut InTx { tx: &mut tx, ks })?;
+        let out = f(&mut InTx { tx: &mut tx, sp })?;
         match tx.commit_opt(opts) {
             Ok(()) => return Ok(out),
             Err(slsm::Error::Conflict) => continue,
@@ -198,30 +350,50 @@ pub fn atomically<T>(
     }
 }
 
-/// The database and its keyspace, swapped whole by `FLUSHDB`.
+/// The database and its keyspaces, swapped whole by `FLUSHDB`.
 pub struct Store {
     pub db: Arc<slsm::Db>,
-    ks: std::sync::RwLock<Keyspace>,
+    spaces: std::sync::RwLock<Spaces>,
 }
 
 impl Store {
     pub fn new(db: Arc<slsm::Db>) -> slsm::Result<Store> {
-        let ks = open_keyspace(&db)?;
+        let spaces = open_spaces(&db, Arc::new(Versions::default()))?;
         Ok(Store {
             db,
-            ks: std::sync::RwLock::new(ks),
+            spaces: std::sync::RwLock::new(spaces),
         })
     }
 
+    /// The keyspace of the keys (strings and collections' metadata).
     pub fn keyspace(&self) -> Keyspace {
-        self.ks.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.spaces().ks
     }
 
-    /// Drops every key (the keyspace goes, its files in the background).
+    pub fn spaces(&self) -> Spaces {
+        self.spaces
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Drops every key (the keyspaces go, their files in the background).
     pub fn flush_all(&self) -> slsm::Result<()> {
-        let mut ks = self.ks.write().unwrap_or_else(|p| p.into_inner());
+        let mut spaces = self.spaces.write().unwrap_or_else(|p| p.into_inner());
         self.db.drop_keyspace(KEYSPACE)?;
-        *ks = open_keyspace(&self.db)?;
+        self.db.drop_keyspace(ITEMS_KEYSPACE)?;
+        *spaces = open_spaces(&self.db, Arc::clone(&spaces.versions))?;
         Ok(())
     }
+}
+
+fn open_spaces(db: &slsm::Db, versions: Arc<Versions>) -> slsm::Result<Spaces> {
+    let ks = open_keyspace(db)?;
+    let items = db.keyspace(ITEMS_KEYSPACE)?;
+    versions.reset();
+    Ok(Spaces {
+        ks,
+        items,
+        versions,
+    })
 }

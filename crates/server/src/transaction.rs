@@ -230,7 +230,8 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     if session.queue_failed {
         return Reply::err("EXECABORT Transaction discarded because of previous errors.");
     }
-    let ks = s.store.keyspace();
+    let sp = s.store.spaces();
+    let ks = sp.ks.clone();
     let opts = s.write_options();
     let mut tx = s.store.db.transaction();
     let (watched_keys, watched_values) = match watch {
@@ -263,14 +264,14 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                     req,
                     &mut InTx {
                         tx: &mut tx,
-                        ks: &ks,
+                        sp: &sp,
                     },
                     &s.cursors,
                 )),
                 // As the transaction sees the keys (its writes included).
                 None if name == "dbsize" => to_reply(count_keys(&mut InTx {
                     tx: &mut tx,
-                    ks: &ks,
+                    sp: &sp,
                 })),
                 None => server_reply
                     .get_or_insert_with(|| control(s, session, &name, req.clone()).0)

@@ -11,16 +11,7 @@ use std::time::Duration;
 use redis::{cmd, Commands, Value};
 
 mod common;
-use common::{replies, request, Server};
-
-/// The error message the server answers `args` with (the call must fail).
-fn error_of(c: &mut redis::Connection, args: &[&str]) -> String {
-    cmd(args[0])
-        .arg(&args[1..])
-        .query::<Value>(c)
-        .unwrap_err()
-        .to_string()
-}
+use common::{error_of, replies, request, Server};
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()

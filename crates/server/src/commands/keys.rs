@@ -3,6 +3,7 @@
 //! PERSIST.
 
 use super::{fail, int_arg, syntax_error, Outcome};
+use crate::collections::{delete_key, drop_items_of, move_value};
 use crate::cursors::Cursors;
 use crate::glob;
 use crate::resp::Reply;
@@ -16,10 +17,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
         "del" | "unlink" => {
             let mut n = 0;
             for k in &a[1..] {
-                if acc.get(k)?.is_some() {
-                    acc.del(k)?;
-                    n += 1;
-                }
+                n += delete_key(acc, k)? as i64;
             }
             Ok(Reply::Int(n))
         }
@@ -32,19 +30,15 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             Ok(Reply::Int(n))
         }
         "type" => Ok(Reply::Simple(
-            match acc.get(&a[1])? {
-                Some(_) => "string",
-                None => "none",
-            }
-            .into(),
+            acc.get(&a[1])?.map_or("none", |v| v.kind.name()).into(),
         )),
         "rename" => {
             let Some(v) = acc.get(&a[1])? else {
                 return Err(fail("ERR no such key"));
             };
             if a[1] != a[2] {
-                acc.del(&a[1])?;
-                acc.set(&a[2], &v)?;
+                delete_key(acc, &a[2])?;
+                move_value(acc, &a[1], &a[2], &v)?;
             }
             Ok(Reply::ok())
         }
@@ -55,8 +49,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             if acc.get(&a[2])?.is_some() {
                 return Ok(Reply::Int(0));
             }
-            acc.del(&a[1])?;
-            acc.set(&a[2], &v)?;
+            move_value(acc, &a[1], &a[2], &v)?;
             Ok(Reply::Int(1))
         }
         "expiretime" | "pexpiretime" => Ok(Reply::Int(match acc.get(&a[1])? {
@@ -116,6 +109,7 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
         .and_then(|s| s.parse::<u64>().ok())
         .ok_or_else(|| fail("ERR invalid cursor"))?;
     let (mut pattern, mut count): (Option<&[u8]>, usize) = (None, 10);
+    let mut kind: Option<Vec<u8>> = None;
     let mut i = 2;
     while i < a.len() {
         let value = a.get(i + 1).ok_or_else(syntax_error)?;
@@ -127,14 +121,7 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
                     .filter(|&c| c >= 1)
                     .ok_or_else(syntax_error)?
             }
-            b"type" => {
-                if !value.eq_ignore_ascii_case(b"string") {
-                    return Ok(Reply::Array(vec![
-                        Reply::bulk("0"),
-                        Reply::Array(Vec::new()),
-                    ]));
-                }
-            }
+            b"type" => kind = Some(value.to_ascii_lowercase()),
             _ => return Err(syntax_error()),
         }
         i += 2;
@@ -148,11 +135,19 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
         true => 0,
         false => batch.last().map_or(0, |k| cursors.save(k.clone())),
     };
-    let keys = batch
-        .into_iter()
-        .filter(|k| pattern.is_none_or(|p| glob::matches(p, k)))
-        .map(Reply::Bulk)
-        .collect();
+    let mut keys = Vec::new();
+    for k in batch {
+        if !pattern.is_none_or(|p| glob::matches(p, &k)) {
+            continue;
+        }
+        if let Some(kind) = &kind {
+            match acc.get(&k)? {
+                Some(v) if v.kind.name().as_bytes() == kind.as_slice() => {}
+                _ => continue,
+            }
+        }
+        keys.push(Reply::Bulk(k));
+    }
     Ok(Reply::Array(vec![
         Reply::bulk(next.to_string()),
         Reply::Array(keys),
@@ -207,7 +202,9 @@ fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         return Ok(Reply::Int(0));
     }
     if at <= now {
-        acc.del(&a[1])?; // an expiry in the past deletes the key, as in Redis
+        // An expiry in the past deletes the key, as in Redis.
+        drop_items_of(acc, &a[1], &v)?;
+        acc.del(&a[1])?;
     } else {
         v.expires_at = at as u64;
         acc.set(&a[1], &v)?;

@@ -1,4 +1,5 @@
-//! The commands on data: strings and keys. Each runs against an [`Access`]
+//! The commands on data: strings, keys and (in `crate::collections`)
+//! lists, hashes, sets and sorted sets. Each runs against an [`Access`]
 //! (straight, or inside a transaction) and returns its reply; the
 //! connection decides which (see [`needs_transaction`]).
 
@@ -66,7 +67,7 @@ pub fn arity(name: &str) -> Option<i32> {
         "setex" | "psetex" | "getrange" | "setrange" => 4,
         "getex" | "mget" | "del" | "unlink" | "exists" | "touch" | "scan" => -2,
         "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" => -3,
-        _ => return None,
+        _ => return crate::collections::arity(name),
     })
 }
 
@@ -97,6 +98,7 @@ pub fn run(
         "keys" | "scan" | "del" | "unlink" | "exists" | "touch" | "type" | "rename"
         | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl"
         | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
+        _ if crate::collections::arity(name).is_some() => crate::collections::run(name, args, acc),
         _ => strings::run(name, args, acc),
     }
 }

@@ -3,17 +3,26 @@
 //! INCRBYFLOAT.
 
 use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
+use crate::collections::{drop_items_of, wrong_type};
 use crate::incrbyfloat::IncrError;
 use crate::resp::{Reply, MAX_BULK};
-use crate::store::{now_ms, Access, Value};
+use crate::store::{now_ms, Access, Kind, Value};
+
+/// The string at `key`; `WRONGTYPE` if it holds a collection.
+fn string(acc: &mut dyn Access, key: &[u8]) -> Result<Option<Value>, Fail> {
+    match acc.get(key)? {
+        Some(v) if v.kind != Kind::String => Err(wrong_type()),
+        v => Ok(v),
+    }
+}
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
-        "get" => Ok(bulk_or_null(acc.get(&a[1])?)),
+        "get" => Ok(bulk_or_null(string(acc, &a[1])?)),
         "set" => set(a, acc),
         // SET key value GET: the old value, and no expiry kept.
         "getset" => {
-            let old = acc.get(&a[1])?;
+            let old = string(acc, &a[1])?;
             acc.set(&a[1], &Value::new(a[2].clone(), 0))?;
             Ok(bulk_or_null(old))
         }
@@ -46,7 +55,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             }
         }
         "getdel" => {
-            let v = acc.get(&a[1])?;
+            let v = string(acc, &a[1])?;
             if v.is_some() {
                 acc.del(&a[1])?;
             }
@@ -56,20 +65,22 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "mget" => {
             let mut out = Vec::with_capacity(a.len() - 1);
             for k in &a[1..] {
-                out.push(bulk_or_null(acc.get(k)?));
+                // MGET answers nil for a key of another kind.
+                let v = acc.get(k)?.filter(|v| v.kind == Kind::String);
+                out.push(bulk_or_null(v));
             }
             Ok(Reply::Array(out))
         }
         "mset" | "msetnx" => mset(name, a, acc),
         "append" => {
-            let mut v = acc.get(&a[1])?.unwrap_or(Value::new(Vec::new(), 0));
+            let mut v = string(acc, &a[1])?.unwrap_or(Value::new(Vec::new(), 0));
             check_size(v.data.len() + a[2].len())?;
             v.data.extend_from_slice(&a[2]);
             acc.set(&a[1], &v)?;
             Ok(Reply::Int(v.data.len() as i64))
         }
         "strlen" => Ok(Reply::Int(
-            acc.get(&a[1])?.map_or(0, |v| v.data.len() as i64),
+            string(acc, &a[1])?.map_or(0, |v| v.data.len() as i64),
         )),
         "getrange" => getrange(a, acc),
         "setrange" => setrange(a, acc),
@@ -147,6 +158,9 @@ fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         true => acc.get(&a[1])?,
         false => None,
     };
+    if get && old.as_ref().is_some_and(|v| v.kind != Kind::String) {
+        return Err(wrong_type());
+    }
     let reply_old = |old: Option<Value>| bulk_or_null(old);
     if (nx && old.is_some()) || (xx && old.is_none()) {
         return Ok(if get { reply_old(old) } else { Reply::Null });
@@ -155,6 +169,9 @@ fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         (true, Some(v)) => v.expires_at,
         _ => expires.unwrap_or(0),
     };
+    if let Some(old) = &old {
+        drop_items_of(acc, &a[1], old)?;
+    }
     acc.set(&a[1], &Value::new(a[2].clone(), ttl))?;
     Ok(if get { reply_old(old) } else { Reply::ok() })
 }
@@ -169,7 +186,7 @@ fn getex(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         (Some(b"ex" | b"px" | b"exat" | b"pxat"), 4) => {}
         _ => return Err(syntax_error()),
     }
-    let Some(mut v) = acc.get(&a[1])? else {
+    let Some(mut v) = string(acc, &a[1])? else {
         return Ok(Reply::Null);
     };
     let new_ttl = match (option.as_deref(), a.get(3)) {
@@ -211,7 +228,7 @@ fn mset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
 /// Redis's index rules: negative counts from the end, clamped.
 fn getrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let (start, end) = (int_arg(&a[2])?, int_arg(&a[3])?);
-    let data = acc.get(&a[1])?.map(|v| v.data).unwrap_or_default();
+    let data = string(acc, &a[1])?.map(|v| v.data).unwrap_or_default();
     let len = data.len() as i64;
     let fix = |i: i64| if i < 0 { (len + i).max(0) } else { i };
     let (s, e) = (fix(start), fix(end).min(len - 1));
@@ -227,7 +244,7 @@ fn setrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         return Err(fail("ERR offset is out of range"));
     }
     let offset = offset as usize;
-    let mut v = acc.get(&a[1])?.unwrap_or(Value::new(Vec::new(), 0));
+    let mut v = string(acc, &a[1])?.unwrap_or(Value::new(Vec::new(), 0));
     if a[3].is_empty() {
         return Ok(Reply::Int(v.data.len() as i64));
     }
@@ -241,7 +258,7 @@ fn setrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
 }
 
 fn incr_by(acc: &mut dyn Access, key: &[u8], by: i64) -> Outcome {
-    let v = acc.get(key)?;
+    let v = string(acc, key)?;
     let (current, expires) = match &v {
         Some(v) => (
             int_arg(&v.data).map_err(|_| not_an_integer())?,
@@ -257,7 +274,7 @@ fn incr_by(acc: &mut dyn Access, key: &[u8], by: i64) -> Outcome {
 }
 
 fn incr_by_float(acc: &mut dyn Access, key: &[u8], by: &[u8]) -> Outcome {
-    let v = acc.get(key)?;
+    let v = string(acc, key)?;
     let text = crate::incrbyfloat::incr_by_float(v.as_ref().map(|v| &v.data[..]), by).map_err(
         |e| match e {
             IncrError::NotAFloat => fail("ERR value is not a valid float"),

@@ -23,7 +23,18 @@ impl Server {
 
     pub fn start_with(configure: impl FnOnce(&mut ServerOptions)) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut opts = ServerOptions::new(dir.path().join("db"));
+        let db = dir.path().join("db");
+        Server::start_at(dir, db, configure)
+    }
+
+    /// A server on database `db`, whose directory `dir` lives as long as
+    /// the server (a later server on the same `db` needs its own `dir`).
+    pub fn start_at(
+        dir: tempfile::TempDir,
+        db: std::path::PathBuf,
+        configure: impl FnOnce(&mut ServerOptions),
+    ) -> Server {
+        let mut opts = ServerOptions::new(db);
         opts.bind = "127.0.0.1:0".parse().unwrap();
         opts.appendfsync = Fsync::No;
         configure(&mut opts);
@@ -98,4 +109,13 @@ pub fn replies(raw: &[u8]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The error message the server answers `args` with (the call must fail).
+pub fn error_of(c: &mut redis::Connection, args: &[&str]) -> String {
+    redis::cmd(args[0])
+        .arg(&args[1..])
+        .query::<redis::Value>(c)
+        .unwrap_err()
+        .to_string()
 }

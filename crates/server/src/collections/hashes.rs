@@ -1,0 +1,177 @@
+//! Hash commands: HSET HMSET HSETNX HGET HMGET HDEL HLEN HEXISTS HSTRLEN
+//! HGETALL HKEYS HVALS HINCRBY HINCRBYFLOAT. A field is one element, its
+//! sub-key the field's bytes.
+
+use super::Coll;
+use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::incrbyfloat::{incr_by_float, IncrError};
+use crate::resp::Reply;
+use crate::store::{Access, Kind};
+
+pub fn arity(name: &str) -> Option<i32> {
+    Some(match name {
+        "hset" | "hmset" => -4,
+        "hsetnx" | "hincrby" | "hincrbyfloat" => 4,
+        "hget" | "hexists" | "hstrlen" => 3,
+        "hmget" | "hdel" => -3,
+        "hlen" | "hgetall" | "hkeys" | "hvals" => 2,
+        _ => return None,
+    })
+}
+
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    match name {
+        "hset" | "hmset" => hset(name, a, acc),
+        "hsetnx" => {
+            let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
+            if field(acc, &hash, &a[2])?.is_some() {
+                return Ok(Reply::Int(0));
+            }
+            put_field(acc, &mut hash, &a[2], &a[3])?;
+            hash.save(acc)?;
+            Ok(Reply::Int(1))
+        }
+        "hget" => Ok(match Coll::load(acc, &a[1], Kind::Hash)? {
+            Some(hash) => field(acc, &hash, &a[2])?.map_or(Reply::Null, Reply::Bulk),
+            None => Reply::Null,
+        }),
+        "hmget" => {
+            let hash = Coll::load(acc, &a[1], Kind::Hash)?;
+            let mut out = Vec::with_capacity(a.len() - 2);
+            for f in &a[2..] {
+                out.push(match &hash {
+                    Some(hash) => field(acc, hash, f)?.map_or(Reply::Null, Reply::Bulk),
+                    None => Reply::Null,
+                });
+            }
+            Ok(Reply::Array(out))
+        }
+        "hdel" => hdel(a, acc),
+        "hlen" => Ok(Reply::Int(
+            Coll::load(acc, &a[1], Kind::Hash)?.map_or(0, |h| h.count()),
+        )),
+        "hexists" => Ok(Reply::Int(match Coll::load(acc, &a[1], Kind::Hash)? {
+            Some(hash) => field(acc, &hash, &a[2])?.is_some() as i64,
+            None => 0,
+        })),
+        "hstrlen" => Ok(Reply::Int(match Coll::load(acc, &a[1], Kind::Hash)? {
+            Some(hash) => field(acc, &hash, &a[2])?.map_or(0, |v| v.len() as i64),
+            None => 0,
+        })),
+        "hgetall" | "hkeys" | "hvals" => listing(name, a, acc),
+        "hincrby" => hincrby(a, acc),
+        "hincrbyfloat" => hincrbyfloat(a, acc),
+        _ => Err(fail("ERR unknown command")),
+    }
+}
+
+fn field(acc: &mut dyn Access, hash: &Coll, name: &[u8]) -> Result<Option<Vec<u8>>, Fail> {
+    Ok(acc.item(&hash.item_key(name))?)
+}
+
+/// Sets a field; true if it is new.
+fn put_field(
+    acc: &mut dyn Access,
+    hash: &mut Coll,
+    name: &[u8],
+    value: &[u8],
+) -> Result<bool, Fail> {
+    let key = hash.item_key(name);
+    let new = acc.item(&key)?.is_none();
+    acc.put_item(&key, value)?;
+    hash.len += new as i64;
+    Ok(new)
+}
+
+fn hset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    if !a.len().is_multiple_of(2) {
+        return Err(fail(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        )));
+    }
+    let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
+    let mut added = 0;
+    for pair in a[2..].chunks_exact(2) {
+        added += put_field(acc, &mut hash, &pair[0], &pair[1])? as i64;
+    }
+    hash.save(acc)?;
+    Ok(match name {
+        "hmset" => Reply::ok(),
+        _ => Reply::Int(added),
+    })
+}
+
+fn hdel(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let Some(mut hash) = Coll::load(acc, &a[1], Kind::Hash)? else {
+        return Ok(Reply::Int(0));
+    };
+    let mut removed = 0;
+    for f in &a[2..] {
+        let key = hash.item_key(f);
+        if acc.item(&key)?.is_some() {
+            acc.del_item(&key)?;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        hash.len -= removed;
+        hash.save(acc)?;
+    }
+    Ok(Reply::Int(removed))
+}
+
+fn listing(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let Some(hash) = Coll::load(acc, &a[1], Kind::Hash)? else {
+        return Ok(match name {
+            "hgetall" => Reply::Map(Vec::new()),
+            _ => Reply::Array(Vec::new()),
+        });
+    };
+    let mut pairs = Vec::new();
+    hash.for_each(acc, |f, v| {
+        pairs.push((f.to_vec(), v.to_vec()));
+        true
+    })?;
+    Ok(match name {
+        "hgetall" => Reply::Map(
+            pairs
+                .into_iter()
+                .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
+                .collect(),
+        ),
+        "hkeys" => Reply::Array(pairs.into_iter().map(|(f, _)| Reply::Bulk(f)).collect()),
+        _ => Reply::Array(pairs.into_iter().map(|(_, v)| Reply::Bulk(v)).collect()),
+    })
+}
+
+fn hincrby(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let by = int_arg(&a[3])?;
+    let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
+    let current = match field(acc, &hash, &a[2])? {
+        Some(v) => int_arg(&v).map_err(|_| fail("ERR hash value is not an integer"))?,
+        None => 0,
+    };
+    let next = current
+        .checked_add(by)
+        .ok_or_else(|| fail("ERR increment or decrement would overflow"))?;
+    put_field(acc, &mut hash, &a[2], next.to_string().as_bytes())?;
+    hash.save(acc)?;
+    Ok(Reply::Int(next))
+}
+
+fn hincrbyfloat(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    match incr_by_float(None, &a[3]) {
+        Err(IncrError::NotAFloat) => return Err(fail("ERR value is not a valid float")),
+        Err(IncrError::NotFinite) => return Err(fail("ERR value is NaN or Infinity")),
+        Ok(_) => {}
+    }
+    let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
+    let current = field(acc, &hash, &a[2])?;
+    let text = incr_by_float(current.as_deref(), &a[3]).map_err(|e| match e {
+        IncrError::NotAFloat => fail("ERR hash value is not a float"),
+        IncrError::NotFinite => fail("ERR increment would produce NaN or Infinity"),
+    })?;
+    put_field(acc, &mut hash, &a[2], &text)?;
+    hash.save(acc)?;
+    Ok(Reply::Bulk(text))
+}

@@ -1,0 +1,253 @@
+//! Set commands: SADD SREM SISMEMBER SMISMEMBER SMEMBERS SCARD SPOP
+//! SRANDMEMBER SMOVE SINTER SUNION SDIFF. A member is one element, its
+//! sub-key the member's bytes, its value empty. Replies list members in
+//! byte order (Redis leaves the order unspecified).
+
+use std::collections::BTreeSet;
+
+use super::{positive_count, random_u64, wrong_type, Coll};
+use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::resp::Reply;
+use crate::store::{Access, Kind};
+
+/// The most members `SRANDMEMBER` with a negative count returns.
+const MAX_RANDOM_REPLY: u64 = 1 << 24;
+
+pub fn arity(name: &str) -> Option<i32> {
+    Some(match name {
+        "sadd" | "srem" | "smismember" => -3,
+        "sismember" => 3,
+        "smembers" | "scard" => 2,
+        "spop" | "srandmember" => -2,
+        "smove" => 4,
+        "sinter" | "sunion" | "sdiff" => -2,
+        _ => return None,
+    })
+}
+
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    match name {
+        "sadd" => {
+            let mut set = Coll::load_or_new(acc, &a[1], Kind::Set)?;
+            let mut added = 0;
+            for m in &a[2..] {
+                added += add(acc, &mut set, m)? as i64;
+            }
+            set.save(acc)?;
+            Ok(Reply::Int(added))
+        }
+        "srem" => {
+            let Some(mut set) = Coll::load(acc, &a[1], Kind::Set)? else {
+                return Ok(Reply::Int(0));
+            };
+            let mut removed = 0;
+            for m in &a[2..] {
+                removed += remove(acc, &mut set, m)? as i64;
+            }
+            if removed > 0 {
+                set.save(acc)?;
+            }
+            Ok(Reply::Int(removed))
+        }
+        "sismember" => {
+            let set = Coll::load(acc, &a[1], Kind::Set)?;
+            Ok(Reply::Int(is_member(acc, set.as_ref(), &a[2])? as i64))
+        }
+        "smismember" => {
+            let set = Coll::load(acc, &a[1], Kind::Set)?;
+            let mut out = Vec::with_capacity(a.len() - 2);
+            for m in &a[2..] {
+                out.push(Reply::Int(is_member(acc, set.as_ref(), m)? as i64));
+            }
+            Ok(Reply::Array(out))
+        }
+        "smembers" => Ok(Reply::Set(bulks(members_of(acc, &a[1])?))),
+        "scard" => Ok(Reply::Int(
+            Coll::load(acc, &a[1], Kind::Set)?.map_or(0, |s| s.count()),
+        )),
+        "spop" => spop(a, acc),
+        "srandmember" => srandmember(a, acc),
+        "smove" => smove(a, acc),
+        _ => combine(name, a, acc),
+    }
+}
+
+fn bulks(members: impl IntoIterator<Item = Vec<u8>>) -> Vec<Reply> {
+    members.into_iter().map(Reply::Bulk).collect()
+}
+
+fn is_member(acc: &mut dyn Access, set: Option<&Coll>, m: &[u8]) -> Result<bool, Fail> {
+    match set {
+        Some(set) => Ok(acc.item(&set.item_key(m))?.is_some()),
+        None => Ok(false),
+    }
+}
+
+/// Adds `m`; true if it is new.
+fn add(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
+    let key = set.item_key(m);
+    if acc.item(&key)?.is_some() {
+        return Ok(false);
+    }
+    acc.put_item(&key, b"")?;
+    set.len += 1;
+    Ok(true)
+}
+
+/// Removes `m`; true if it was there.
+fn remove(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
+    let key = set.item_key(m);
+    if acc.item(&key)?.is_none() {
+        return Ok(false);
+    }
+    acc.del_item(&key)?;
+    set.len -= 1;
+    Ok(true)
+}
+
+/// Every member of the set at `key` (none if it is missing).
+fn members_of(acc: &mut dyn Access, key: &[u8]) -> Result<Vec<Vec<u8>>, Fail> {
+    match Coll::load(acc, key, Kind::Set)? {
+        Some(set) => members(acc, &set),
+        None => Ok(Vec::new()),
+    }
+}
+
+fn members(acc: &mut dyn Access, set: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
+    let mut out = Vec::new();
+    set.for_each(acc, |m, _| {
+        out.push(m.to_vec());
+        true
+    })?;
+    Ok(out)
+}
+
+/// A member at a random place in a non-empty set: the first at or after
+/// a random sub-key, wrapping around.
+fn random_member(acc: &mut dyn Access, set: &Coll) -> Result<Vec<u8>, Fail> {
+    let start = random_u64().to_be_bytes();
+    let found = match set.items(acc, &start, None, 1)?.pop() {
+        Some(found) => Some(found),
+        None => set.items(acc, b"", None, 1)?.pop(),
+    };
+    found
+        .map(|(m, _)| m)
+        .ok_or_else(|| fail("ERR corrupt set: a member is missing"))
+}
+
+fn spop(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    if a.len() > 3 {
+        return Err(crate::commands::syntax_error());
+    }
+    let count = a.get(2).map(|c| positive_count(c)).transpose()?;
+    let Some(mut set) = Coll::load(acc, &a[1], Kind::Set)? else {
+        return Ok(match count {
+            Some(_) => Reply::Set(Vec::new()),
+            None => Reply::Null,
+        });
+    };
+    let n = count.unwrap_or(1).min(set.count() as usize);
+    let mut popped = Vec::with_capacity(n);
+    for _ in 0..n {
+        let m = random_member(acc, &set)?;
+        remove(acc, &mut set, &m)?;
+        popped.push(m);
+    }
+    if n > 0 {
+        set.save(acc)?;
+    }
+    Ok(match count {
+        Some(_) => Reply::Set(bulks(popped)),
+        None => popped.pop().map_or(Reply::Null, Reply::Bulk),
+    })
+}
+
+fn srandmember(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    if a.len() > 3 {
+        return Err(crate::commands::syntax_error());
+    }
+    let count = a.get(2).map(|c| int_arg(c)).transpose()?;
+    if count == Some(i64::MIN) {
+        return Err(fail("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"));
+    }
+    let Some(set) = Coll::load(acc, &a[1], Kind::Set)? else {
+        return Ok(match count {
+            Some(_) => Reply::Array(Vec::new()),
+            None => Reply::Null,
+        });
+    };
+    let Some(count) = count else {
+        return Ok(Reply::Bulk(random_member(acc, &set)?));
+    };
+    if count.unsigned_abs() > MAX_RANDOM_REPLY {
+        // Redis would build the reply; here a request may not make the
+        // server hold an unbounded one.
+        return Err(fail("ERR count is too large for one reply"));
+    }
+    let want = count.unsigned_abs() as usize;
+    if count < 0 {
+        // Repeats allowed: each pick on its own.
+        let mut out = Vec::with_capacity(want.min(1 << 16));
+        for _ in 0..want {
+            out.push(Reply::Bulk(random_member(acc, &set)?));
+        }
+        return Ok(Reply::Array(out));
+    }
+    let len = set.count() as usize;
+    let mut all = members(acc, &set)?;
+    if want < len {
+        // A partial Fisher-Yates shuffle: `want` distinct members.
+        for i in 0..want {
+            let j = i + (random_u64() % (len - i) as u64) as usize;
+            all.swap(i, j);
+        }
+        all.truncate(want);
+    }
+    Ok(Reply::Array(bulks(all)))
+}
+
+/// In Redis's order of checks: a missing source answers 0 whatever the
+/// destination holds; then both types; a move within one set changes
+/// nothing.
+fn smove(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let Some(source) = acc.get(&a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    if source.kind != Kind::Set || acc.get(&a[2])?.is_some_and(|v| v.kind != Kind::Set) {
+        return Err(wrong_type());
+    }
+    let Some(mut source) = Coll::load(acc, &a[1], Kind::Set)? else {
+        return Ok(Reply::Int(0));
+    };
+    if a[1] == a[2] {
+        return Ok(Reply::Int(is_member(acc, Some(&source), &a[3])? as i64));
+    }
+    if !remove(acc, &mut source, &a[3])? {
+        return Ok(Reply::Int(0));
+    }
+    source.save(acc)?;
+    let mut dest = Coll::load_or_new(acc, &a[2], Kind::Set)?;
+    add(acc, &mut dest, &a[3])?;
+    dest.save(acc)?;
+    Ok(Reply::Int(1))
+}
+
+/// `SINTER`, `SUNION`, `SDIFF` of the sets at `a[1..]`.
+fn combine(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let mut sets = Vec::with_capacity(a.len() - 1);
+    for key in &a[1..] {
+        sets.push(members_of(acc, key)?.into_iter().collect::<BTreeSet<_>>());
+    }
+    let mut rest = sets.into_iter();
+    let first = rest.next().unwrap_or_default();
+    let out = match name {
+        "sinter" => rest.fold(first, |acc, s| acc.intersection(&s).cloned().collect()),
+        "sunion" => rest.fold(first, |mut acc, s| {
+            acc.extend(s);
+            acc
+        }),
+        "sdiff" => rest.fold(first, |acc, s| acc.difference(&s).cloned().collect()),
+        _ => return Err(fail("ERR unknown command")),
+    };
+    Ok(Reply::Set(bulks(out)))
+}

@@ -1,0 +1,311 @@
+//! Sorted-set commands: ZADD ZINCRBY ZSCORE ZMSCORE ZCARD ZREM ZCOUNT
+//! ZRANK ZREVRANK ZRANGE (by rank or BYSCORE, REV, LIMIT, WITHSCORES)
+//! ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZPOPMIN ZPOPMAX.
+//!
+//! A member is two elements: `m` + member holding its score (the `f64`'s
+//! bits), and `s` + the score in an order-preserving form + member, empty,
+//! so that the `s` range is the set in Redis's order (score, then member
+//! bytes). Walking it from the lowest score is cheap; ranks from the top
+//! (`REV`, `ZPOPMAX`, `ZREVRANK`) read the whole order (see the
+//! collections' module docs). `BYLEX` is not served.
+
+mod range;
+
+use super::{Coll, STEP};
+use crate::commands::{fail, syntax_error, Fail, Outcome};
+use crate::resp::Reply;
+use crate::store::{Access, Kind};
+use range::{bound_arg, Mode, Order};
+
+pub fn arity(name: &str) -> Option<i32> {
+    Some(match name {
+        "zadd" => -4,
+        "zincrby" | "zcount" => 4,
+        "zscore" | "zrank" | "zrevrank" => 3,
+        "zmscore" | "zrem" => -3,
+        "zcard" => 2,
+        "zrange" | "zrevrange" | "zrangebyscore" | "zrevrangebyscore" => -4,
+        "zpopmin" | "zpopmax" => -2,
+        _ => return None,
+    })
+}
+
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    match name {
+        "zadd" => zadd(a, acc),
+        "zincrby" => {
+            let by = score_arg(&a[2])?;
+            let mut z = Coll::load_or_new(acc, &a[1], Kind::ZSet)?;
+            let score = score_of(acc, &z, &a[3])?.map_or(by, |s| s + by);
+            if score.is_nan() {
+                return Err(fail("ERR resulting score is not a number (NaN)"));
+            }
+            set_score(acc, &mut z, &a[3], score)?;
+            z.save(acc)?;
+            Ok(Reply::Double(score))
+        }
+        "zscore" => Ok(match Coll::load(acc, &a[1], Kind::ZSet)? {
+            Some(z) => score_of(acc, &z, &a[2])?.map_or(Reply::Null, Reply::Double),
+            None => Reply::Null,
+        }),
+        "zmscore" => {
+            let z = Coll::load(acc, &a[1], Kind::ZSet)?;
+            let mut out = Vec::with_capacity(a.len() - 2);
+            for m in &a[2..] {
+                out.push(match &z {
+                    Some(z) => score_of(acc, z, m)?.map_or(Reply::Null, Reply::Double),
+                    None => Reply::Null,
+                });
+            }
+            Ok(Reply::Array(out))
+        }
+        "zcard" => Ok(Reply::Int(
+            Coll::load(acc, &a[1], Kind::ZSet)?.map_or(0, |z| z.count()),
+        )),
+        "zrem" => {
+            let Some(mut z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+                return Ok(Reply::Int(0));
+            };
+            let mut removed = 0;
+            for m in &a[2..] {
+                removed += remove(acc, &mut z, m)? as i64;
+            }
+            if removed > 0 {
+                z.save(acc)?;
+            }
+            Ok(Reply::Int(removed))
+        }
+        "zcount" => {
+            let (min, max) = (bound_arg(&a[2])?, bound_arg(&a[3])?);
+            let Some(z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+                return Ok(Reply::Int(0));
+            };
+            let mut n = 0;
+            walk(acc, &z, |s, _| {
+                if max.below(s) {
+                    return false;
+                }
+                n += min.above(s) as i64;
+                true
+            })?;
+            Ok(Reply::Int(n))
+        }
+        "zrank" | "zrevrank" => range::rank(name, a, acc),
+        "zrange" => range::zrange(a, acc, Order::Asc, Mode::Rank),
+        "zrevrange" => range::zrange(a, acc, Order::Desc, Mode::Rank),
+        "zrangebyscore" => range::zrange(a, acc, Order::Asc, Mode::Score),
+        "zrevrangebyscore" => range::zrange(a, acc, Order::Desc, Mode::Score),
+        "zpopmin" | "zpopmax" => range::pop(name, a, acc),
+        _ => Err(fail("ERR unknown command")),
+    }
+}
+
+/// C's `strtod` over `arg` up to its first NUL (as C sees the string):
+/// the value, whether it used all of that text, and whether it overflowed
+/// or underflowed.
+pub(super) fn strtod(arg: &[u8]) -> (f64, bool, bool) {
+    let text = arg.split(|&b| b == 0).next().unwrap_or_default();
+    let Ok(text) = std::ffi::CString::new(text) else {
+        return (0.0, false, false);
+    };
+    let mut end: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: `text` is NUL-terminated and outlives the call; `end` is a
+    // valid place for strtod to store a pointer into it; errno is this
+    // thread's.
+    let (value, parsed, errno) = unsafe {
+        *libc::__errno_location() = 0;
+        let value = libc::strtod(text.as_ptr(), &mut end);
+        let parsed = end.offset_from(text.as_ptr()) as usize;
+        (value, parsed, *libc::__errno_location())
+    };
+    let all = parsed == text.as_bytes().len();
+    (
+        value,
+        all,
+        errno == libc::ERANGE && (value.is_infinite() || value == 0.0),
+    )
+}
+
+/// A score as Redis parses one (the whole argument, no leading space, no
+/// overflow to infinity or underflow to zero, not NaN).
+pub fn parse_score(arg: &[u8]) -> Option<f64> {
+    if arg.is_empty() || arg[0].is_ascii_whitespace() || arg.contains(&0) {
+        return None;
+    }
+    let (value, all, range_error) = strtod(arg);
+    (all && !range_error && !value.is_nan()).then_some(value)
+}
+
+fn score_arg(arg: &[u8]) -> Result<f64, Fail> {
+    parse_score(arg).ok_or_else(|| fail("ERR value is not a valid float"))
+}
+
+/// A score's sub-key bytes: byte order is numeric order (-0 is stored as
+/// 0, as Redis prints it).
+fn order_bytes(score: f64) -> [u8; 8] {
+    let bits = (score + 0.0).to_bits();
+    match bits >> 63 {
+        1 => !bits,
+        _ => bits | (1 << 63),
+    }
+    .to_be_bytes()
+}
+
+pub(super) fn score_of(acc: &mut dyn Access, z: &Coll, member: &[u8]) -> Result<Option<f64>, Fail> {
+    let key = z.item_key(&[b"m", member].concat());
+    match acc.item(&key)? {
+        None => Ok(None),
+        Some(v) => match <[u8; 8]>::try_from(v.as_slice()) {
+            Ok(bits) => Ok(Some(f64::from_bits(u64::from_be_bytes(bits)))),
+            Err(_) => Err(fail("ERR corrupt sorted set: a score is not 8 bytes")),
+        },
+    }
+}
+
+pub(super) fn order_key(score: f64, member: &[u8]) -> Vec<u8> {
+    [&b"s"[..], &order_bytes(score), member].concat()
+}
+
+/// Sets `member`'s score; true if the member is new.
+fn set_score(acc: &mut dyn Access, z: &mut Coll, member: &[u8], score: f64) -> Result<bool, Fail> {
+    let score = score + 0.0;
+    let old = score_of(acc, z, member)?;
+    if let Some(old) = old {
+        acc.del_item(&z.item_key(&order_key(old, member)))?;
+    }
+    let member_key = z.item_key(&[b"m", member].concat());
+    acc.put_item(&member_key, &score.to_bits().to_be_bytes())?;
+    acc.put_item(&z.item_key(&order_key(score, member)), b"")?;
+    z.len += old.is_none() as i64;
+    Ok(old.is_none())
+}
+
+/// Removes `member`; true if it was there.
+pub(super) fn remove(acc: &mut dyn Access, z: &mut Coll, member: &[u8]) -> Result<bool, Fail> {
+    let Some(score) = score_of(acc, z, member)? else {
+        return Ok(false);
+    };
+    acc.del_item(&z.item_key(&[b"m", member].concat()))?;
+    acc.del_item(&z.item_key(&order_key(score, member)))?;
+    z.len -= 1;
+    Ok(true)
+}
+
+/// Calls `f(score, member)` in ascending order until it returns false.
+pub(super) fn walk(
+    acc: &mut dyn Access,
+    z: &Coll,
+    mut f: impl FnMut(f64, &[u8]) -> bool,
+) -> Result<(), Fail> {
+    let mut from = b"s".to_vec();
+    loop {
+        let batch = z.items(acc, &from, Some(b"t"), STEP)?;
+        for (sub, _) in &batch {
+            let Some(bits) = sub.get(1..9) else {
+                return Err(fail("ERR corrupt sorted set: a short order key"));
+            };
+            let mut b = [0; 8];
+            b.copy_from_slice(bits);
+            let raw = u64::from_be_bytes(b);
+            let bits = match raw >> 63 {
+                1 => raw & !(1 << 63),
+                _ => !raw,
+            };
+            if !f(f64::from_bits(bits), &sub[9..]) {
+                return Ok(());
+            }
+        }
+        match batch.last() {
+            Some((last, _)) if batch.len() == STEP => {
+                from = last.clone();
+                from.push(0);
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// ZADD's flags.
+#[derive(Default)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+fn zadd(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let mut f = AddFlags::default();
+    let mut i = 2;
+    while i < a.len() {
+        match a[i].to_ascii_lowercase().as_slice() {
+            b"nx" => f.nx = true,
+            b"xx" => f.xx = true,
+            b"gt" => f.gt = true,
+            b"lt" => f.lt = true,
+            b"ch" => f.ch = true,
+            b"incr" => f.incr = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let rest = &a[i..];
+    if rest.is_empty() || !rest.len().is_multiple_of(2) {
+        return Err(syntax_error());
+    }
+    if f.nx && f.xx {
+        return Err(fail(
+            "ERR XX and NX options at the same time are not compatible",
+        ));
+    }
+    if ((f.gt || f.lt) && f.nx) || (f.gt && f.lt) {
+        return Err(fail(
+            "ERR GT, LT, and/or NX options at the same time are not compatible",
+        ));
+    }
+    if f.incr && rest.len() > 2 {
+        return Err(fail(
+            "ERR INCR option supports a single increment-element pair",
+        ));
+    }
+    let mut pairs = Vec::with_capacity(rest.len() / 2);
+    for p in rest.chunks_exact(2) {
+        pairs.push((score_arg(&p[0])?, &p[1]));
+    }
+    let mut z = Coll::load_or_new(acc, &a[1], Kind::ZSet)?;
+    let (mut added, mut changed) = (0, 0);
+    let mut incr_result = None;
+    for (score, member) in pairs {
+        let old = score_of(acc, &z, member)?;
+        let new = match (old, f.incr) {
+            (Some(old), true) => old + score,
+            _ => score,
+        };
+        if new.is_nan() {
+            return Err(fail("ERR resulting score is not a number (NaN)"));
+        }
+        let skip = match old {
+            Some(old) => f.nx || (f.gt && new <= old) || (f.lt && new >= old),
+            None => f.xx,
+        };
+        if skip {
+            continue;
+        }
+        incr_result = Some(new);
+        if old != Some(new) {
+            match set_score(acc, &mut z, member, new)? {
+                true => added += 1,
+                false => changed += 1,
+            }
+        }
+    }
+    if added + changed > 0 {
+        z.save(acc)?;
+    }
+    Ok(match f.incr {
+        true => incr_result.map_or(Reply::Null, Reply::Double),
+        false => Reply::Int(added + if f.ch { changed } else { 0 }),
+    })
+}

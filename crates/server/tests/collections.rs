@@ -1,0 +1,270 @@
+//! Lists, hashes, sets and sorted sets: their commands through a real
+//! client, how they meet the key commands (TYPE, DEL, RENAME, EXPIRE,
+//! SCAN TYPE, FLUSHDB, WRONGTYPE), atomicity under concurrent clients,
+//! WATCH on an element's change, a restart, and redis-benchmark's default
+//! run (when installed). Reply-by-reply fidelity against redis-server is
+//! `bench/redis/differential.py`'s job (CI runs it).
+
+use redis::{cmd, Commands, Value};
+
+mod common;
+use common::{error_of, Server};
+
+#[test]
+fn lists() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    assert_eq!(c.rpush::<_, _, i64>("l", &["b", "c"]).unwrap(), 2);
+    assert_eq!(c.lpush::<_, _, i64>("l", &["a", "z"]).unwrap(), 4);
+    let all: Vec<String> = c.lrange("l", 0, -1).unwrap();
+    assert_eq!(all, ["z", "a", "b", "c"]);
+    let mid: Vec<String> = c.lrange("l", 1, -2).unwrap();
+    assert_eq!(mid, ["a", "b"]);
+    assert_eq!(c.lindex::<_, String>("l", -1).unwrap(), "c");
+    assert_eq!(c.llen::<_, i64>("l").unwrap(), 4);
+    let _: () = c.lset("l", 1, "y").unwrap();
+    assert_eq!(c.lpop::<_, String>("l", None).unwrap(), "z");
+    assert_eq!(c.rpop::<_, String>("l", None).unwrap(), "c");
+    let _: () = c.rpush("l", &["x", "y", "w"]).unwrap();
+    assert_eq!(c.lrem::<_, _, i64>("l", 0, "y").unwrap(), 2);
+    assert_eq!(
+        cmd("LINSERT")
+            .arg(&["l", "BEFORE", "x", "v"])
+            .query::<i64>(&mut c)
+            .unwrap(),
+        4
+    );
+    let all: Vec<String> = c.lrange("l", 0, -1).unwrap();
+    assert_eq!(all, ["b", "v", "x", "w"]);
+    let _: () = c.ltrim("l", 1, 2).unwrap();
+    let all: Vec<String> = c.lrange("l", 0, -1).unwrap();
+    assert_eq!(all, ["v", "x"]);
+    assert_eq!(c.rpoplpush::<_, _, String>("l", "m").unwrap(), "x");
+    let popped: Vec<String> = cmd("LPOP").arg(&["l", "5"]).query(&mut c).unwrap();
+    assert_eq!(popped, ["v"]);
+    // The last element gone, the key is gone.
+    assert!(!c.exists::<_, bool>("l").unwrap());
+    assert_eq!(c.lpush_exists::<_, _, i64>("l", "q").unwrap(), 0);
+    // Thousands of elements at both ends, then a range in the middle.
+    for i in 0..2000 {
+        let _: () = c.rpush("big", i).unwrap();
+        let _: () = c.lpush("big", -i - 1).unwrap();
+    }
+    let part: Vec<i64> = c.lrange("big", 1995, 2004).unwrap();
+    assert_eq!(part, (-5..5).collect::<Vec<_>>());
+}
+
+#[test]
+fn hashes_sets_and_sorted_sets() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = c.hset_multiple("h", &[("f", "1"), ("g", "2")]).unwrap();
+    assert_eq!(c.hset::<_, _, _, i64>("h", "f", "10").unwrap(), 0);
+    assert_eq!(c.hget::<_, _, String>("h", "f").unwrap(), "10");
+    assert_eq!(c.hincr::<_, _, _, i64>("h", "g", 5).unwrap(), 7);
+    let all: std::collections::HashMap<String, String> = c.hgetall("h").unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all["g"], "7");
+    assert_eq!(c.hdel::<_, _, i64>("h", &["f", "nope"]).unwrap(), 1);
+    assert_eq!(c.hlen::<_, i64>("h").unwrap(), 1);
+    assert!(!c.hexists::<_, _, bool>("h", "f").unwrap());
+
+    assert_eq!(c.sadd::<_, _, i64>("s", &["a", "b", "c", "a"]).unwrap(), 3);
+    assert!(c.sismember::<_, _, bool>("s", "b").unwrap());
+    assert_eq!(c.srem::<_, _, i64>("s", "b").unwrap(), 1);
+    let mut members: Vec<String> = c.smembers("s").unwrap();
+    members.sort();
+    assert_eq!(members, ["a", "c"]);
+    let _: i64 = c.sadd("t", &["c", "d"]).unwrap();
+    let inter: Vec<String> = c.sinter(&["s", "t"]).unwrap();
+    assert_eq!(inter, ["c"]);
+    let popped: Vec<String> = cmd("SPOP").arg(&["s", "10"]).query(&mut c).unwrap();
+    assert_eq!(popped.len(), 2);
+    assert!(!c.exists::<_, bool>("s").unwrap());
+
+    assert_eq!(
+        c.zadd_multiple::<_, _, _, i64>("z", &[(2.5, "b"), (1.0, "a"), (2.5, "aa")])
+            .unwrap(),
+        3
+    );
+    let ranked: Vec<(String, f64)> = c.zrange_withscores("z", 0, -1).unwrap();
+    assert_eq!(
+        ranked,
+        [("a".into(), 1.0), ("aa".into(), 2.5), ("b".into(), 2.5)]
+    );
+    assert_eq!(c.zincr::<_, _, _, f64>("z", "a", 5).unwrap(), 6.0);
+    assert_eq!(c.zrank::<_, _, Option<i64>>("z", "a").unwrap(), Some(2));
+    let top: Vec<String> = c.zrevrange("z", 0, 0).unwrap();
+    assert_eq!(top, ["a"]);
+    let by_score: Vec<String> = c.zrangebyscore("z", "(2.5", "+inf").unwrap();
+    assert_eq!(by_score, ["a"]);
+    assert_eq!(c.zcount::<_, _, _, i64>("z", "-inf", "2.5").unwrap(), 2);
+    let low: Vec<(String, f64)> = c.zpopmin("z", 1).unwrap();
+    assert_eq!(low, [("aa".into(), 2.5)]);
+    assert_eq!(c.zscore::<_, _, Option<f64>>("z", "aa").unwrap(), None);
+    assert_eq!(c.zcard::<_, i64>("z").unwrap(), 2);
+}
+
+#[test]
+fn collections_meet_the_key_commands() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let _: () = c.rpush("l", &["a", "b"]).unwrap();
+    let _: () = c.hset("h", "f", "v").unwrap();
+    let _: () = c.set("str", "v").unwrap();
+    let wrong = "WRONGTYPE";
+    assert!(error_of(&mut c, &["GET", "l"]).contains(wrong));
+    assert!(error_of(&mut c, &["INCR", "h"]).contains(wrong));
+    assert!(error_of(&mut c, &["LPUSH", "str", "x"]).contains(wrong));
+    assert!(error_of(&mut c, &["HGET", "l", "f"]).contains(wrong));
+    // MGET answers nil for other kinds, as Redis does.
+    let got: Vec<Option<String>> = c.mget(&["l", "str"]).unwrap();
+    assert_eq!(got, [None, Some("v".into())]);
+    let kind =
+        |c: &mut redis::Connection, k: &str| -> String { cmd("TYPE").arg(k).query(c).unwrap() };
+    assert_eq!(kind(&mut c, "l"), "list");
+    assert_eq!(kind(&mut c, "h"), "hash");
+    let (_, hashes): (String, Vec<String>) = cmd("SCAN")
+        .arg(&["0", "TYPE", "hash", "COUNT", "100"])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(hashes, ["h"]);
+    // RENAME moves the elements; the old name is empty after.
+    let _: () = c.rename("l", "l2").unwrap();
+    let moved: Vec<String> = c.lrange("l2", 0, -1).unwrap();
+    assert_eq!(moved, ["a", "b"]);
+    assert_eq!(c.llen::<_, i64>("l").unwrap(), 0);
+    // DEL takes the elements: a new list under the name starts empty.
+    assert_eq!(c.del::<_, i64>("l2").unwrap(), 1);
+    let _: () = c.rpush("l2", "fresh").unwrap();
+    let fresh: Vec<String> = c.lrange("l2", 0, -1).unwrap();
+    assert_eq!(fresh, ["fresh"]);
+    // SET over a collection replaces it; a list made there later is new.
+    let _: () = c.set("l2", "now a string").unwrap();
+    assert_eq!(kind(&mut c, "l2"), "string");
+    assert!(error_of(&mut c, &["RPUSH", "l2", "again"]).contains(wrong));
+    let _: () = c.del("l2").unwrap();
+    let _: () = c.rpush("l2", "again").unwrap();
+    let again: Vec<String> = c.lrange("l2", 0, -1).unwrap();
+    assert_eq!(again, ["again"]);
+    // Expiry applies to the whole collection.
+    let _: () = c.pexpire("h", 50).unwrap();
+    assert!(c.pttl::<_, i64>("h").unwrap() > 0);
+    std::thread::sleep(std::time::Duration::from_millis(80));
+    assert_eq!(kind(&mut c, "h"), "none");
+    assert_eq!(c.hlen::<_, i64>("h").unwrap(), 0);
+    let _: () = c.hset("h", "g", "w").unwrap();
+    let all: std::collections::HashMap<String, String> = c.hgetall("h").unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+    let _: () = cmd("FLUSHDB").query(&mut c).unwrap();
+    assert_eq!(c.hlen::<_, i64>("h").unwrap(), 0);
+    assert_eq!(cmd("DBSIZE").query::<i64>(&mut c).unwrap(), 0);
+}
+
+#[test]
+fn concurrent_clients_lose_no_element() {
+    let s = Server::start(None);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let mut c = s.conn();
+            std::thread::spawn(move || {
+                for i in 0..300 {
+                    let _: () = c.lpush("q", format!("{t}-{i}")).unwrap();
+                    let _: () = c.hincr("counts", "n", 1).unwrap();
+                    let _: () = c.sadd("seen", format!("{t}-{i}")).unwrap();
+                    let _: () = c.zincr("scores", "total", 1).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut c = s.conn();
+    assert_eq!(c.llen::<_, i64>("q").unwrap(), 1200);
+    assert_eq!(c.hget::<_, _, i64>("counts", "n").unwrap(), 1200);
+    assert_eq!(c.scard::<_, i64>("seen").unwrap(), 1200);
+    assert_eq!(c.zscore::<_, _, f64>("scores", "total").unwrap(), 1200.0);
+    let mut all: Vec<String> = c.lrange("q", 0, -1).unwrap();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 1200);
+}
+
+#[test]
+fn watch_sees_a_change_to_one_element() {
+    let s = Server::start(None);
+    let (mut c, mut other) = (s.conn(), s.conn());
+    let _: () = c.hset("h", "f", "1").unwrap();
+    let _: () = cmd("WATCH").arg("h").query(&mut c).unwrap();
+    // Same field count: only the element changes.
+    let _: () = other.hset("h", "f", "2").unwrap();
+    let _: () = cmd("MULTI").query(&mut c).unwrap();
+    let _: () = cmd("HSET").arg(&["h", "f", "3"]).query(&mut c).unwrap();
+    let out: Value = cmd("EXEC").query(&mut c).unwrap();
+    assert_eq!(out, Value::Nil);
+    assert_eq!(c.hget::<_, _, String>("h", "f").unwrap(), "2");
+}
+
+#[test]
+fn collections_survive_a_restart_and_versions_are_never_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let start = || Server::start_at(tempfile::tempdir().unwrap(), db.clone(), |_| {});
+    {
+        let s = start();
+        let mut c = s.conn();
+        // The first collection made; a blind SET leaves its elements
+        // behind, unreachable.
+        let _: () = c.sadd("gone", &["old1", "old2"]).unwrap();
+        let _: () = c.set("gone", "string").unwrap();
+        let _: () = c.rpush("l", &["a", "b", "c"]).unwrap();
+        let _: () = c.zadd("z", "m", 1.5).unwrap();
+    }
+    let s = start();
+    let mut c = s.conn();
+    let all: Vec<String> = c.lrange("l", 0, -1).unwrap();
+    assert_eq!(all, ["a", "b", "c"]);
+    assert_eq!(c.zscore::<_, _, f64>("z", "m").unwrap(), 1.5);
+    // A list made after the restart must not meet the old elements, even
+    // when it is the first collection the new server makes.
+    let _: () = c.del("gone").unwrap();
+    let _: () = c.sadd("gone", "new").unwrap();
+    let fresh: Vec<String> = c.smembers("gone").unwrap();
+    assert_eq!(fresh, ["new"]);
+}
+
+/// redis-benchmark's default run (every test it has, lists, sets, hashes
+/// and sorted sets among them) completes without an error reply.
+#[test]
+fn redis_benchmark_runs_its_default_tests() {
+    let s = Server::start(None);
+    let out = match std::process::Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &s.addr.port().to_string(),
+            "-q",
+            "-n",
+            "2000",
+            "-c",
+            "8",
+        ])
+        .output()
+    {
+        Ok(out) => out,
+        Err(_) => {
+            eprintln!("redis-benchmark not installed: skipped");
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    let errors = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{errors}");
+    assert!(
+        !text.contains("Error") && !errors.contains("Error"),
+        "{text}\n{errors}"
+    );
+    for test in ["LPUSH", "HSET", "SPOP", "ZPOPMIN", "LRANGE_600", "MSET"] {
+        assert!(text.contains(test), "no {test} in\n{text}");
+    }
+}
