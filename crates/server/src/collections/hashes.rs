@@ -8,16 +8,24 @@ use crate::incrbyfloat::{incr_by_float, IncrError};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
-pub fn arity(name: &str) -> Option<i32> {
-    Some(match name {
-        "hset" | "hmset" => -4,
-        "hsetnx" | "hincrby" | "hincrbyfloat" => 4,
-        "hget" | "hexists" | "hstrlen" => 3,
-        "hmget" | "hdel" => -3,
-        "hlen" | "hgetall" | "hkeys" | "hvals" => 2,
-        _ => return None,
-    })
-}
+/// The commands of this type and their arities (Redis's: negative means
+/// "at least").
+pub const COMMANDS: &[(&str, i32)] = &[
+    ("hset", -4),
+    ("hmset", -4),
+    ("hsetnx", 4),
+    ("hincrby", 4),
+    ("hincrbyfloat", 4),
+    ("hget", 3),
+    ("hexists", 3),
+    ("hstrlen", 3),
+    ("hmget", -3),
+    ("hdel", -3),
+    ("hlen", 2),
+    ("hgetall", 2),
+    ("hkeys", 2),
+    ("hvals", 2),
+];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
@@ -27,7 +35,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             if field(acc, &hash, &a[2])?.is_some() {
                 return Ok(Reply::Int(0));
             }
-            put_field(acc, &mut hash, &a[2], &a[3])?;
+            put_field(acc, &mut hash, &a[2], &a[3], true)?;
             hash.save(acc)?;
             Ok(Reply::Int(1))
         }
@@ -69,18 +77,17 @@ fn field(acc: &mut dyn Access, hash: &Coll, name: &[u8]) -> Result<Option<Vec<u8
     Ok(acc.item(&hash.item_key(name))?)
 }
 
-/// Sets a field; true if it is new.
+/// Sets a field, `new` if the hash did not have it.
 fn put_field(
     acc: &mut dyn Access,
     hash: &mut Coll,
     name: &[u8],
     value: &[u8],
-) -> Result<bool, Fail> {
-    let key = hash.item_key(name);
-    let new = acc.item(&key)?.is_none();
-    acc.put_item(&key, value)?;
+    new: bool,
+) -> Result<(), Fail> {
+    acc.put_item(&hash.item_key(name), value)?;
     hash.len += new as i64;
-    Ok(new)
+    Ok(())
 }
 
 fn hset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -92,7 +99,9 @@ fn hset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
     let mut added = 0;
     for pair in a[2..].chunks_exact(2) {
-        added += put_field(acc, &mut hash, &pair[0], &pair[1])? as i64;
+        let new = field(acc, &hash, &pair[0])?.is_none();
+        put_field(acc, &mut hash, &pair[0], &pair[1], new)?;
+        added += new as i64;
     }
     hash.save(acc)?;
     Ok(match name {
@@ -147,14 +156,21 @@ fn listing(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
 fn hincrby(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let by = int_arg(&a[3])?;
     let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
-    let current = match field(acc, &hash, &a[2])? {
-        Some(v) => int_arg(&v).map_err(|_| fail("ERR hash value is not an integer"))?,
+    let old = field(acc, &hash, &a[2])?;
+    let current = match &old {
+        Some(v) => int_arg(v).map_err(|_| fail("ERR hash value is not an integer"))?,
         None => 0,
     };
     let next = current
         .checked_add(by)
         .ok_or_else(|| fail("ERR increment or decrement would overflow"))?;
-    put_field(acc, &mut hash, &a[2], next.to_string().as_bytes())?;
+    put_field(
+        acc,
+        &mut hash,
+        &a[2],
+        next.to_string().as_bytes(),
+        old.is_none(),
+    )?;
     hash.save(acc)?;
     Ok(Reply::Int(next))
 }
@@ -171,7 +187,7 @@ fn hincrbyfloat(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         IncrError::NotAFloat => fail("ERR hash value is not a float"),
         IncrError::NotFinite => fail("ERR increment would produce NaN or Infinity"),
     })?;
-    put_field(acc, &mut hash, &a[2], &text)?;
+    put_field(acc, &mut hash, &a[2], &text, current.is_none())?;
     hash.save(acc)?;
     Ok(Reply::Bulk(text))
 }

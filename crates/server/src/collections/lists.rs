@@ -12,18 +12,25 @@ use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
-pub fn arity(name: &str) -> Option<i32> {
-    Some(match name {
-        "lpush" | "rpush" | "lpushx" | "rpushx" => -3,
-        "lpop" | "rpop" => -2,
-        "llen" => 2,
-        "lindex" | "rpoplpush" => 3,
-        "lrange" | "lset" | "ltrim" | "lrem" => 4,
-        "linsert" => 5,
-        "lmove" => 5,
-        _ => return None,
-    })
-}
+/// The commands of this type and their arities (Redis's: negative means
+/// "at least").
+pub const COMMANDS: &[(&str, i32)] = &[
+    ("lpush", -3),
+    ("rpush", -3),
+    ("lpushx", -3),
+    ("rpushx", -3),
+    ("lpop", -2),
+    ("rpop", -2),
+    ("llen", 2),
+    ("lindex", 3),
+    ("rpoplpush", 3),
+    ("lrange", 4),
+    ("lset", 4),
+    ("ltrim", 4),
+    ("lrem", 4),
+    ("linsert", 5),
+    ("lmove", 5),
+];
 
 /// The end of a list a command works at.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -36,99 +36,56 @@
 //! walking the score order: `ZRANK`, a `ZRANGE` starting at rank r and
 //! `ZPOPMAX` cost O(r) (or O(n)) entries read.
 
+mod coll;
 mod hashes;
 mod lists;
 mod sets;
 mod versions;
 mod zsets;
 
+pub use coll::Coll;
 pub use versions::Versions;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::commands::{fail, Fail, Outcome};
-use crate::store::{Access, Item, Kind, Value};
+use crate::store::{Access, Kind, Value};
 
 /// Elements read from the engine per step when a whole collection is
 /// walked (deleted, renamed, listed).
 pub(crate) const STEP: usize = 4096;
 
-/// Every collection command.
-pub const NAMES: &[&str] = &[
-    "lpush",
-    "rpush",
-    "lpushx",
-    "rpushx",
-    "lpop",
-    "rpop",
-    "llen",
-    "lrange",
-    "lindex",
-    "lset",
-    "ltrim",
-    "lrem",
-    "linsert",
-    "rpoplpush",
-    "lmove",
-    "hset",
-    "hmset",
-    "hsetnx",
-    "hget",
-    "hmget",
-    "hdel",
-    "hlen",
-    "hexists",
-    "hstrlen",
-    "hgetall",
-    "hkeys",
-    "hvals",
-    "hincrby",
-    "hincrbyfloat",
-    "sadd",
-    "srem",
-    "sismember",
-    "smismember",
-    "smembers",
-    "scard",
-    "spop",
-    "srandmember",
-    "smove",
-    "sinter",
-    "sunion",
-    "sdiff",
-    "zadd",
-    "zincrby",
-    "zscore",
-    "zmscore",
-    "zcard",
-    "zrem",
-    "zcount",
-    "zrank",
-    "zrevrank",
-    "zrange",
-    "zrevrange",
-    "zrangebyscore",
-    "zrevrangebyscore",
-    "zpopmin",
-    "zpopmax",
+/// The command tables of the four types.
+const TYPES: [&[(&str, i32)]; 4] = [
+    lists::COMMANDS,
+    hashes::COMMANDS,
+    sets::COMMANDS,
+    zsets::COMMANDS,
 ];
+
+/// Every collection command's name.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    TYPES.into_iter().flatten().map(|(name, _)| *name)
+}
 
 /// The arity of a collection command (Redis's: negative means "at
 /// least"), or `None` if it is not one.
 pub fn arity(name: &str) -> Option<i32> {
-    lists::arity(name)
-        .or_else(|| hashes::arity(name))
-        .or_else(|| sets::arity(name))
-        .or_else(|| zsets::arity(name))
+    TYPES
+        .into_iter()
+        .flatten()
+        .find(|(n, _)| *n == name)
+        .map(|(_, arity)| *arity)
 }
 
 /// Runs collection command `name` (lowercase; arity already checked).
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    if lists::arity(name).is_some() {
+    let of = |table: &[(&str, i32)]| table.iter().any(|(n, _)| *n == name);
+    if of(lists::COMMANDS) {
         lists::run(name, a, acc)
-    } else if hashes::arity(name).is_some() {
+    } else if of(hashes::COMMANDS) {
         hashes::run(name, a, acc)
-    } else if sets::arity(name).is_some() {
+    } else if of(sets::COMMANDS) {
         sets::run(name, a, acc)
     } else {
         zsets::run(name, a, acc)
@@ -137,190 +94,6 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
 
 pub fn wrong_type() -> Fail {
     fail("WRONGTYPE Operation against a key holding the wrong kind of value")
-}
-
-/// A collection's metadata.
-#[derive(Clone, Debug)]
-pub struct Coll {
-    pub key: Vec<u8>,
-    pub kind: Kind,
-    pub expires_at: u64,
-    /// New for each collection created at the key (see the module docs).
-    pub version: u64,
-    /// Bumped by every write (see the module docs).
-    pub rev: u64,
-    /// A list's elements are at indexes `head..tail`.
-    pub head: i64,
-    pub tail: i64,
-    /// Elements of a hash, set or sorted set.
-    pub len: i64,
-}
-
-const META_LEN: usize = 40;
-
-impl Coll {
-    /// The collection of kind `kind` at `key`; `None` if the key is
-    /// missing, a `WRONGTYPE` error if it holds another kind.
-    pub fn load(acc: &mut dyn Access, key: &[u8], kind: Kind) -> Result<Option<Coll>, Fail> {
-        match acc.get(key)? {
-            None => Ok(None),
-            Some(v) if v.kind != kind => Err(wrong_type()),
-            Some(v) => Coll::decode(key, &v).map(Some),
-        }
-    }
-
-    /// [`load`](Self::load), or a new, empty collection.
-    pub fn load_or_new(acc: &mut dyn Access, key: &[u8], kind: Kind) -> Result<Coll, Fail> {
-        match Coll::load(acc, key, kind)? {
-            Some(c) => Ok(c),
-            None => Ok(Coll {
-                key: key.to_vec(),
-                kind,
-                expires_at: 0,
-                version: acc.new_version()?,
-                rev: 0,
-                head: 0,
-                tail: 0,
-                len: 0,
-            }),
-        }
-    }
-
-    fn decode(key: &[u8], v: &Value) -> Result<Coll, Fail> {
-        let d = &v.data;
-        if d.len() != META_LEN {
-            return Err(fail("ERR corrupt collection metadata"));
-        }
-        let word = |i: usize| u64::from_be_bytes(d[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        Ok(Coll {
-            key: key.to_vec(),
-            kind: v.kind,
-            expires_at: v.expires_at,
-            version: word(0),
-            rev: word(1),
-            head: word(2) as i64,
-            tail: word(3) as i64,
-            len: word(4) as i64,
-        })
-    }
-
-    /// Elements held.
-    pub fn count(&self) -> i64 {
-        match self.kind {
-            Kind::List => self.tail - self.head,
-            _ => self.len,
-        }
-    }
-
-    /// Writes the metadata with a new revision; an empty collection is
-    /// deleted, as Redis deletes a key whose last element goes.
-    pub fn save(&mut self, acc: &mut dyn Access) -> Result<(), Fail> {
-        if self.count() <= 0 {
-            acc.del(&self.key)?;
-            return Ok(());
-        }
-        self.rev += 1;
-        let mut data = Vec::with_capacity(META_LEN);
-        for w in [
-            self.version,
-            self.rev,
-            self.head as u64,
-            self.tail as u64,
-            self.len as u64,
-        ] {
-            data.extend_from_slice(&w.to_be_bytes());
-        }
-        let value = Value {
-            data,
-            expires_at: self.expires_at,
-            kind: self.kind,
-        };
-        acc.set(&self.key, &value)?;
-        Ok(())
-    }
-
-    /// Where this collection's elements start in the items keyspace.
-    pub fn prefix(&self) -> Vec<u8> {
-        items_prefix(&self.key, self.version)
-    }
-
-    /// The items-keyspace key of element `sub`.
-    pub fn item_key(&self, sub: &[u8]) -> Vec<u8> {
-        let mut k = self.prefix();
-        k.extend_from_slice(sub);
-        k
-    }
-
-    /// Elements whose sub-keys are in `from..to` (`None`: to the end),
-    /// ascending, at most `limit`, as (sub-key, value).
-    pub fn items(
-        &self,
-        acc: &mut dyn Access,
-        from: &[u8],
-        to: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<Item>, Fail> {
-        let prefix = self.prefix();
-        let start = self.item_key(from);
-        let end = match to {
-            Some(to) => self.item_key(to),
-            None => items_prefix(&self.key, self.version + 1),
-        };
-        let mut out = acc.items(&start, &end, limit)?;
-        for (k, _) in &mut out {
-            k.drain(..prefix.len());
-        }
-        Ok(out)
-    }
-
-    /// Calls `f` on every element, ascending, a step at a time; stops
-    /// early when `f` returns false.
-    pub fn for_each(
-        &self,
-        acc: &mut dyn Access,
-        mut f: impl FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<(), Fail> {
-        let mut from = Vec::new();
-        loop {
-            let batch = self.items(acc, &from, None, STEP)?;
-            let done = batch.len() < STEP;
-            for (sub, value) in &batch {
-                if !f(sub, value) {
-                    return Ok(());
-                }
-            }
-            match batch.last() {
-                Some((last, _)) if !done => {
-                    from = last.clone();
-                    from.push(0);
-                }
-                _ => return Ok(()),
-            }
-        }
-    }
-
-    /// Deletes every element (not the metadata).
-    pub fn drop_items(&self, acc: &mut dyn Access) -> Result<(), Fail> {
-        let mut subs = Vec::new();
-        self.for_each(acc, |sub, _| {
-            subs.push(sub.to_vec());
-            true
-        })?;
-        for sub in subs {
-            acc.del_item(&self.item_key(&sub))?;
-        }
-        Ok(())
-    }
-}
-
-/// The items-keyspace prefix of the elements of version `version` of the
-/// collection at `key`.
-fn items_prefix(key: &[u8], version: u64) -> Vec<u8> {
-    let mut p = Vec::with_capacity(4 + key.len() + 8);
-    p.extend_from_slice(&(key.len() as u32).to_be_bytes());
-    p.extend_from_slice(key);
-    p.extend_from_slice(&version.to_be_bytes());
-    p
 }
 
 /// Deletes `key`, whatever it holds (its elements too); false if it was

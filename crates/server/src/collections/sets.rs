@@ -13,17 +13,22 @@ use crate::store::{Access, Kind};
 /// The most members `SRANDMEMBER` with a negative count returns.
 const MAX_RANDOM_REPLY: u64 = 1 << 24;
 
-pub fn arity(name: &str) -> Option<i32> {
-    Some(match name {
-        "sadd" | "srem" | "smismember" => -3,
-        "sismember" => 3,
-        "smembers" | "scard" => 2,
-        "spop" | "srandmember" => -2,
-        "smove" => 4,
-        "sinter" | "sunion" | "sdiff" => -2,
-        _ => return None,
-    })
-}
+/// The commands of this type and their arities (Redis's: negative means
+/// "at least").
+pub const COMMANDS: &[(&str, i32)] = &[
+    ("sadd", -3),
+    ("srem", -3),
+    ("smismember", -3),
+    ("sismember", 3),
+    ("smembers", 2),
+    ("scard", 2),
+    ("spop", -2),
+    ("srandmember", -2),
+    ("smove", 4),
+    ("sinter", -2),
+    ("sunion", -2),
+    ("sdiff", -2),
+];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
@@ -96,13 +101,18 @@ fn add(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
 
 /// Removes `m`; true if it was there.
 fn remove(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
-    let key = set.item_key(m);
-    if acc.item(&key)?.is_none() {
+    if acc.item(&set.item_key(m))?.is_none() {
         return Ok(false);
     }
-    acc.del_item(&key)?;
-    set.len -= 1;
+    remove_member(acc, set, m)?;
     Ok(true)
+}
+
+/// Removes `m`, a member.
+fn remove_member(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<(), Fail> {
+    acc.del_item(&set.item_key(m))?;
+    set.len -= 1;
+    Ok(())
 }
 
 /// Every member of the set at `key` (none if it is missing).
@@ -150,7 +160,7 @@ fn spop(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let mut popped = Vec::with_capacity(n);
     for _ in 0..n {
         let m = random_member(acc, &set)?;
-        remove(acc, &mut set, &m)?;
+        remove_member(acc, &mut set, &m)?;
         popped.push(m);
     }
     if n > 0 {

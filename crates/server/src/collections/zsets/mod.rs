@@ -17,18 +17,25 @@ use crate::resp::Reply;
 use crate::store::{Access, Kind};
 use range::{bound_arg, Mode, Order};
 
-pub fn arity(name: &str) -> Option<i32> {
-    Some(match name {
-        "zadd" => -4,
-        "zincrby" | "zcount" => 4,
-        "zscore" | "zrank" | "zrevrank" => 3,
-        "zmscore" | "zrem" => -3,
-        "zcard" => 2,
-        "zrange" | "zrevrange" | "zrangebyscore" | "zrevrangebyscore" => -4,
-        "zpopmin" | "zpopmax" => -2,
-        _ => return None,
-    })
-}
+/// The commands of this type and their arities (Redis's: negative means
+/// "at least").
+pub const COMMANDS: &[(&str, i32)] = &[
+    ("zadd", -4),
+    ("zincrby", 4),
+    ("zcount", 4),
+    ("zscore", 3),
+    ("zrank", 3),
+    ("zrevrank", 3),
+    ("zmscore", -3),
+    ("zrem", -3),
+    ("zcard", 2),
+    ("zrange", -4),
+    ("zrevrange", -4),
+    ("zrangebyscore", -4),
+    ("zrevrangebyscore", -4),
+    ("zpopmin", -2),
+    ("zpopmax", -2),
+];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
@@ -36,11 +43,12 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "zincrby" => {
             let by = score_arg(&a[2])?;
             let mut z = Coll::load_or_new(acc, &a[1], Kind::ZSet)?;
-            let score = score_of(acc, &z, &a[3])?.map_or(by, |s| s + by);
+            let old = score_of(acc, &z, &a[3])?;
+            let score = old.map_or(by, |s| s + by);
             if score.is_nan() {
                 return Err(fail("ERR resulting score is not a number (NaN)"));
             }
-            set_score(acc, &mut z, &a[3], score)?;
+            set_score(acc, &mut z, &a[3], old, score)?;
             z.save(acc)?;
             Ok(Reply::Double(score))
         }
@@ -166,10 +174,15 @@ pub(super) fn order_key(score: f64, member: &[u8]) -> Vec<u8> {
     [&b"s"[..], &order_bytes(score), member].concat()
 }
 
-/// Sets `member`'s score; true if the member is new.
-fn set_score(acc: &mut dyn Access, z: &mut Coll, member: &[u8], score: f64) -> Result<bool, Fail> {
+/// Sets `member`'s score, which was `old` (`None`: a new member).
+fn set_score(
+    acc: &mut dyn Access,
+    z: &mut Coll,
+    member: &[u8],
+    old: Option<f64>,
+    score: f64,
+) -> Result<(), Fail> {
     let score = score + 0.0;
-    let old = score_of(acc, z, member)?;
     if let Some(old) = old {
         acc.del_item(&z.item_key(&order_key(old, member)))?;
     }
@@ -177,18 +190,29 @@ fn set_score(acc: &mut dyn Access, z: &mut Coll, member: &[u8], score: f64) -> R
     acc.put_item(&member_key, &score.to_bits().to_be_bytes())?;
     acc.put_item(&z.item_key(&order_key(score, member)), b"")?;
     z.len += old.is_none() as i64;
-    Ok(old.is_none())
+    Ok(())
 }
 
 /// Removes `member`; true if it was there.
-pub(super) fn remove(acc: &mut dyn Access, z: &mut Coll, member: &[u8]) -> Result<bool, Fail> {
+fn remove(acc: &mut dyn Access, z: &mut Coll, member: &[u8]) -> Result<bool, Fail> {
     let Some(score) = score_of(acc, z, member)? else {
         return Ok(false);
     };
+    remove_scored(acc, z, member, score)?;
+    Ok(true)
+}
+
+/// Removes `member`, whose score is `score`.
+pub(super) fn remove_scored(
+    acc: &mut dyn Access,
+    z: &mut Coll,
+    member: &[u8],
+    score: f64,
+) -> Result<(), Fail> {
     acc.del_item(&z.item_key(&[b"m", member].concat()))?;
     acc.del_item(&z.item_key(&order_key(score, member)))?;
     z.len -= 1;
-    Ok(true)
+    Ok(())
 }
 
 /// Calls `f(score, member)` in ascending order until it returns false.
@@ -295,9 +319,10 @@ fn zadd(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         }
         incr_result = Some(new);
         if old != Some(new) {
-            match set_score(acc, &mut z, member, new)? {
-                true => added += 1,
-                false => changed += 1,
+            set_score(acc, &mut z, member, old, new)?;
+            match old {
+                None => added += 1,
+                Some(_) => changed += 1,
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The sorted-set commands that read ranges: ZRANGE and its older forms,
 //! ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX.
 
-use super::{order_key, remove, score_of, strtod, walk};
+use super::{order_key, remove_scored, score_of, strtod, walk};
 use crate::collections::{positions, positive_count, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
@@ -245,8 +245,8 @@ pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "zpopmin" => by_rank(acc, &z, 0, n as i64 - 1, Order::Asc)?,
         _ => by_rank(acc, &z, 0, n as i64 - 1, Order::Desc)?,
     };
-    for (_, m) in &popped {
-        remove(acc, &mut z, m)?;
+    for (score, m) in &popped {
+        remove_scored(acc, &mut z, m, *score)?;
     }
     if !popped.is_empty() {
         z.save(acc)?;
