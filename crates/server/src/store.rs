@@ -188,8 +188,15 @@ pub trait Access {
     fn item(&mut self, key: &[u8]) -> slsm::Result<Option<Vec<u8>>>;
     fn put_item(&mut self, key: &[u8], value: &[u8]) -> slsm::Result<()>;
     fn del_item(&mut self, key: &[u8]) -> slsm::Result<()>;
-    /// Elements with keys in `from..to`, ascending, at most `limit`.
-    fn items(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Vec<Item>>;
+    /// Elements with keys in `from..to`, ascending, at most `limit`, each
+    /// key less its first `strip` bytes (the collection's prefix).
+    fn items(
+        &mut self,
+        from: &[u8],
+        to: &[u8],
+        limit: usize,
+        strip: usize,
+    ) -> slsm::Result<Vec<Item>>;
     /// A version no collection had before (see `collections`).
     fn new_version(&mut self) -> slsm::Result<u64>;
 }
@@ -233,8 +240,14 @@ impl Access for Direct<'_> {
         self.sp.items.delete_opt(key, self.opts)
     }
 
-    fn items(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Vec<Item>> {
-        collect_items(self.sp.items.range(from..to), limit)
+    fn items(
+        &mut self,
+        from: &[u8],
+        to: &[u8],
+        limit: usize,
+        strip: usize,
+    ) -> slsm::Result<Vec<Item>> {
+        collect_items(self.sp.items.range(from..to), limit, strip)
     }
 
     fn new_version(&mut self) -> slsm::Result<u64> {
@@ -284,8 +297,14 @@ impl Access for InTx<'_> {
         self.tx.delete_in(&self.sp.items, key)
     }
 
-    fn items(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Vec<Item>> {
-        collect_items(self.tx.range_in(&self.sp.items, from..to)?, limit)
+    fn items(
+        &mut self,
+        from: &[u8],
+        to: &[u8],
+        limit: usize,
+        strip: usize,
+    ) -> slsm::Result<Vec<Item>> {
+        collect_items(self.tx.range_in(&self.sp.items, from..to)?, limit, strip)
     }
 
     fn new_version(&mut self) -> slsm::Result<u64> {
@@ -293,14 +312,16 @@ impl Access for InTx<'_> {
     }
 }
 
-/// The first `limit` entries of `entries`, owned.
+/// The first `limit` entries of `entries`, owned, each key less its first
+/// `strip` bytes.
 fn collect_items(
     entries: impl Iterator<Item = slsm::Result<(slsm::Slice, slsm::Slice)>>,
     limit: usize,
+    strip: usize,
 ) -> slsm::Result<Vec<Item>> {
     entries
         .take(limit)
-        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())))
+        .map(|e| e.map(|(k, v)| (k.get(strip..).unwrap_or_default().to_vec(), Vec::from(v))))
         .collect()
 }
 

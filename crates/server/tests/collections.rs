@@ -268,3 +268,143 @@ fn redis_benchmark_runs_its_default_tests() {
         assert!(text.contains(test), "no {test} in\n{text}");
     }
 }
+
+/// A small deterministic generator for the model tests.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A sorted set under adds, increments, pops from both ends and removals,
+/// against a model after every step: its whole order, ranks, counts and
+/// score ranges (these walk from the low mark pops leave, and from a
+/// score's place in the order).
+#[test]
+fn a_sorted_set_matches_a_model() {
+    use std::collections::BTreeMap;
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut model: BTreeMap<String, i64> = BTreeMap::new();
+    let ordered = |m: &BTreeMap<String, i64>| {
+        let mut v: Vec<(String, f64)> = m.iter().map(|(k, s)| (k.clone(), *s as f64)).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    };
+    for step in 0..1500 {
+        let member = format!("m{}", rng.below(40));
+        let score = rng.below(11) as i64 - 5;
+        match rng.below(6) {
+            0 | 1 => {
+                let _: i64 = c.zadd("z", &member, score).unwrap();
+                model.insert(member, score);
+            }
+            2 => {
+                let _: f64 = c.zincr("z", &member, score).unwrap();
+                *model.entry(member).or_insert(0) += score;
+            }
+            3 => {
+                let n = 1 + rng.below(3) as usize;
+                let got: Vec<(String, f64)> = c.zpopmin("z", n as isize).unwrap();
+                let want: Vec<(String, f64)> = ordered(&model).into_iter().take(n).collect();
+                assert_eq!(got, want, "ZPOPMIN at step {step}");
+                want.iter().for_each(|(m, _)| {
+                    model.remove(m);
+                });
+            }
+            4 => {
+                let got: Vec<(String, f64)> = c.zpopmax("z", 1).unwrap();
+                let want: Vec<(String, f64)> = ordered(&model).into_iter().rev().take(1).collect();
+                assert_eq!(got, want, "ZPOPMAX at step {step}");
+                want.iter().for_each(|(m, _)| {
+                    model.remove(m);
+                });
+            }
+            _ => {
+                let _: i64 = c.zrem("z", &member).unwrap();
+                model.remove(&member);
+            }
+        }
+        let want = ordered(&model);
+        let got: Vec<(String, f64)> = c.zrange_withscores("z", 0, -1).unwrap();
+        assert_eq!(got, want, "order at step {step}");
+        let probe = format!("m{}", rng.below(40));
+        let rank: Option<usize> = c.zrank("z", &probe).unwrap();
+        assert_eq!(
+            rank,
+            want.iter().position(|(m, _)| *m == probe),
+            "rank at step {step}"
+        );
+        let (lo, hi) = (rng.below(11) as f64 - 5.0, rng.below(11) as f64 - 5.0);
+        let in_range: Vec<String> = c.zrangebyscore("z", lo, hi).unwrap();
+        let want_range: Vec<String> = want
+            .iter()
+            .filter(|(_, s)| (lo..=hi).contains(s))
+            .map(|(m, _)| m.clone())
+            .collect();
+        assert_eq!(
+            in_range, want_range,
+            "ZRANGEBYSCORE {lo} {hi} at step {step}"
+        );
+        let count: usize = c.zcount("z", lo, hi).unwrap();
+        assert_eq!(count, want_range.len(), "ZCOUNT at step {step}");
+    }
+}
+
+/// A set under adds, removals and pops against a model: every popped
+/// member was in the set, and pops of a large set reach all of it.
+#[test]
+fn a_set_matches_a_model_and_pops_pick_from_all_of_it() {
+    use std::collections::BTreeSet;
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut model: BTreeSet<String> = BTreeSet::new();
+    for step in 0..1500 {
+        let member = format!("element:{:06}", rng.below(60));
+        match rng.below(4) {
+            0 | 1 => {
+                let _: i64 = c.sadd("s", &member).unwrap();
+                model.insert(member);
+            }
+            2 => {
+                let _: i64 = c.srem("s", &member).unwrap();
+                model.remove(&member);
+            }
+            _ => {
+                let popped: Vec<String> = cmd("SPOP").arg(&["s", "2"]).query(&mut c).unwrap();
+                assert_eq!(popped.len(), model.len().min(2), "step {step}");
+                for m in popped {
+                    assert!(model.remove(&m), "popped {m}, not a member, at step {step}");
+                }
+            }
+        }
+        let mut got: Vec<String> = c.smembers("s").unwrap();
+        got.sort();
+        assert_eq!(
+            got,
+            model.iter().cloned().collect::<Vec<_>>(),
+            "step {step}"
+        );
+    }
+    // 2,000 members sharing a prefix: single pops of half of them reach
+    // both ends of the members' order (they are not taken from one end).
+    let members: Vec<String> = (0..2000).map(|i| format!("element:{i:012}")).collect();
+    let _: i64 = c.sadd("big", &members).unwrap();
+    let mut popped: Vec<String> = (0..1000)
+        .map(|_| c.spop::<_, String>("big").unwrap())
+        .collect();
+    popped.sort();
+    assert!(
+        popped[0] < members[100] && popped[999] > members[1900],
+        "{:?}",
+        &popped[..3]
+    );
+    assert_eq!(c.scard::<_, i64>("big").unwrap(), 1000);
+}

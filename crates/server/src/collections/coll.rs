@@ -20,8 +20,15 @@ pub struct Coll {
     pub tail: i64,
     /// Elements of a hash, set or sorted set.
     pub len: i64,
+    /// A sorted set's low mark: no element's score-order sub-key (less its
+    /// `s`) is below it. Pops from the bottom raise it past what they
+    /// took, so the next walk starts after their deletion markers instead
+    /// of stepping over every one (the LSM queue pattern); an insert below
+    /// it lowers it. Empty for the other kinds.
+    pub mark: Vec<u8>,
 }
 
+/// The fixed part of the metadata (the mark follows it).
 const META_LEN: usize = 40;
 
 impl Coll {
@@ -48,13 +55,14 @@ impl Coll {
                 head: 0,
                 tail: 0,
                 len: 0,
+                mark: Vec::new(),
             }),
         }
     }
 
     pub(super) fn decode(key: &[u8], v: &Value) -> Result<Coll, Fail> {
         let d = &v.data;
-        if d.len() != META_LEN {
+        if d.len() < META_LEN {
             return Err(fail("ERR corrupt collection metadata"));
         }
         let word = |i: usize| u64::from_be_bytes(d[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
@@ -67,6 +75,7 @@ impl Coll {
             head: word(2) as i64,
             tail: word(3) as i64,
             len: word(4) as i64,
+            mark: d[META_LEN..].to_vec(),
         })
     }
 
@@ -86,7 +95,7 @@ impl Coll {
             return Ok(());
         }
         self.rev += 1;
-        let mut data = Vec::with_capacity(META_LEN);
+        let mut data = Vec::with_capacity(META_LEN + self.mark.len());
         for w in [
             self.version,
             self.rev,
@@ -96,6 +105,7 @@ impl Coll {
         ] {
             data.extend_from_slice(&w.to_be_bytes());
         }
+        data.extend_from_slice(&self.mark);
         let value = Value {
             data,
             expires_at: self.expires_at,
@@ -126,17 +136,13 @@ impl Coll {
         to: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Item>, Fail> {
-        let prefix = self.prefix();
         let start = self.item_key(from);
         let end = match to {
             Some(to) => self.item_key(to),
             None => items_prefix(&self.key, self.version + 1),
         };
-        let mut out = acc.items(&start, &end, limit)?;
-        for (k, _) in &mut out {
-            k.drain(..prefix.len());
-        }
-        Ok(out)
+        let strip = start.len() - from.len();
+        Ok(acc.items(&start, &end, limit, strip)?)
     }
 
     /// Calls `f` on every element, ascending, a step at a time; stops

@@ -11,9 +11,10 @@
 //!
 //! so a collection's elements are one contiguous, ordered range. The
 //! sub-key is a list element's index (`i64` with its sign bit flipped, so
-//! that byte order is index order), a hash's field, a set's member, or for
-//! a sorted set `m` + member (its score) and `s` + the score in an
-//! order-preserving form + member (the score order).
+//! that byte order is index order), a hash's field, a set member's hash
+//! then the member (`sets.rs` says why), or for a sorted set `m` + member
+//! (its score) and `s` + the score in an order-preserving form + member
+//! (the score order, walked from a low mark that pops raise: `Coll`).
 //!
 //! The version is new each time a collection is created at a key, so the
 //! elements of one that is gone without its elements being deleted (a
@@ -32,9 +33,10 @@
 //!
 //! Costs: point operations (`LPUSH`, `LPOP`, `LINDEX`, `HGET`, `SADD`,
 //! `ZSCORE`, ...) read and write O(1) entries; ranges read what they
-//! return. Unlike Redis's skiplist, a sorted set's rank is found by
-//! walking the score order: `ZRANK`, a `ZRANGE` starting at rank r and
-//! `ZPOPMAX` cost O(r) (or O(n)) entries read.
+//! return; a score range starts at its lowest score. Unlike Redis's
+//! skiplist, a sorted set's rank is found by walking the score order:
+//! `ZRANK`, a `ZRANGE` starting at rank r and `ZPOPMAX` cost O(r) (or
+//! O(n)) entries read.
 
 mod coll;
 mod hashes;

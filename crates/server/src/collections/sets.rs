@@ -1,9 +1,21 @@
 //! Set commands: SADD SREM SISMEMBER SMISMEMBER SMEMBERS SCARD SPOP
 //! SRANDMEMBER SMOVE SINTER SUNION SDIFF. A member is one element, its
-//! sub-key the member's bytes, its value empty. Replies list members in
-//! byte order (Redis leaves the order unspecified).
+//! sub-key the member's 64-bit hash (xxh3, big endian) then the member,
+//! its value empty.
+//!
+//! Hash order, as Redis's own dictionary has (it leaves the order
+//! unspecified), makes a random sub-key a random place among the members
+//! whatever they look like, so `SPOP` and `SRANDMEMBER` pick from the
+//! whole set, and the deletion markers a run of `SPOP`s leaves are spread
+//! over the set rather than piled where the next pop looks. (In member
+//! order, members sharing a prefix, as `element:000123` do, sit in one
+//! narrow band of the key space: a random start missed it most of the
+//! time, fell back to the first member, and every pop stepped over the
+//! markers of all the pops before it: 0.6K `SPOP`s a second.)
 
 use std::collections::BTreeSet;
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::{positive_count, random_u64, wrong_type, Coll};
 use crate::commands::{fail, int_arg, Fail, Outcome};
@@ -83,14 +95,14 @@ fn bulks(members: impl IntoIterator<Item = Vec<u8>>) -> Vec<Reply> {
 
 fn is_member(acc: &mut dyn Access, set: Option<&Coll>, m: &[u8]) -> Result<bool, Fail> {
     match set {
-        Some(set) => Ok(acc.item(&set.item_key(m))?.is_some()),
+        Some(set) => Ok(acc.item(&member_key(set, m))?.is_some()),
         None => Ok(false),
     }
 }
 
 /// Adds `m`; true if it is new.
 fn add(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
-    let key = set.item_key(m);
+    let key = member_key(set, m);
     if acc.item(&key)?.is_some() {
         return Ok(false);
     }
@@ -101,7 +113,7 @@ fn add(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
 
 /// Removes `m`; true if it was there.
 fn remove(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> {
-    if acc.item(&set.item_key(m))?.is_none() {
+    if acc.item(&member_key(set, m))?.is_none() {
         return Ok(false);
     }
     remove_member(acc, set, m)?;
@@ -110,7 +122,7 @@ fn remove(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<bool, Fail> 
 
 /// Removes `m`, a member.
 fn remove_member(acc: &mut dyn Access, set: &mut Coll, m: &[u8]) -> Result<(), Fail> {
-    acc.del_item(&set.item_key(m))?;
+    acc.del_item(&member_key(set, m))?;
     set.len -= 1;
     Ok(())
 }
@@ -123,13 +135,29 @@ fn members_of(acc: &mut dyn Access, key: &[u8]) -> Result<Vec<Vec<u8>>, Fail> {
     }
 }
 
+/// The items-keyspace key of member `m`.
+fn member_key(set: &Coll, m: &[u8]) -> Vec<u8> {
+    let mut sub = Vec::with_capacity(8 + m.len());
+    sub.extend_from_slice(&xxh3_64(m).to_be_bytes());
+    sub.extend_from_slice(m);
+    set.item_key(&sub)
+}
+
+/// The member a sub-key holds.
+fn member_of(sub: &[u8]) -> Result<Vec<u8>, Fail> {
+    match sub.get(8..) {
+        Some(m) => Ok(m.to_vec()),
+        None => Err(fail("ERR corrupt set: a short member key")),
+    }
+}
+
 fn members(acc: &mut dyn Access, set: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
-    let mut out = Vec::new();
-    set.for_each(acc, |m, _| {
-        out.push(m.to_vec());
+    let mut subs = Vec::new();
+    set.for_each(acc, |sub, _| {
+        subs.push(sub.to_vec());
         true
     })?;
-    Ok(out)
+    subs.iter().map(|sub| member_of(sub)).collect()
 }
 
 /// A member at a random place in a non-empty set: the first at or after
@@ -140,9 +168,10 @@ fn random_member(acc: &mut dyn Access, set: &Coll) -> Result<Vec<u8>, Fail> {
         Some(found) => Some(found),
         None => set.items(acc, b"", None, 1)?.pop(),
     };
-    found
-        .map(|(m, _)| m)
-        .ok_or_else(|| fail("ERR corrupt set: a member is missing"))
+    match found {
+        Some((sub, _)) => member_of(&sub),
+        None => Err(fail("ERR corrupt set: a member is missing")),
+    }
 }
 
 fn spop(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {

@@ -89,7 +89,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 return Ok(Reply::Int(0));
             };
             let mut n = 0;
-            walk(acc, &z, |s, _| {
+            walk_from(acc, &z, &order_start(min.score), |s, _| {
                 if max.below(s) {
                     return false;
                 }
@@ -174,6 +174,11 @@ pub(super) fn order_key(score: f64, member: &[u8]) -> Vec<u8> {
     [&b"s"[..], &order_bytes(score), member].concat()
 }
 
+/// The score order's start for scores from `score` on (less the `s`).
+pub(super) fn order_start(score: f64) -> [u8; 8] {
+    order_bytes(score)
+}
+
 /// Sets `member`'s score, which was `old` (`None`: a new member).
 fn set_score(
     acc: &mut dyn Access,
@@ -188,7 +193,11 @@ fn set_score(
     }
     let member_key = z.item_key(&[b"m", member].concat());
     acc.put_item(&member_key, &score.to_bits().to_be_bytes())?;
-    acc.put_item(&z.item_key(&order_key(score, member)), b"")?;
+    let order = order_key(score, member);
+    if order[1..] < z.mark[..] {
+        z.mark = order[1..].to_vec();
+    }
+    acc.put_item(&z.item_key(&order), b"")?;
     z.len += old.is_none() as i64;
     Ok(())
 }
@@ -219,11 +228,25 @@ pub(super) fn remove_scored(
 pub(super) fn walk(
     acc: &mut dyn Access,
     z: &Coll,
+    f: impl FnMut(f64, &[u8]) -> bool,
+) -> Result<(), Fail> {
+    walk_from(acc, z, &[], f)
+}
+
+/// [`walk`] from the first element whose order sub-key (less its `s`) is
+/// at or after `from`. Reads a few elements first and more at each step,
+/// so a walk that stops early (a pop, a rank near the bottom) reads little.
+pub(super) fn walk_from(
+    acc: &mut dyn Access,
+    z: &Coll,
+    from: &[u8],
     mut f: impl FnMut(f64, &[u8]) -> bool,
 ) -> Result<(), Fail> {
-    let mut from = b"s".to_vec();
+    let mut start = b"s".to_vec();
+    start.extend_from_slice(from.max(&z.mark[..]));
+    let mut step = 16;
     loop {
-        let batch = z.items(acc, &from, Some(b"t"), STEP)?;
+        let batch = z.items(acc, &start, Some(b"t"), step)?;
         for (sub, _) in &batch {
             let Some(bits) = sub.get(1..9) else {
                 return Err(fail("ERR corrupt sorted set: a short order key"));
@@ -240,9 +263,10 @@ pub(super) fn walk(
             }
         }
         match batch.last() {
-            Some((last, _)) if batch.len() == STEP => {
-                from = last.clone();
-                from.push(0);
+            Some((last, _)) if batch.len() == step => {
+                start = last.clone();
+                start.push(0);
+                step = (step * 4).min(STEP);
             }
             _ => return Ok(()),
         }

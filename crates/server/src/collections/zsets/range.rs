@@ -1,7 +1,7 @@
 //! The sorted-set commands that read ranges: ZRANGE and its older forms,
 //! ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX.
 
-use super::{order_key, remove_scored, score_of, strtod, walk};
+use super::{order_key, order_start, remove_scored, score_of, strtod, walk, walk_from};
 use crate::collections::{positions, positive_count, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
@@ -10,7 +10,7 @@ use crate::store::{Access, Kind};
 /// One end of a score range (`1.5`, `(1.5`, `-inf`, `+inf`).
 #[derive(Clone, Copy)]
 pub(super) struct Bound {
-    score: f64,
+    pub(super) score: f64,
     exclusive: bool,
 }
 
@@ -184,7 +184,7 @@ fn by_score(
     limit: Option<(i64, i64)>,
 ) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
     let mut out = Vec::new();
-    walk(acc, z, |s, m| {
+    walk_from(acc, z, &order_start(min.score), |s, m| {
         if max.below(s) {
             return false;
         }
@@ -247,6 +247,10 @@ pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     };
     for (score, m) in &popped {
         remove_scored(acc, &mut z, m, *score)?;
+    }
+    if let (Some((score, m)), "zpopmin") = (popped.last(), name) {
+        // Nothing is left below what was popped.
+        z.mark = order_key(*score, m)[1..].to_vec();
     }
     if !popped.is_empty() {
         z.save(acc)?;
