@@ -107,10 +107,11 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     if want("stats") {
         sections.push(format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nslsm_swept_collections:{}\r\n",
             s.connections.load(Ordering::Relaxed),
             s.commands.load(Ordering::Relaxed),
-            s.rejected.load(Ordering::Relaxed)
+            s.rejected.load(Ordering::Relaxed),
+            s.swept.load(Ordering::Relaxed)
         ));
     }
     if want("keyspace") {

@@ -95,6 +95,10 @@ pub struct ServerOptions {
     pub threads: usize,
     /// Engine options for the database.
     pub engine: slsm::Options,
+    /// The pause between two steps of the sweep that reclaims unowned
+    /// collection elements (`collections/sweep.rs`); a finished pass
+    /// waits 60 of these before the next.
+    pub sweep_interval: Duration,
 }
 
 impl ServerOptions {
@@ -108,6 +112,7 @@ impl ServerOptions {
             max_query_buffers: 1 << 30,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             engine: slsm::Options::default(),
+            sweep_interval: Duration::from_secs(1),
         }
     }
 
@@ -141,6 +146,9 @@ pub struct Shared {
     pub connections: AtomicU64,
     pub commands: AtomicU64,
     pub rejected: AtomicU64,
+    /// Collection versions whose elements the sweep deleted
+    /// (`collections/sweep.rs`; `INFO stats`).
+    pub swept: AtomicU64,
     /// Input held by all clients, in bytes: unparsed, or parsed and queued
     /// in a `MULTI` (`transaction::Queue`).
     pub pending_input: Arc<AtomicUsize>,
@@ -214,6 +222,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         connections: AtomicU64::new(0),
         commands: AtomicU64::new(0),
         rejected: AtomicU64::new(0),
+        swept: AtomicU64::new(0),
         pending_input: Arc::new(AtomicUsize::new(0)),
         saves: Arc::new(admin::Saves::new()),
         next_id: AtomicU64::new(0),
@@ -241,6 +250,7 @@ async fn serve(
     if shared.opts.appendfsync == Fsync::EverySec {
         tokio::spawn(sync_every_second(Arc::clone(&db), stop.clone()));
     }
+    let sweeper = tokio::spawn(sweep_collections(Arc::clone(&shared), stop.clone()));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -256,8 +266,10 @@ async fn serve(
         }
     }
     drop(listener);
-    // Let connections see the stop and finish their current command.
+    // Let connections see the stop and finish their current command; the
+    // sweep finishes its step (it holds the database).
     tokio::time::sleep(Duration::from_millis(50)).await;
+    let _ = sweeper.await;
     let store_db = Arc::clone(&shared.store.db);
     drop(shared);
     let _ = tokio::task::spawn_blocking(move || {
@@ -278,6 +290,38 @@ async fn sync_every_second(db: Arc<slsm::Db>, mut stop: watch::Receiver<bool>) {
                 let _ = tokio::task::spawn_blocking(move || db.sync()).await;
             }
             _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Collection versions one sweep step looks at.
+const SWEEP_BUDGET: usize = 1024;
+
+/// Runs the sweep of unowned collection elements, a step at a time, until
+/// the server stops (see `collections/sweep.rs`). A failed step starts
+/// the pass again later.
+async fn sweep_collections(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let interval = shared.opts.sweep_interval;
+    let mut cursor = Some(Vec::new());
+    loop {
+        let pause = match cursor {
+            Some(_) => interval,
+            None => interval * 60,
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = stop.changed() => return,
+        }
+        let (spaces, from) = (shared.store.spaces(), cursor.take().unwrap_or_default());
+        let step = tokio::task::spawn_blocking(move || {
+            collections::sweep::step(&spaces, &from, SWEEP_BUDGET, store::now_ms())
+        });
+        match step.await {
+            Ok(Ok((next, deleted))) => {
+                shared.swept.fetch_add(deleted as u64, Ordering::Relaxed);
+                cursor = next;
+            }
+            _ => cursor = None,
         }
     }
 }

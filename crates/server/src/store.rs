@@ -105,7 +105,7 @@ impl Value {
 
     /// The value of stored bytes, `None` if it has expired (or is too short
     /// to be ours, which only another program could have written).
-    fn decode(stored: &[u8], now: u64) -> Option<Value> {
+    pub fn decode(stored: &[u8], now: u64) -> Option<Value> {
         let (data, at) = split(stored, now)?;
         if !is_collection(stored) {
             return Some(Value::new(data.to_vec(), at));
@@ -154,10 +154,21 @@ fn split(stored: &[u8], now: u64) -> Option<(&[u8], u64)> {
 }
 
 /// Opens the server's keyspace, with the filter that drops expired values.
+///
+/// An expired collection's metadata is kept for the sweep's grace (see
+/// `collections/sweep.rs`): until then its elements are not reclaimed, and
+/// the metadata says so.
 pub fn open_keyspace(db: &slsm::Db) -> slsm::Result<Keyspace> {
-    let filter = |_key: &[u8], stored: &[u8]| match Value::decode(stored, now_ms()) {
-        Some(_) => FilterDecision::Keep,
-        None => FilterDecision::Remove,
+    let filter = |_key: &[u8], stored: &[u8]| {
+        let now = now_ms();
+        let as_of = match is_collection(stored) {
+            true => now.saturating_sub(crate::collections::sweep::EXPIRY_GRACE_MS),
+            false => now,
+        };
+        match Value::decode(stored, as_of) {
+            Some(_) => FilterDecision::Keep,
+            None => FilterDecision::Remove,
+        }
     };
     db.keyspace_with(
         KEYSPACE,

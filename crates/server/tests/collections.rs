@@ -408,3 +408,39 @@ fn a_set_matches_a_model_and_pops_pick_from_all_of_it() {
     );
     assert_eq!(c.scard::<_, i64>("big").unwrap(), 1000);
 }
+
+/// The server's sweep deletes the elements of a collection a plain SET
+/// replaced, in the background, and keeps those of live collections.
+#[test]
+fn the_sweep_reclaims_a_replaced_collections_elements() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    {
+        let s = Server::start_at(tempfile::tempdir().unwrap(), db.clone(), |o| {
+            o.sweep_interval = std::time::Duration::from_millis(10);
+        });
+        let mut c = s.conn();
+        let _: () = c.rpush("kept", &["a", "b"]).unwrap();
+        let many: Vec<String> = (0..500).map(|i| format!("f{i}")).collect();
+        let _: () = c.sadd("replaced", &many).unwrap();
+        let _: () = c.set("replaced", "a string").unwrap();
+        let swept = |c: &mut redis::Connection| -> u64 {
+            let info: String = cmd("INFO").arg("stats").query(c).unwrap();
+            info.lines()
+                .find_map(|l| l.strip_prefix("slsm_swept_collections:"))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while swept(&mut c) == 0 {
+            assert!(std::time::Instant::now() < deadline, "nothing swept");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let kept: Vec<String> = c.lrange("kept", 0, -1).unwrap();
+        assert_eq!(kept, ["a", "b"]);
+    }
+    let db = slsm::Db::open(&db, slsm::Options::default()).unwrap();
+    let items = db.keyspace(slsm_server::store::ITEMS_KEYSPACE).unwrap();
+    // The list's two elements and the version counter.
+    assert_eq!(items.iter().count(), 3);
+}

@@ -79,6 +79,14 @@ impl Coll {
         })
     }
 
+    /// The version of the collection `v` holds (`None` for a string).
+    pub(super) fn version_in(v: &Value) -> Option<u64> {
+        match v.kind {
+            Kind::String => None,
+            _ => Some(u64::from_be_bytes(v.data.get(..8)?.try_into().ok()?)),
+        }
+    }
+
     /// Elements held.
     pub fn count(&self) -> i64 {
         match self.kind {
@@ -139,7 +147,7 @@ impl Coll {
         let start = self.item_key(from);
         let end = match to {
             Some(to) => self.item_key(to),
-            None => items_prefix(&self.key, self.version + 1),
+            None => items_prefix(&self.key, self.version.saturating_add(1)),
         };
         let strip = start.len() - from.len();
         Ok(acc.items(&start, &end, limit, strip)?)
@@ -187,7 +195,7 @@ impl Coll {
 
 /// The items-keyspace prefix of the elements of version `version` of the
 /// collection at `key`.
-fn items_prefix(key: &[u8], version: u64) -> Vec<u8> {
+pub(super) fn items_prefix(key: &[u8], version: u64) -> Vec<u8> {
     let mut p = Vec::with_capacity(4 + key.len() + 8);
     p.extend_from_slice(&(key.len() as u32).to_be_bytes());
     p.extend_from_slice(key);

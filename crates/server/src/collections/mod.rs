@@ -19,9 +19,8 @@
 //! The version is new each time a collection is created at a key, so the
 //! elements of one that is gone without its elements being deleted (a
 //! plain `SET` over it writes blindly, and an expired one is dropped by the
-//! keyspace's compaction filter) are never read as the new one's. They
-//! stay on disk, unreachable, until `FLUSHDB`: reclaiming them would need a
-//! pass over the items keyspace, which is not built. `DEL`, `UNLINK`,
+//! keyspace's compaction filter) are never read as the new one's, and a
+//! background sweep (`sweep.rs`) deletes them later. `DEL`, `UNLINK`,
 //! `RENAME`, `EXPIRE` into the past, popping or removing the last element,
 //! and writes that read the key first (`SET ... GET`, `SET ... NX`) delete
 //! the elements with the key.
@@ -42,6 +41,7 @@ mod coll;
 mod hashes;
 mod lists;
 mod sets;
+pub mod sweep;
 mod versions;
 mod zsets;
 
