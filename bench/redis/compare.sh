@@ -5,7 +5,11 @@
 # servers' peak RSS. A program, not a test.
 #
 #   bench/redis/compare.sh [--rounds 3] [--num 1000000] [--maxmemory 256mb]
-#                          [--baseline BIN]
+#                          [--baseline BIN] [--all-tests]
+#
+# --all-tests runs redis-benchmark's default list of tests instead (PING,
+# SET, GET, INCR, the list, set, hash and sorted-set tests, LRANGE_100 to
+# _600, MSET: redis-benchmark run unchanged), at -P 1 only.
 #
 # --baseline BIN adds another slsm binary (say, a build of an older
 # commit) as a third server, `slsm-baseline`, in the same rounds.
@@ -24,13 +28,16 @@ ROUNDS=3
 NUM=1000000
 MAXMEMORY=256mb
 BASELINE=""
+TESTS="-t set,get,incr,mset -d 100"
+PIPELINES="1 16"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;
     --num) NUM="$2"; shift 2 ;;
     --maxmemory) MAXMEMORY="$2"; shift 2 ;;
     --baseline) BASELINE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --all-tests) TESTS=""; PIPELINES="1"; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -66,9 +73,10 @@ for round in $(seq "$ROUNDS"); do
     esac
     pid=$!
     wait_up "$port"
-    for p in 1 16; do
+    for p in $PIPELINES; do
       echo "round $round: $engine -P $p" >&2
-      redis-benchmark -p "$port" -t set,get,incr,mset -n "$NUM" -r "$NUM" -d 100 -c 50 -P "$p" --csv \
+      # shellcheck disable=SC2086 # TESTS is a list of words
+      redis-benchmark -p "$port" $TESTS -n "$NUM" -r "$NUM" -c 50 -P "$p" --csv \
         | sed "s/^/$engine,$p,$round,/" >> "$OUT/results.csv"
     done
     echo "$engine,$round,$(peak_rss_kb "$pid")" >> "$OUT/rss.csv"
@@ -77,26 +85,29 @@ for round in $(seq "$ROUNDS"); do
     rm -rf "$dir"
   done
 done
-python3 - "$OUT" "$ROUNDS" "$NUM" "$MAXMEMORY" <<'PY'
+python3 - "$OUT" "$ROUNDS" "$NUM" "$MAXMEMORY" "$TESTS" <<'PY'
 import csv, statistics, sys, collections
-out, rounds, num, maxmemory = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+out, rounds, num, maxmemory, tests = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 rows = collections.defaultdict(list)
+order = []
 for r in csv.reader(open(f"{out}/results.csv")):
     if len(r) < 10 or r[3] == "test":
         continue
     engine, p, _, test = r[0], r[1], r[2], r[3]
+    if test not in order:
+        order.append(test)
     rows[(engine, p, test)].append((float(r[4]), float(r[7]), float(r[9])))
 rss = collections.defaultdict(list)
 for engine, _, kb in csv.reader(open(f"{out}/rss.csv")):
     rss[engine].append(int(kb) / 1024)
-print(f"\nredis-benchmark -t set,get,incr,mset -n {num} -r {num} -d 100 -c 50, medians of {rounds} alternating rounds; slsm serve --maxmemory {maxmemory}")
+print(f"\nredis-benchmark {tests or '(its default tests)'} -n {num} -r {num} -c 50, medians of {rounds} alternating rounds; slsm serve --maxmemory {maxmemory}")
 base = any(k[0] == "slsm-baseline" for k in rows)
 extra = " slsm-baseline rps | slsm/slsm-baseline |" if base else ""
 print("| test | pipeline | slsm rps | redis rps | slsm/redis | slsm p50 / p99 ms | redis p50 / p99 ms |" + extra)
 print("| --- | --- | --- | --- | --- | --- | --- |" + (" --- | --- |" if base else ""))
 med = lambda xs, i: statistics.median(x[i] for x in xs)
 for p in ("1", "16"):
-    for test in ("SET", "GET", "INCR", "MSET (10 keys)"):
+    for test in order:
         s, r = rows.get(("slsm", p, test)), rows.get(("redis", p, test))
         if not s or not r:
             continue
