@@ -22,6 +22,7 @@
 //! * A pipeline's consecutive GETs, blind writes and counter commands run
 //!   as one engine call each (`pipeline.rs`).
 
+pub mod access;
 pub mod admin;
 pub mod clients;
 pub mod collections;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::clients::Client;
 use crate::commands::{self, Fail};
 use crate::resp::{Reply, Request};
-use crate::store::{atomically, Direct};
+use crate::store::{atomically, AtSnapshot, Direct};
 use crate::transaction::{self, Queue, Watch};
 use crate::Shared;
 use crate::{admin, info};
@@ -310,11 +310,24 @@ pub(crate) fn control(
     (reply, Then::Continue)
 }
 
-/// A data command outside MULTI: straight, or atomically when it reads
-/// before it writes.
+/// A data command outside MULTI: straight, atomically when it reads
+/// before it writes, or at a snapshot when it reads a collection and
+/// writes nothing.
 fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
     let sp = s.store.spaces();
     let opts = s.write_options();
+    if crate::collections::reads_only(name) {
+        let snap = s.store.db.snapshot();
+        return commands::run(
+            name,
+            req,
+            &mut AtSnapshot {
+                snap: &snap,
+                sp: &sp,
+            },
+            &s.cursors,
+        );
+    }
     if commands::needs_transaction(name, req) {
         let mut failure = None;
         let out = atomically(&s.store.db, &sp, &opts, |acc| {

@@ -191,6 +191,73 @@ fn concurrent_clients_lose_no_element() {
     assert_eq!(all.len(), 1200);
 }
 
+/// Reads of several entries (`LRANGE`, `ZRANGE`, `HGETALL`) see one
+/// moment of a collection while other clients change it: a list rotated
+/// by `LMOVE` always reads as a rotation of what it held, and a sorted set
+/// whose members trade scores always reads with the same scores.
+#[test]
+fn range_reads_see_one_moment_under_concurrent_writes() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    const N: i64 = 50;
+    for i in 0..N {
+        let _: () = c.rpush("ring", i).unwrap();
+        let _: () = c.zadd("z", format!("m{i}"), i).unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let mut c = s.conn();
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _: String = cmd("LMOVE")
+                        .arg(&["ring", "ring", "LEFT", "RIGHT"])
+                        .query(&mut c)
+                        .unwrap();
+                    // Two members swap scores in one MULTI/EXEC (one
+                    // writer: the swap reads the scores before it).
+                    let (a, b) = (
+                        format!("m{}", (i * 7) % 50),
+                        format!("m{}", (i * 13 + 1) % 50),
+                    );
+                    if w == 0 && a != b {
+                        let (sa, sb): (f64, f64) =
+                            (c.zscore("z", &a).unwrap(), c.zscore("z", &b).unwrap());
+                        let _: Value = redis::pipe()
+                            .atomic()
+                            .zadd("z", &a, sb)
+                            .zadd("z", &b, sa)
+                            .query(&mut c)
+                            .unwrap();
+                    }
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    for _ in 0..300 {
+        let ring: Vec<i64> = c.lrange("ring", 0, -1).unwrap();
+        assert_eq!(ring.len(), N as usize);
+        let first = ring[0];
+        let rotation: Vec<i64> = (0..N).map(|i| (first + i) % N).collect();
+        assert_eq!(ring, rotation, "LRANGE saw a list between two moments");
+        let z: Vec<(String, f64)> = c.zrange_withscores("z", 0, -1).unwrap();
+        let mut scores: Vec<i64> = z.iter().map(|(_, s)| *s as i64).collect();
+        scores.sort();
+        assert_eq!(
+            scores,
+            (0..N).collect::<Vec<_>>(),
+            "ZRANGE saw a set between two moments"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+}
+
 #[test]
 fn watch_sees_a_change_to_one_element() {
     let s = Server::start(None);
@@ -319,8 +386,9 @@ fn a_sorted_set_matches_a_model() {
                 });
             }
             4 => {
-                let got: Vec<(String, f64)> = c.zpopmax("z", 1).unwrap();
-                let want: Vec<(String, f64)> = ordered(&model).into_iter().rev().take(1).collect();
+                let n = 1 + rng.below(3) as usize;
+                let got: Vec<(String, f64)> = c.zpopmax("z", n as isize).unwrap();
+                let want: Vec<(String, f64)> = ordered(&model).into_iter().rev().take(n).collect();
                 assert_eq!(got, want, "ZPOPMAX at step {step}");
                 want.iter().for_each(|(m, _)| {
                     model.remove(m);
@@ -354,6 +422,115 @@ fn a_sorted_set_matches_a_model() {
         );
         let count: usize = c.zcount("z", lo, hi).unwrap();
         assert_eq!(count, want_range.len(), "ZCOUNT at step {step}");
+        // From the top: ranks, rank ranges, score ranges with LIMIT.
+        let rev_rank: Option<usize> = c.zrevrank("z", &probe).unwrap();
+        assert_eq!(
+            rev_rank,
+            want.iter().rev().position(|(m, _)| *m == probe),
+            "ZREVRANK at step {step}"
+        );
+        let (start, stop) = (rng.below(8) as isize - 2, rng.below(8) as isize - 2);
+        let got: Vec<String> = c.zrevrange("z", start, stop).unwrap();
+        let all_rev: Vec<String> = want.iter().rev().map(|(m, _)| m.clone()).collect();
+        let expect: Vec<String> = match redis_positions(start, stop, all_rev.len()) {
+            Some((a, b)) => all_rev[a..=b].to_vec(),
+            None => Vec::new(),
+        };
+        assert_eq!(got, expect, "ZREVRANGE {start} {stop} at step {step}");
+        let (offset, limit) = (rng.below(4) as isize, rng.below(5) as isize - 1);
+        let got: Vec<String> = c
+            .zrevrangebyscore_limit("z", hi, lo, offset, limit)
+            .unwrap();
+        let take = if limit < 0 {
+            usize::MAX
+        } else {
+            limit as usize
+        };
+        let expect: Vec<String> = want_range
+            .iter()
+            .rev()
+            .skip(offset as usize)
+            .take(take)
+            .cloned()
+            .collect();
+        assert_eq!(
+            got, expect,
+            "ZREVRANGEBYSCORE {hi} {lo} LIMIT {offset} {limit} at step {step}"
+        );
+        let got: Vec<String> = c.zrangebyscore_limit("z", lo, hi, offset, limit).unwrap();
+        let expect: Vec<String> = want_range
+            .iter()
+            .skip(offset as usize)
+            .take(take)
+            .cloned()
+            .collect();
+        assert_eq!(
+            got, expect,
+            "ZRANGEBYSCORE {lo} {hi} LIMIT {offset} {limit} at step {step}"
+        );
+    }
+}
+
+/// Redis's `start stop` positions among `len` (negative from the end).
+fn redis_positions(start: isize, stop: isize, len: usize) -> Option<(usize, usize)> {
+    let len = len as isize;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 { len + stop } else { stop };
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
+/// Ranks from both ends of a sorted set large enough that the walks
+/// from the bottom and from the top take several steps each (a rank is
+/// found by whichever end reaches the member first), after pops from both
+/// ends moved its marks.
+#[test]
+fn ranks_are_right_from_either_end_of_a_large_sorted_set() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut members: Vec<(i64, String)> = (0..700)
+        .map(|i| (rng.below(50) as i64, format!("m{i:03}")))
+        .collect();
+    for (score, m) in &members {
+        let _: i64 = c.zadd("big", m, *score).unwrap();
+    }
+    let _: Vec<(String, f64)> = c.zpopmin("big", 20).unwrap();
+    let _: Vec<(String, f64)> = c.zpopmax("big", 30).unwrap();
+    members.sort();
+    let members = &members[20..members.len() - 30];
+    for (rank, (_, m)) in members.iter().enumerate() {
+        let got: Option<usize> = c.zrank("big", m).unwrap();
+        assert_eq!(got, Some(rank), "ZRANK {m}");
+        let got: Option<usize> = c.zrevrank("big", m).unwrap();
+        assert_eq!(got, Some(members.len() - 1 - rank), "ZREVRANK {m}");
+    }
+    // Rank ranges near either end, walked from the nearer one.
+    let names: Vec<String> = members.iter().map(|(_, m)| m.clone()).collect();
+    let n = names.len();
+    for (start, stop) in [
+        (0, 9),
+        (n - 10, n - 1),
+        (n / 2 - 5, n / 2 + 5),
+        (300, n - 1),
+    ] {
+        let got: Vec<String> = c.zrange("big", start as isize, stop as isize).unwrap();
+        assert_eq!(got, names[start..=stop], "ZRANGE {start} {stop}");
+        let got: Vec<String> = c.zrevrange("big", start as isize, stop as isize).unwrap();
+        let want: Vec<String> = names
+            .iter()
+            .rev()
+            .skip(start)
+            .take(stop - start + 1)
+            .cloned()
+            .collect();
+        assert_eq!(got, want, "ZREVRANGE {start} {stop}");
     }
 }
 

@@ -22,7 +22,9 @@ enum Write {
 enum Op {
     One(Write),
     Batch(Vec<Write>),
-    Transaction(Vec<Write>),
+    /// Writes, then reads every keyspace's range from the ends these
+    /// pick (true: the back), before committing.
+    Transaction(Vec<Write>, Vec<bool>),
     Get(usize, Vec<u8>),
     Scan(usize),
     Drop(usize),
@@ -55,7 +57,9 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         12 => write().prop_map(Op::One),
         3 => prop::collection::vec(write(), 1..6).prop_map(Op::Batch),
-        3 => prop::collection::vec(write().prop_filter("no ranges", |w| !matches!(w, Write::DeleteRange(..))), 1..6).prop_map(Op::Transaction),
+        3 => prop::collection::vec(write().prop_filter("no ranges", |w| !matches!(w, Write::DeleteRange(..))), 1..6)
+            .prop_flat_map(|ws| (Just(ws), prop::collection::vec(any::<bool>(), 0..40)))
+            .prop_map(|(ws, ends)| Op::Transaction(ws, ends)),
         4 => (0..3usize, key()).prop_map(|(s, k)| Op::Get(s, k)),
         2 => (0..3usize).prop_map(Op::Scan),
         1 => (1..3usize).prop_map(Op::Drop),
@@ -115,7 +119,7 @@ proptest! {
                     }
                     db.write(b).unwrap();
                 }
-                Op::Transaction(ws) => {
+                Op::Transaction(ws, ends) => {
                     let mut t = db.transaction();
                     for w in ws {
                         match w {
@@ -130,7 +134,28 @@ proptest! {
                         let got: Vec<(Vec<u8>, Vec<u8>)> = t.range_in::<&[u8], _>(&ks[s], ..).unwrap()
                             .map(|r| { let (k, v) = r.unwrap(); (k.to_vec(), v.to_vec()) }).collect();
                         let want: Vec<(Vec<u8>, Vec<u8>)> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                        prop_assert_eq!(got, want, "transaction range of keyspace {}", s);
+                        prop_assert_eq!(&got, &want, "transaction range of keyspace {}", s);
+                        let back: Vec<(Vec<u8>, Vec<u8>)> = t.range_in::<&[u8], _>(&ks[s], ..).unwrap().rev()
+                            .map(|r| { let (k, v) = r.unwrap(); (k.to_vec(), v.to_vec()) }).collect();
+                        prop_assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>(), "descending, keyspace {}", s);
+                        // Both ends of one iterator, in the order `ends` picks.
+                        let mut it = t.range_in::<&[u8], _>(&ks[s], ..).unwrap();
+                        let (mut lo, mut hi) = (0, want.len());
+                        for (i, &from_back) in ends.iter().chain(std::iter::repeat(&false)).enumerate() {
+                            let got = match from_back {
+                                true => it.next_back(),
+                                false => it.next(),
+                            }.map(|r| { let (k, v) = r.unwrap(); (k.to_vec(), v.to_vec()) });
+                            if lo == hi {
+                                prop_assert_eq!(got, None, "ends met, step {}", i);
+                                break;
+                            }
+                            let expect = match from_back {
+                                true => { hi -= 1; want[hi].clone() }
+                                false => { lo += 1; want[lo - 1].clone() }
+                            };
+                            prop_assert_eq!(got, Some(expect), "step {} from the {}", i, if from_back { "back" } else { "front" });
+                        }
                     }
                     t.commit().unwrap();
                 }

@@ -26,9 +26,17 @@ pub struct Coll {
     /// of stepping over every one (the LSM queue pattern); an insert below
     /// it lowers it. Empty for the other kinds.
     pub mark: Vec<u8>,
+    /// A sorted set's high mark, the same from the top: no element's
+    /// score-order sub-key (less its `s`) is at or above it; empty means
+    /// no bound. Pops from the top lower it to what they took last; an
+    /// insert at or above it raises it past the insert.
+    pub high: Vec<u8>,
 }
 
-/// The fixed part of the metadata (the mark follows it).
+/// The fixed part of the metadata (the marks follow it: the low mark,
+/// then a sorted set's high mark, whose length the list-only `head` word
+/// holds for a sorted set; a set saved before the high mark existed has
+/// 0 there, so its trailing bytes read as the low mark they are).
 const META_LEN: usize = 40;
 
 impl Coll {
@@ -56,6 +64,7 @@ impl Coll {
                 tail: 0,
                 len: 0,
                 mark: Vec::new(),
+                high: Vec::new(),
             }),
         }
     }
@@ -66,16 +75,26 @@ impl Coll {
             return Err(fail("ERR corrupt collection metadata"));
         }
         let word = |i: usize| u64::from_be_bytes(d[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        let marks = &d[META_LEN..];
+        let (head, high_len) = match v.kind {
+            Kind::ZSet => (0, word(2)),
+            _ => (word(2) as i64, 0),
+        };
+        let Some(split) = (marks.len() as u64).checked_sub(high_len) else {
+            return Err(fail("ERR corrupt collection metadata"));
+        };
+        let (mark, high) = marks.split_at(split as usize);
         Ok(Coll {
             key: key.to_vec(),
             kind: v.kind,
             expires_at: v.expires_at,
             version: word(0),
             rev: word(1),
-            head: word(2) as i64,
+            head,
             tail: word(3) as i64,
             len: word(4) as i64,
-            mark: d[META_LEN..].to_vec(),
+            mark: mark.to_vec(),
+            high: high.to_vec(),
         })
     }
 
@@ -103,17 +122,22 @@ impl Coll {
             return Ok(());
         }
         self.rev += 1;
-        let mut data = Vec::with_capacity(META_LEN + self.mark.len());
+        let mut data = Vec::with_capacity(META_LEN + self.mark.len() + self.high.len());
+        let head = match self.kind {
+            Kind::ZSet => self.high.len() as u64,
+            _ => self.head as u64,
+        };
         for w in [
             self.version,
             self.rev,
-            self.head as u64,
+            head,
             self.tail as u64,
             self.len as u64,
         ] {
             data.extend_from_slice(&w.to_be_bytes());
         }
         data.extend_from_slice(&self.mark);
+        data.extend_from_slice(&self.high);
         let value = Value {
             data,
             expires_at: self.expires_at,
@@ -144,13 +168,32 @@ impl Coll {
         to: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<Item>, Fail> {
+        let (start, end, strip) = self.item_range(from, to);
+        Ok(acc.items(&start, &end, limit, strip)?)
+    }
+
+    /// [`items`](Self::items) descending from the top of the range.
+    pub fn items_rev(
+        &self,
+        acc: &mut dyn Access,
+        from: &[u8],
+        to: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Item>, Fail> {
+        let (start, end, strip) = self.item_range(from, to);
+        Ok(acc.items_rev(&start, &end, limit, strip)?)
+    }
+
+    /// The items-keyspace keys of sub-keys `from..to` (`None`: to the
+    /// end), and the length of the prefix in front of a sub-key.
+    fn item_range(&self, from: &[u8], to: Option<&[u8]>) -> (Vec<u8>, Vec<u8>, usize) {
         let start = self.item_key(from);
         let end = match to {
             Some(to) => self.item_key(to),
             None => items_prefix(&self.key, self.version.saturating_add(1)),
         };
         let strip = start.len() - from.len();
-        Ok(acc.items(&start, &end, limit, strip)?)
+        (start, end, strip)
     }
 
     /// Calls `f` on every element, ascending, a step at a time; stops
@@ -201,4 +244,48 @@ pub(super) fn items_prefix(key: &[u8], version: u64) -> Vec<u8> {
     p.extend_from_slice(key);
     p.extend_from_slice(&version.to_be_bytes());
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zset_meta(head: u64, marks: &[u8]) -> Value {
+        let mut data = Vec::new();
+        for w in [7u64, 3, head, 0, 2] {
+            data.extend_from_slice(&w.to_be_bytes());
+        }
+        data.extend_from_slice(marks);
+        Value {
+            data,
+            expires_at: 0,
+            kind: Kind::ZSet,
+        }
+    }
+
+    fn decoded(v: &Value) -> Coll {
+        Coll::decode(b"k", v).unwrap_or_else(|_| panic!("does not decode"))
+    }
+
+    #[test]
+    fn a_sorted_sets_marks_decode_in_both_layouts() {
+        // Saved before the high mark: every trailing byte is the low mark.
+        let old = decoded(&zset_meta(0, b"low"));
+        assert_eq!(
+            (old.mark.as_slice(), old.high.as_slice()),
+            (&b"low"[..], &b""[..])
+        );
+        // The high mark's length in the `head` word splits them.
+        let new = decoded(&zset_meta(2, b"lowhi"));
+        assert_eq!(
+            (new.mark.as_slice(), new.high.as_slice()),
+            (&b"low"[..], &b"hi"[..])
+        );
+        assert_eq!((new.head, new.version, new.len), (0, 7, 2));
+        assert!(Coll::decode(b"z", &zset_meta(6, b"lowhi")).is_err());
+        // A list keeps its `head`.
+        let mut list = zset_meta(5, b"");
+        list.kind = Kind::List;
+        assert_eq!(decoded(&list).head, 5);
+    }
 }

@@ -14,7 +14,8 @@
 //! that byte order is index order), a hash's field, a set member's hash
 //! then the member (`sets.rs` says why), or for a sorted set `m` + member
 //! (its score) and `s` + the score in an order-preserving form + member
-//! (the score order, walked from a low mark that pops raise: `Coll`).
+//! (the score order, walked up or down between the marks that pops from
+//! either end leave: `Coll`).
 //!
 //! The version is new each time a collection is created at a key, so the
 //! elements of one that is gone without its elements being deleted (a
@@ -32,10 +33,11 @@
 //!
 //! Costs: point operations (`LPUSH`, `LPOP`, `LINDEX`, `HGET`, `SADD`,
 //! `ZSCORE`, ...) read and write O(1) entries; ranges read what they
-//! return; a score range starts at its lowest score. Unlike Redis's
-//! skiplist, a sorted set's rank is found by walking the score order:
-//! `ZRANK`, a `ZRANGE` starting at rank r and `ZPOPMAX` cost O(r) (or
-//! O(n)) entries read.
+//! return; a score range starts at its lowest score (or, descending, its
+//! highest). Unlike Redis's skiplist, a sorted set's rank is found by
+//! walking the score order from both ends until one reaches the member:
+//! `ZRANK`, `ZREVRANK` and a `ZRANGE` starting at rank r cost
+//! O(min(r, n - r)) entries read.
 
 mod coll;
 mod hashes;
@@ -78,6 +80,23 @@ pub fn arity(name: &str) -> Option<i32> {
         .flatten()
         .find(|(n, _)| *n == name)
         .map(|(_, arity)| *arity)
+}
+
+/// True for the collection commands that only read (`COMMAND`'s
+/// `readonly` flag): outside `MULTI` they read one snapshot instead of
+/// running in a transaction, which they would only validate.
+pub fn reads_only(name: &str) -> bool {
+    static READ_ONLY: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    READ_ONLY
+        .get_or_init(|| {
+            names()
+                .filter(|n| {
+                    crate::command_table::find(n).is_some_and(|s| s.flags.contains(&"readonly"))
+                })
+                .collect()
+        })
+        .contains(name)
 }
 
 /// Runs collection command `name` (lowercase; arity already checked).

@@ -19,6 +19,7 @@ mod keyspaces;
 mod open;
 mod snapshot;
 mod transaction;
+mod tx_iter;
 
 pub use inspect::CheckReport;
 pub use keyspace::Keyspace;

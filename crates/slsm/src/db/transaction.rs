@@ -2,7 +2,6 @@
 //! keyspace. The conflict check lives in `txn.rs`; this is the handle.
 
 use std::collections::BTreeMap;
-use std::iter::Peekable;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
@@ -11,13 +10,15 @@ use super::snapshot::Snapshot;
 use super::{Components, Db};
 use crate::batch::WriteBatch;
 use crate::error::Result;
-use crate::iter::Iter;
 use crate::keyspace::tag::NO_TAG;
 use crate::keyspace::KeyspaceState;
 use crate::options::WriteOptions;
 use crate::read;
 use crate::slice::Slice;
 use crate::txn::{admits_keys, ReadSet};
+
+use super::tx_iter::OwnWrite;
+pub use super::tx_iter::TxIter;
 
 impl Db {
     /// Begins an optimistic, serializable transaction: it reads every
@@ -260,10 +261,7 @@ impl Transaction {
         let version = self.inner.versions.current_arc();
         let base = read::iter(version, self.seq, lo.clone(), hi.clone(), tag.as_bytes());
         self.reads.ranges.push((lo, hi));
-        TxIter {
-            base: base.expiring(space.ttl_millis > 0).peekable(),
-            own: own.into_iter().peekable(),
-        }
+        TxIter::new(base.expiring(space.ttl_millis > 0), own)
     }
 
     /// Applies every write of the transaction atomically, if no key or
@@ -319,43 +317,5 @@ impl std::fmt::Debug for Transaction {
             .field("snapshot", &self.snapshot.as_ref().map(Snapshot::sequence))
             .field("writes", &self.writes.len())
             .finish()
-    }
-}
-
-/// A transaction's own write: key (without tag), value or `None` for a
-/// delete.
-type OwnWrite = (Vec<u8>, Option<Vec<u8>>);
-
-/// The iterator of [`Transaction::range`]: ascending keys and values, the
-/// transaction's own writes overlaid on its snapshot.
-pub struct TxIter {
-    base: Peekable<Iter>,
-    own: Peekable<std::vec::IntoIter<OwnWrite>>,
-}
-
-impl Iterator for TxIter {
-    type Item = Result<(Slice, Slice)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let own_first = match (self.base.peek(), self.own.peek()) {
-                (Some(Err(_)), _) => return self.base.next(),
-                (Some(Ok((b, _))), Some((o, _))) => o.as_slice() <= &**b,
-                (None, Some(_)) => true,
-                (_, None) => return self.base.next(),
-            };
-            if !own_first {
-                return self.base.next();
-            }
-            let (key, value) = self.own.next()?;
-            if let Some(Ok((b, _))) = self.base.peek() {
-                if **b == *key {
-                    self.base.next();
-                }
-            }
-            if let Some(v) = value {
-                return Some(Ok((Slice::from(key), Slice::from(v))));
-            }
-        }
     }
 }

@@ -1,7 +1,10 @@
 //! The sorted-set commands that read ranges: ZRANGE and its older forms,
 //! ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX.
 
-use super::{order_key, order_start, remove_scored, score_of, strtod, walk, walk_from};
+use super::{
+    order_end, order_key, order_start, remove_scored, score_of, strtod, walk, walk_down, walk_from,
+    Cursor,
+};
 use crate::collections::{positions, positive_count, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
@@ -11,7 +14,7 @@ use crate::store::{Access, Kind};
 #[derive(Clone, Copy)]
 pub(super) struct Bound {
     pub(super) score: f64,
-    exclusive: bool,
+    pub(super) exclusive: bool,
 }
 
 impl Bound {
@@ -51,6 +54,15 @@ pub(super) fn bound_arg(arg: &[u8]) -> Result<Bound, Fail> {
 pub(super) enum Order {
     Asc,
     Desc,
+}
+
+impl Order {
+    fn reverse(self) -> Order {
+        match self {
+            Order::Asc => Order::Desc,
+            Order::Desc => Order::Asc,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -155,21 +167,27 @@ fn by_rank(
     let Some((start, stop)) = positions(start, stop, len) else {
         return Ok(Vec::new());
     };
-    // Ranks counted from the top are these from the bottom.
-    let (lo, hi) = match order {
-        Order::Asc => (start, stop),
-        Order::Desc => (len - 1 - stop, len - 1 - start),
+    // Walk from the nearer end: ranks counted from the other end are
+    // these, and the picks come out the other way round.
+    let (flipped, from_end) = (len - 1 - stop, len - 1 - start);
+    let (near, lo, hi) = match flipped < start {
+        true => (order.reverse(), flipped, from_end),
+        false => (order, start, stop),
     };
     let mut out = Vec::with_capacity((hi - lo + 1).min(1 << 16) as usize);
     let mut rank = 0;
-    walk(acc, z, |s, m| {
+    let take = |s: f64, m: &[u8]| {
         if rank >= lo {
             out.push((s, m.to_vec()));
         }
         rank += 1;
         rank <= hi
-    })?;
-    if order == Order::Desc {
+    };
+    match near {
+        Order::Asc => walk(acc, z, take)?,
+        Order::Desc => walk_down(acc, z, None, take)?,
+    }
+    if near != order {
         out.reverse();
     }
     Ok(out)
@@ -183,27 +201,42 @@ fn by_score(
     order: Order,
     limit: Option<(i64, i64)>,
 ) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
-    let mut out = Vec::new();
-    walk_from(acc, z, &order_start(min.score), |s, m| {
-        if max.below(s) {
-            return false;
-        }
-        if min.above(s) {
+    // LIMIT's offset skips matches in the walk's order; a negative count
+    // takes the rest, a negative offset nothing (as Redis).
+    let (skip, count) = match limit {
+        Some((offset, _)) if offset < 0 => return Ok(Vec::new()),
+        Some((offset, count)) => (offset as u64, u64::try_from(count).unwrap_or(u64::MAX)),
+        None => (0, u64::MAX),
+    };
+    let (mut out, mut seen) = (Vec::new(), 0u64);
+    let mut take = |s: f64, m: &[u8]| {
+        if seen >= skip {
+            if out.len() as u64 >= count {
+                return false;
+            }
             out.push((s, m.to_vec()));
         }
+        seen += 1;
         true
-    })?;
-    if order == Order::Desc {
-        out.reverse();
-    }
-    if let Some((offset, count)) = limit {
-        if offset < 0 {
-            return Ok(Vec::new());
-        }
-        let offset = offset as usize;
-        out = out.into_iter().skip(offset).collect();
-        if count >= 0 {
-            out.truncate(count as usize);
+    };
+    match order {
+        Order::Asc => walk_from(acc, z, &order_start(min.score), |s, m| {
+            if max.below(s) {
+                return false;
+            }
+            !min.above(s) || take(s, m)
+        })?,
+        Order::Desc => {
+            let below = match max.exclusive {
+                true => order_start(max.score),
+                false => order_end(max.score),
+            };
+            walk_down(acc, z, Some(&below), |s, m| {
+                if !min.above(s) {
+                    return false;
+                }
+                max.below(s) || take(s, m)
+            })?
         }
     }
     Ok(out)
@@ -216,19 +249,38 @@ pub(super) fn rank(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let Some(score) = score_of(acc, &z, &a[2])? else {
         return Ok(Reply::Null);
     };
+    // Walk from both ends in turn: the rank costs twice the walk from the
+    // nearer end (Redis's skiplist: log n).
     let target = order_key(score, &a[2]);
-    let mut below = 0;
-    walk(acc, &z, |s, m| {
-        if order_key(s, m) >= target {
-            return false;
+    let (mut up, mut down) = (Cursor::up(&z, &[]), Cursor::down(&z, None));
+    let (mut below, mut above) = (0, 0);
+    let from_bottom = loop {
+        let batch = up.next_batch(acc, &z)?;
+        if let Some(i) = first_at(&batch, |sub| sub >= &target[..]) {
+            break below + i;
         }
-        below += 1;
-        true
-    })?;
+        below += batch.len() as i64;
+        let batch = down.next_batch(acc, &z)?;
+        if let Some(i) = first_at(&batch, |sub| sub <= &target[..]) {
+            break z.count() - 1 - (above + i);
+        }
+        above += batch.len() as i64;
+        if up.done && down.done {
+            return Ok(Reply::Null); // the order lacks the member: cannot be
+        }
+    };
     Ok(Reply::Int(match name {
-        "zrank" => below,
-        _ => z.count() - 1 - below,
+        "zrank" => from_bottom,
+        _ => z.count() - 1 - from_bottom,
     }))
+}
+
+/// The position in `batch` of the first sub-key `reached` holds for.
+fn first_at(batch: &[crate::store::Item], reached: impl Fn(&[u8]) -> bool) -> Option<i64> {
+    batch
+        .iter()
+        .position(|(sub, _)| reached(sub))
+        .map(|i| i as i64)
 }
 
 pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -248,9 +300,13 @@ pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     for (score, m) in &popped {
         remove_scored(acc, &mut z, m, *score)?;
     }
-    if let (Some((score, m)), "zpopmin") = (popped.last(), name) {
-        // Nothing is left below what was popped.
-        z.mark = order_key(*score, m)[1..].to_vec();
+    if let Some((score, m)) = popped.last() {
+        // Nothing is left beyond what was popped.
+        let taken = order_key(*score, m)[1..].to_vec();
+        match name {
+            "zpopmin" => z.mark = taken,
+            _ => z.high = taken,
+        }
     }
     if !popped.is_empty() {
         z.save(acc)?;
