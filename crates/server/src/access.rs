@@ -48,6 +48,25 @@ pub trait Access {
     ) -> slsm::Result<Vec<Item>>;
     /// A version no collection had before (see `collections`).
     fn new_version(&mut self) -> slsm::Result<u64>;
+    /// Deletes every element in `from..to`: the whole range of a version
+    /// no collection owns once this command's writes apply (its metadata
+    /// is deleted or replaced by them). One range deletion, however many
+    /// elements: right away, or once the transaction has committed.
+    fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()>;
+}
+
+/// Element ranges to delete once a transaction has committed.
+pub type Drops = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Deletes `drops` (after the commit that made them unowned). A failure
+/// leaves them to the sweep (`collections/sweep.rs`), which deletes any
+/// version without metadata; the command has succeeded either way.
+pub fn apply_drops(sp: &Spaces, drops: Drops) {
+    for (from, to) in drops {
+        if sp.items.delete_range(&from, &to).is_err() {
+            return;
+        }
+    }
 }
 
 /// Straight through the keyspaces.
@@ -112,12 +131,30 @@ impl Access for Direct<'_> {
     fn new_version(&mut self) -> slsm::Result<u64> {
         self.sp.versions.next(&self.sp.items)
     }
+
+    fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()> {
+        self.sp.items.delete_range(from, to)
+    }
 }
 
 /// Inside an engine transaction (its reads are validated at commit).
 pub struct InTx<'a> {
     pub tx: &'a mut Transaction,
     pub sp: &'a Spaces,
+    /// Element ranges to delete once `tx` commits ([`apply_drops`]): a
+    /// transaction holds no range deletions, and a collection of millions
+    /// of elements must not become a write set of millions.
+    pub drops: Drops,
+}
+
+impl<'a> InTx<'a> {
+    pub fn new(tx: &'a mut Transaction, sp: &'a Spaces) -> InTx<'a> {
+        InTx {
+            tx,
+            sp,
+            drops: Vec::new(),
+        }
+    }
 }
 
 impl Access for InTx<'_> {
@@ -179,6 +216,11 @@ impl Access for InTx<'_> {
 
     fn new_version(&mut self) -> slsm::Result<u64> {
         self.sp.versions.next(&self.sp.items)
+    }
+
+    fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()> {
+        self.drops.push((from.to_vec(), to.to_vec()));
+        Ok(())
     }
 }
 
@@ -258,6 +300,10 @@ impl Access for AtSnapshot<'_> {
     fn new_version(&mut self) -> slsm::Result<u64> {
         Err(read_only())
     }
+
+    fn drop_elements(&mut self, _from: &[u8], _to: &[u8]) -> slsm::Result<()> {
+        Err(read_only())
+    }
 }
 
 /// The first `limit` entries of `entries`, owned, each key less its first
@@ -326,9 +372,14 @@ pub fn atomically<T>(
 ) -> slsm::Result<T> {
     loop {
         let mut tx = db.transaction();
-        let out = f(&mut InTx { tx: &mut tx, sp })?;
+        let mut acc = InTx::new(&mut tx, sp);
+        let out = f(&mut acc)?;
+        let drops = acc.drops;
         match tx.commit_opt(opts) {
-            Ok(()) => return Ok(out),
+            Ok(()) => {
+                apply_drops(sp, drops);
+                return Ok(out);
+            }
             Err(slsm::Error::Conflict) => continue,
             Err(e) => return Err(e),
         }

@@ -212,15 +212,18 @@ fn counters(
     loop {
         let mut tx = shared.store.db.transaction();
         let mut replies = Vec::with_capacity(group.len());
+        let mut drops = Vec::new();
         for req in group {
-            let mut acc = InTx { tx: &mut tx, sp };
+            let mut acc = InTx::new(&mut tx, sp);
             match commands::run(name, req, &mut acc, &shared.cursors) {
                 Ok(r) | Err(Fail::Reply(r)) => replies.push(r),
                 Err(Fail::Engine(_)) => return false,
             }
+            drops.append(&mut acc.drops);
         }
         match tx.commit_opt(&shared.write_options()) {
             Ok(()) => {
+                store::apply_drops(sp, drops);
                 replies.iter().for_each(|r| r.encode(proto, out));
                 return true;
             }

@@ -293,6 +293,13 @@ pub fn format_double(d: f64) -> String {
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();
     }
+    // Whole scores (most leaderboards') below 1e17 print as their digits:
+    // no exponent, no fraction, and `as` is exact for them. The general
+    // path below formats twice through the exact (bignum) formatter, a
+    // tenth of a ZRANGE ... WITHSCORES.
+    if d.fract() == 0.0 && d.abs() < 1e17 {
+        return (d as i64).to_string();
+    }
     // %g with 17 significant digits: the exponent is that of the value
     // rounded to 17 digits; scientific below 1e-4 or from 1e17 on.
     let sci = format!("{d:.16e}");
@@ -480,6 +487,38 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
         ] {
             assert_eq!(format_double(d), text, "{d:e}");
+        }
+    }
+
+    #[test]
+    fn whole_doubles_print_as_the_general_path_prints_them() {
+        // The general path: scientific from 1e17 on, else fixed.
+        let general = |d: f64| {
+            let sci = format!("{d:.16e}");
+            let exp: i32 = sci.split_once('e').map_or(0, |(_, e)| e.parse().unwrap());
+            match exp >= 17 {
+                true => String::new(),
+                false => trim_fraction(&format!("{d:.*}", (16 - exp) as usize)).to_string(),
+            }
+        };
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = 1 + i % 17;
+            let magnitude = (x % 10u64.pow(digits)) as f64;
+            for d in [
+                magnitude,
+                -magnitude,
+                1e16,
+                99_999_999_999_999_990.0,
+                2f64.powi(53) + 2.0,
+            ] {
+                if d != 0.0 && d.abs() < 1e17 {
+                    assert_eq!(format_double(d), general(d), "{d}");
+                }
+            }
         }
     }
 }

@@ -184,7 +184,7 @@ pub struct Spaces {
     pub versions: Arc<Versions>,
 }
 
-pub use crate::access::{atomically, Access, AtSnapshot, Direct, InTx, Item};
+pub use crate::access::{apply_drops, atomically, Access, AtSnapshot, Direct, Drops, InTx, Item};
 
 /// The database and its keyspaces, swapped whole by `FLUSHDB`.
 pub struct Store {

@@ -23,7 +23,7 @@ use slsm::Keyspace;
 use crate::commands;
 use crate::resp::{Reply, Request};
 use crate::session::{control, to_reply, Session};
-use crate::store::{Access, InTx};
+use crate::store::{apply_drops, Access, InTx};
 use crate::Shared;
 
 /// Commands a transaction may not hold. Redis refuses `SHUTDOWN` and `SAVE` (and
@@ -256,31 +256,26 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     let mut server_replies: Vec<Option<Reply>> = vec![None; queued.len()];
     loop {
         let mut replies = Vec::with_capacity(queued.len());
+        let mut drops = Vec::new();
         for (req, server_reply) in queued.iter().zip(server_replies.iter_mut()) {
             let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+            let mut acc = InTx::new(&mut tx, &sp);
             let r = match commands::arity(&name) {
-                Some(_) => to_reply(commands::run(
-                    &name,
-                    req,
-                    &mut InTx {
-                        tx: &mut tx,
-                        sp: &sp,
-                    },
-                    &s.cursors,
-                )),
+                Some(_) => to_reply(commands::run(&name, req, &mut acc, &s.cursors)),
                 // As the transaction sees the keys (its writes included).
-                None if name == "dbsize" => to_reply(count_keys(&mut InTx {
-                    tx: &mut tx,
-                    sp: &sp,
-                })),
+                None if name == "dbsize" => to_reply(count_keys(&mut acc)),
                 None => server_reply
                     .get_or_insert_with(|| control(s, session, &name, req.clone()).0)
                     .clone(),
             };
+            drops.append(&mut acc.drops);
             replies.push(r);
         }
         match tx.commit_opt(&opts) {
-            Ok(()) => return Reply::Array(replies),
+            Ok(()) => {
+                apply_drops(&sp, drops);
+                return Reply::Array(replies);
+            }
             Err(slsm::Error::Conflict) => {
                 tx = s.store.db.transaction();
                 match read_watched(&mut tx, &ks, &watched_keys) {

@@ -621,3 +621,38 @@ fn the_sweep_reclaims_a_replaced_collections_elements() {
     // The list's two elements and the version counter.
     assert_eq!(items.iter().count(), 3);
 }
+
+/// `DEL`, `EXPIRE` into the past, `SET ... GET` over a collection and a
+/// `RENAME` onto one delete the old elements with one range deletion once
+/// the command commits (in `MULTI`/`EXEC` too): at once, without the
+/// sweep, and without a write set the size of the collection.
+#[test]
+fn deleting_a_collection_drops_its_elements_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    {
+        let s = Server::start_at(tempfile::tempdir().unwrap(), db.clone(), |o| {
+            o.sweep_interval = std::time::Duration::from_secs(3600);
+        });
+        let mut c = s.conn();
+        let many: Vec<String> = (0..20_000).map(|i| format!("e{i}")).collect();
+        let _: () = c.rpush("list", &many).unwrap();
+        let _: () = c.sadd("set", &many[..300]).unwrap();
+        let _: () = c.hset_multiple("hash", &[("f", "1"), ("g", "2")]).unwrap();
+        let _: () = c.zadd("dest", "m", 1).unwrap();
+        let _: () = c.rpush("kept", &["a", "b"]).unwrap();
+        let _: () = c.rpush("src", &["x", "y"]).unwrap();
+        assert_eq!(c.del::<_, i64>("list").unwrap(), 1);
+        let _: () = c.expire("set", -1).unwrap();
+        let _: Value = redis::pipe().atomic().del("hash").query(&mut c).unwrap();
+        let _: () = c.rename("src", "dest").unwrap();
+        let moved: Vec<String> = c.lrange("dest", 0, -1).unwrap();
+        assert_eq!(moved, ["x", "y"]);
+        let kept: Vec<String> = c.lrange("kept", 0, -1).unwrap();
+        assert_eq!(kept, ["a", "b"]);
+    }
+    let db = slsm::Db::open(&db, slsm::Options::default()).unwrap();
+    let items = db.keyspace(slsm_server::store::ITEMS_KEYSPACE).unwrap();
+    // "kept" and "dest" (two elements each) and the version counter.
+    assert_eq!(items.iter().count(), 5);
+}

@@ -222,17 +222,12 @@ impl Coll {
         }
     }
 
-    /// Deletes every element (not the metadata).
+    /// Deletes every element (not the metadata, which the caller deletes
+    /// or replaces in the same command): one range deletion of this
+    /// version's elements, applied once the command's writes are.
     pub fn drop_items(&self, acc: &mut dyn Access) -> Result<(), Fail> {
-        let mut subs = Vec::new();
-        self.for_each(acc, |sub, _| {
-            subs.push(sub.to_vec());
-            true
-        })?;
-        for sub in subs {
-            acc.del_item(&self.item_key(&sub))?;
-        }
-        Ok(())
+        let end = items_prefix(&self.key, self.version.saturating_add(1));
+        Ok(acc.drop_elements(&self.prefix(), &end)?)
     }
 }
 

@@ -24,7 +24,11 @@
 //! background sweep (`sweep.rs`) deletes them later. `DEL`, `UNLINK`,
 //! `RENAME`, `EXPIRE` into the past, popping or removing the last element,
 //! and writes that read the key first (`SET ... GET`, `SET ... NX`) delete
-//! the elements with the key.
+//! the elements with the key: popping deletes what it pops, the others the
+//! version's whole range with one range deletion once the command commits
+//! (`Access::drop_elements`; a transaction holds point writes only). If
+//! the process dies between the commit and that deletion, the sweep
+//! finds the version without metadata and deletes it.
 //!
 //! Every command here reads before it writes, so it runs in an engine
 //! transaction (atomic under concurrent clients, as in Redis); every write
