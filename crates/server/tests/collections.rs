@@ -489,7 +489,7 @@ fn redis_positions(start: isize, stop: isize, len: usize) -> Option<(usize, usiz
 /// Ranks from both ends of a sorted set large enough that the walks
 /// from the bottom and from the top take several steps each (a rank is
 /// found by whichever end reaches the member first), after pops from both
-/// ends moved its marks.
+/// ends moved its marks and members moved and went.
 #[test]
 fn ranks_are_right_from_either_end_of_a_large_sorted_set() {
     let s = Server::start(None);
@@ -504,7 +504,30 @@ fn ranks_are_right_from_either_end_of_a_large_sorted_set() {
     let _: Vec<(String, f64)> = c.zpopmin("big", 20).unwrap();
     let _: Vec<(String, f64)> = c.zpopmax("big", 30).unwrap();
     members.sort();
-    let members = &members[20..members.len() - 30];
+    let mut members: Vec<(i64, String)> = members[20..members.len() - 30].to_vec();
+    // Members move (new scores, increments) and go, across the buckets of
+    // the rank index.
+    for step in 0..400 {
+        let i = rng.below(members.len() as u64) as usize;
+        match step % 4 {
+            0 => {
+                let _: i64 = c.zrem("big", &members[i].1).unwrap();
+                members.remove(i);
+            }
+            1 => {
+                let by = rng.below(20) as i64 - 10;
+                let _: f64 = c.zincr("big", &members[i].1, by).unwrap();
+                members[i].0 += by;
+            }
+            _ => {
+                let score = rng.below(50) as i64;
+                let _: i64 = c.zadd("big", &members[i].1, score).unwrap();
+                members[i].0 = score;
+            }
+        }
+    }
+    members.sort();
+    let members = &members[..];
     for (rank, (_, m)) in members.iter().enumerate() {
         let got: Option<usize> = c.zrank("big", m).unwrap();
         assert_eq!(got, Some(rank), "ZRANK {m}");
