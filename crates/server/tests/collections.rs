@@ -486,10 +486,9 @@ fn redis_positions(start: isize, stop: isize, len: usize) -> Option<(usize, usiz
     Some((start as usize, stop.min(len - 1) as usize))
 }
 
-/// Ranks from both ends of a sorted set large enough that the walks
-/// from the bottom and from the top take several steps each (a rank is
-/// found by whichever end reaches the member first), after pops from both
-/// ends moved its marks and members moved and went.
+/// Ranks and rank ranges of a sorted set large enough that its rank index
+/// has many buckets (debug builds split them at 16 members), after pops
+/// from both ends moved its marks and members moved and went.
 #[test]
 fn ranks_are_right_from_either_end_of_a_large_sorted_set() {
     let s = Server::start(None);
@@ -678,4 +677,51 @@ fn deleting_a_collection_drops_its_elements_at_once() {
     let items = db.keyspace(slsm_server::store::ITEMS_KEYSPACE).unwrap();
     // "kept" and "dest" (two elements each) and the version counter.
     assert_eq!(items.iter().count(), 5);
+}
+
+/// A sorted set saved before the rank index existed (its metadata says it
+/// has none, and it has no buckets) still answers ranks and rank ranges,
+/// by walking its order from the ends, and takes writes.
+#[test]
+fn a_sorted_set_without_a_rank_index_still_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let names: Vec<String> = (0..300).map(|i| format!("m{i:03}")).collect();
+    {
+        let s = Server::start_at(tempfile::tempdir().unwrap(), db.clone(), |_| {});
+        let mut c = s.conn();
+        for (i, m) in names.iter().enumerate() {
+            let _: i64 = c.zadd("z", m, i as i64).unwrap();
+        }
+    }
+    {
+        // As an older build left it: `tail` 0 and no `c` elements.
+        let engine = slsm::Db::open(&db, slsm::Options::default()).unwrap();
+        let keys = engine.keyspace(slsm_server::store::KEYSPACE).unwrap();
+        let mut stored = keys.get("z").unwrap().unwrap().to_vec();
+        let version: [u8; 8] = stored[9..17].try_into().unwrap();
+        stored[33..41].copy_from_slice(&0u64.to_be_bytes());
+        keys.put("z", &stored).unwrap();
+        let prefix = [&1u32.to_be_bytes()[..], b"z", &version].concat();
+        let items = engine.keyspace(slsm_server::store::ITEMS_KEYSPACE).unwrap();
+        let buckets = [&prefix[..], b"c"].concat();
+        assert!(items.prefix(&buckets).count() > 1, "the set had buckets");
+        items
+            .delete_range(&buckets, [&prefix[..], b"d"].concat())
+            .unwrap();
+        drop((keys, items, engine));
+    }
+    let s = Server::start_at(tempfile::tempdir().unwrap(), db, |_| {});
+    let mut c = s.conn();
+    for i in [0usize, 17, 150, 299] {
+        let got: Option<usize> = c.zrank("z", &names[i]).unwrap();
+        assert_eq!(got, Some(i));
+        let got: Option<usize> = c.zrevrank("z", &names[i]).unwrap();
+        assert_eq!(got, Some(299 - i));
+    }
+    let got: Vec<String> = c.zrange("z", 140, 144).unwrap();
+    assert_eq!(got, names[140..=144]);
+    let _: i64 = c.zadd("z", "new", 149.5).unwrap();
+    let got: Option<usize> = c.zrank("z", "new").unwrap();
+    assert_eq!(got, Some(150));
 }

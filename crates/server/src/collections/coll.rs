@@ -15,7 +15,9 @@ pub struct Coll {
     pub version: u64,
     /// Bumped by every write (see the module docs).
     pub rev: u64,
-    /// A list's elements are at indexes `head..tail`.
+    /// A list's elements are at indexes `head..tail`. A sorted set has
+    /// `tail` 1 if it keeps a rank index (`zsets/counts.rs`; those made
+    /// before the index have 0).
     pub head: i64,
     pub tail: i64,
     /// Elements of a hash, set or sorted set.
@@ -39,6 +41,9 @@ pub struct Coll {
 /// 0 there, so its trailing bytes read as the low mark they are).
 const META_LEN: usize = 40;
 
+/// A sorted set's `tail` when it keeps a rank index.
+const RANKED: i64 = 1;
+
 impl Coll {
     /// The collection of kind `kind` at `key`; `None` if the key is
     /// missing, a `WRONGTYPE` error if it holds another kind.
@@ -61,7 +66,10 @@ impl Coll {
                 version: acc.new_version()?,
                 rev: 0,
                 head: 0,
-                tail: 0,
+                tail: match kind {
+                    Kind::ZSet => RANKED,
+                    _ => 0,
+                },
                 len: 0,
                 mark: Vec::new(),
                 high: Vec::new(),
@@ -104,6 +112,11 @@ impl Coll {
             Kind::String => None,
             _ => Some(u64::from_be_bytes(v.data.get(..8)?.try_into().ok()?)),
         }
+    }
+
+    /// True for a sorted set that keeps a rank index.
+    pub fn ranked(&self) -> bool {
+        self.kind == Kind::ZSet && self.tail == RANKED
     }
 
     /// Elements held.

@@ -2,8 +2,8 @@
 //! ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX.
 
 use super::{
-    order_end, order_key, order_start, remove_scored, score_of, strtod, walk, walk_down, walk_from,
-    Cursor,
+    counts, order_end, order_key, order_start, remove_scored, score_of, strtod, walk_down,
+    walk_from, Cursor,
 };
 use crate::collections::{positions, positive_count, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
@@ -167,29 +167,55 @@ fn by_rank(
     let Some((start, stop)) = positions(start, stop, len) else {
         return Ok(Vec::new());
     };
-    // Walk from the nearer end: ranks counted from the other end are
-    // these, and the picks come out the other way round.
+    // Ranks counted from the other end are these, and the picks come out
+    // the other way round.
     let (flipped, from_end) = (len - 1 - stop, len - 1 - start);
+    if z.ranked() && start.min(flipped) > counts::SPLIT_AT {
+        // Deep in the order: from the bucket holding the lowest rank.
+        let (lo, hi) = match order {
+            Order::Asc => (start, stop),
+            Order::Desc => (flipped, from_end),
+        };
+        let (bucket, skip) = counts::seek_rank(acc, z, lo)?;
+        let mut out = take_ranks(acc, z, Cursor::up(z, &bucket), skip, skip + hi - lo)?;
+        if order == Order::Desc {
+            out.reverse();
+        }
+        return Ok(out);
+    }
+    // Near an end: walk from the nearer one.
     let (near, lo, hi) = match flipped < start {
         true => (order.reverse(), flipped, from_end),
         false => (order, start, stop),
     };
+    let cursor = match near {
+        Order::Asc => Cursor::up(z, &[]),
+        Order::Desc => Cursor::down(z, None),
+    };
+    let mut out = take_ranks(acc, z, cursor, lo, hi)?;
+    if near != order {
+        out.reverse();
+    }
+    Ok(out)
+}
+
+/// The members at positions `lo..=hi` of `cursor`'s walk.
+fn take_ranks(
+    acc: &mut dyn Access,
+    z: &Coll,
+    cursor: Cursor,
+    lo: i64,
+    hi: i64,
+) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
     let mut out = Vec::with_capacity((hi - lo + 1).min(1 << 16) as usize);
     let mut rank = 0;
-    let take = |s: f64, m: &[u8]| {
+    cursor.run(acc, z, |s, m| {
         if rank >= lo {
             out.push((s, m.to_vec()));
         }
         rank += 1;
         rank <= hi
-    };
-    match near {
-        Order::Asc => walk(acc, z, take)?,
-        Order::Desc => walk_down(acc, z, None, take)?,
-    }
-    if near != order {
-        out.reverse();
-    }
+    })?;
     Ok(out)
 }
 
@@ -249,30 +275,41 @@ pub(super) fn rank(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let Some(score) = score_of(acc, &z, &a[2])? else {
         return Ok(Reply::Null);
     };
-    // Walk from both ends in turn: the rank costs twice the walk from the
-    // nearer end (Redis's skiplist: log n).
     let target = order_key(score, &a[2]);
-    let (mut up, mut down) = (Cursor::up(&z, &[]), Cursor::down(&z, None));
-    let (mut below, mut above) = (0, 0);
-    let from_bottom = loop {
-        let batch = up.next_batch(acc, &z)?;
-        if let Some(i) = first_at(&batch, |sub| sub >= &target[..]) {
-            break below + i;
-        }
-        below += batch.len() as i64;
-        let batch = down.next_batch(acc, &z)?;
-        if let Some(i) = first_at(&batch, |sub| sub <= &target[..]) {
-            break z.count() - 1 - (above + i);
-        }
-        above += batch.len() as i64;
-        if up.done && down.done {
-            return Ok(Reply::Null); // the order lacks the member: cannot be
-        }
+    let from_bottom = match z.ranked() {
+        true => counts::rank_of(acc, &z, &target[1..])?,
+        false => match rank_from_ends(acc, &z, &target)? {
+            Some(rank) => rank,
+            None => return Ok(Reply::Null), // the order lacks the member: cannot be
+        },
     };
     Ok(Reply::Int(match name {
         "zrank" => from_bottom,
         _ => z.count() - 1 - from_bottom,
     }))
+}
+
+/// The rank (from the bottom) of order sub-key `target`, walking from both
+/// ends in turn (a set without a rank index): twice the walk from the
+/// nearer end.
+fn rank_from_ends(acc: &mut dyn Access, z: &Coll, target: &[u8]) -> Result<Option<i64>, Fail> {
+    let (mut up, mut down) = (Cursor::up(z, &[]), Cursor::down(z, None));
+    let (mut below, mut above) = (0, 0);
+    loop {
+        let batch = up.next_batch(acc, z)?;
+        if let Some(i) = first_at(&batch, |sub| sub >= target) {
+            return Ok(Some(below + i));
+        }
+        below += batch.len() as i64;
+        let batch = down.next_batch(acc, z)?;
+        if let Some(i) = first_at(&batch, |sub| sub <= target) {
+            return Ok(Some(z.count() - 1 - (above + i)));
+        }
+        above += batch.len() as i64;
+        if up.done && down.done {
+            return Ok(None);
+        }
+    }
 }
 
 /// The position in `batch` of the first sub-key `reached` holds for.

@@ -9,6 +9,10 @@ use crate::iter::{InternalIter, MergingIter};
 use crate::key::{self, Kind};
 use crate::slice::Slice;
 
+/// Older versions of one key a forward step walks over before it seeks
+/// past the rest (RocksDB's default is 8 as well).
+const MAX_SEQUENTIAL_SKIP: usize = 8;
+
 impl Iter {
     /// Advances the front cursor to the next visible entry and lends its
     /// key and value to `lend`.
@@ -51,10 +55,25 @@ impl Iter {
     /// there: the caller reads it and steps past it. `None` at the end.
     /// Returns where the visible value starts in the stored one.
     fn advance_to_visible(&mut self, it: &mut MergingIter) -> Result<Option<usize>> {
+        // Older versions of the key just decided, stepped over one by one.
+        let mut older = 0;
         while it.valid() {
             let parsed = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
+            let decided = self.front_last.as_deref() == Some(parsed.user_key);
+            if decided && older >= MAX_SEQUENTIAL_SKIP && parsed.seq > 0 {
+                // A key rewritten often has many versions in a memory run:
+                // seek past them all instead (RocksDB's
+                // `max_sequential_skip_in_iterations`). The seek lands on
+                // this key's versions at sequence 0, if any (stepped over
+                // one by one: a seek from one of them would not move), or
+                // after it.
+                it.seek(&key::lookup_key(parsed.user_key, 0));
+                older = 0;
+                continue;
+            }
+            older = if decided { older + 1 } else { 0 };
             let skip = parsed.seq > self.snapshot
-                || self.front_last.as_deref() == Some(parsed.user_key)
+                || decided
                 || !self.above_lower(parsed.user_key)
                 || !self.in_front_half(parsed.user_key);
             if skip {
