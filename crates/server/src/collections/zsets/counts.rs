@@ -55,6 +55,27 @@ pub(super) fn count(acc: &mut dyn Access, z: &Coll, ord: &[u8], delta: i64) -> R
     put(acc, z, &end, held)
 }
 
+/// A member's order sub-key changed from `from` to `to` (both less their
+/// `s`; the elements are written already). A move within one bucket, as
+/// most small increments are, leaves the counts as they are.
+pub(super) fn moved(acc: &mut dyn Access, z: &Coll, from: &[u8], to: &[u8]) -> Result<(), Fail> {
+    if !z.ranked() {
+        return Ok(());
+    }
+    let (end, _) = bucket_of(acc, z, from)?;
+    // Upwards, the first bucket end past `from` is past `to` too if `to`
+    // is below it; downwards, `to`'s bucket must be looked up.
+    let same = match to > from {
+        true => to < &end[..],
+        false => bucket_of(acc, z, to)?.0 == end,
+    };
+    if same {
+        return Ok(());
+    }
+    count(acc, z, from, -1)?;
+    count(acc, z, to, 1)
+}
+
 /// The rank (from the bottom) of order sub-key `ord`, which is a member's.
 pub(super) fn rank_of(acc: &mut dyn Access, z: &Coll, ord: &[u8]) -> Result<i64, Fail> {
     // The buckets ending at or below `ord` hold only members below it.

@@ -206,10 +206,9 @@ fn set_score(
     score: f64,
 ) -> Result<(), Fail> {
     let score = score + 0.0;
-    if let Some(old) = old {
-        let old_order = order_key(old, member);
-        acc.del_item(&z.item_key(&old_order))?;
-        counts::count(acc, z, &old_order[1..], -1)?;
+    let old_order = old.map(|old| order_key(old, member));
+    if let Some(old_order) = &old_order {
+        acc.del_item(&z.item_key(old_order))?;
     }
     let member_key = z.item_key(&[b"m", member].concat());
     acc.put_item(&member_key, &score.to_bits().to_be_bytes())?;
@@ -221,7 +220,10 @@ fn set_score(
         z.high = [&order[1..], &[0]].concat();
     }
     acc.put_item(&z.item_key(&order), b"")?;
-    counts::count(acc, z, &order[1..], 1)?;
+    match &old_order {
+        Some(old_order) => counts::moved(acc, z, &old_order[1..], &order[1..])?,
+        None => counts::count(acc, z, &order[1..], 1)?,
+    }
     z.len += old.is_none() as i64;
     Ok(())
 }
