@@ -725,3 +725,41 @@ fn a_sorted_set_without_a_rank_index_still_ranks() {
     let got: Option<usize> = c.zrank("z", "new").unwrap();
     assert_eq!(got, Some(150));
 }
+
+/// Clients moving members of one sorted set at once (each move a
+/// transaction, retried on conflict) leave its rank index agreeing with
+/// its members: every member's rank is its place in the final order.
+#[test]
+fn concurrent_moves_keep_ranks_right() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let names: Vec<String> = (0..300).map(|i| format!("m{i:03}")).collect();
+    for (i, m) in names.iter().enumerate() {
+        let _: i64 = c.zadd("board", m, (i % 40) as i64).unwrap();
+    }
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let mut c = s.conn();
+            let names = names.clone();
+            std::thread::spawn(move || {
+                let mut rng = Rng(0x9e37_79b9 ^ (t + 1));
+                for _ in 0..250 {
+                    let m = &names[rng.below(names.len() as u64) as usize];
+                    let by = rng.below(61) as i64 - 30;
+                    let _: f64 = c.zincr("board", m, by).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let order: Vec<(String, f64)> = c.zrange_withscores("board", 0, -1).unwrap();
+    assert_eq!(order.len(), names.len());
+    for (rank, (m, _)) in order.iter().enumerate() {
+        let got: Option<usize> = c.zrank("board", m).unwrap();
+        assert_eq!(got, Some(rank), "ZRANK {m}");
+    }
+    let middle: Vec<(String, f64)> = c.zrange_withscores("board", 140, 149).unwrap();
+    assert_eq!(middle, order[140..150]);
+}
