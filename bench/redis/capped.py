@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+from servers import peak_rss_mb, running
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VALUE_SIZE = 100
 KEY_FORMAT = "key:%012d"
@@ -55,33 +57,6 @@ def write_pipe_file(path, keys):
         for i in range(keys):
             k = (KEY_FORMAT % i).encode()
             f.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, VALUE_SIZE, value_of(i)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_up(port):
-    for _ in range(400):
-        if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).returncode == 0:
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"server on port {port} did not come up")
-
-
-def start(engine, slsm, port, directory, cap):
-    if engine == "slsm":
-        cmd = [slsm, "serve", "--db", f"{directory}/db", "--bind", f"127.0.0.1:{port}",
-               "--appendfsync", "everysec", "--maxmemory", cap]
-    else:
-        cmd = ["redis-server", "--port", str(port), "--dir", directory, "--appendonly", "yes",
-               "--appendfsync", "everysec", "--save", "", "--maxmemory", cap,
-               "--daemonize", "no", "--logfile", "/dev/null"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_up(port)
-    return proc
 
 
 def pipe_writes(port, pipe_file):
@@ -134,14 +109,6 @@ def benchmark_gets(port, keys, pipeline):
     return 0.0, 0.0, 0.0
 
 
-def peak_rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def disk_mb(directory):
     total = 0
     for root, _, files in os.walk(directory):
@@ -151,28 +118,17 @@ def disk_mb(directory):
 
 
 def one_round(engine, slsm, cap, keys, pipe_file):
-    directory = tempfile.mkdtemp(prefix=f"capped-{engine}-")
-    port = free_port()
-    proc = start(engine, slsm, port, directory, cap)
-    try:
+    with running(engine, slsm, cap) as (port, proc, directory):
         seconds, replies, errors = pipe_writes(port, pipe_file)
         acked = replies - errors
         rseconds, correct, missing, wrong = read_all(port, keys)
         p1 = benchmark_gets(port, keys, 1)
         p16 = benchmark_gets(port, keys, 16)
-        row = {
+        return {
             "write_rps": keys / seconds, "acked": acked, "refused": errors,
             "read_rps": keys / rseconds, "correct": correct, "missing": missing, "wrong": wrong,
             "get_p1": p1, "get_p16": p16, "rss_mb": peak_rss_mb(proc.pid), "disk_mb": disk_mb(directory),
         }
-    finally:
-        subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(directory, ignore_errors=True)
-    return row
 
 
 def main():

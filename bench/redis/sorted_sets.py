@@ -26,12 +26,12 @@ import io
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from servers import peak_rss_mb, running
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -47,33 +47,6 @@ WORKLOADS = [
     ("ZPOPMAX", 20000, "ZPOPMAX lb"),
     ("ZPOPMIN", 20000, "ZPOPMIN lb"),
 ]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_up(port):
-    for _ in range(400):
-        if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).returncode == 0:
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"server on port {port} did not come up")
-
-
-def start(engine, binary, port, directory):
-    if engine == "redis":
-        cmd = ["redis-server", "--port", str(port), "--dir", directory, "--appendonly", "yes",
-               "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
-               "--logfile", "/dev/null"]
-    else:
-        cmd = [binary, "serve", "--db", f"{directory}/db", "--bind", f"127.0.0.1:{port}",
-               "--appendfsync", "everysec"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_up(port)
-    return proc
 
 
 def write_load_file(path, members):
@@ -103,30 +76,12 @@ def bench(port, requests, command, members):
     return float(rows[-1][1]), float(rows[-1][4])
 
 
-def peak_rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def one_round(engine, binary, load_file, members):
-    directory = tempfile.mkdtemp(prefix=f"zsets-{engine}-")
-    port = free_port()
-    proc = start(engine, binary, port, directory)
-    try:
+    with running(engine, binary) as (port, proc, _):
         load(port, load_file, members)
         row = {label: bench(port, n, command, members) for label, n, command in WORKLOADS}
         row["rss"] = peak_rss_mb(proc.pid)
-    finally:
-        subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(directory, ignore_errors=True)
-    return row
+        return row
 
 
 def table(rows):

@@ -644,10 +644,11 @@ fn the_sweep_reclaims_a_replaced_collections_elements() {
     assert_eq!(items.iter().count(), 3);
 }
 
-/// `DEL`, `EXPIRE` into the past, `SET ... GET` over a collection and a
-/// `RENAME` onto one delete the old elements with one range deletion once
-/// the command commits (in `MULTI`/`EXEC` too): at once, without the
-/// sweep, and without a write set the size of the collection.
+/// `DEL`, `EXPIRE` into the past, `SET ... XX` over a collection and a
+/// `RENAME` (its source, and the collection it replaces) delete the old
+/// elements with one range deletion once the command commits (in
+/// `MULTI`/`EXEC` too): at once, without the sweep, and without a write
+/// set the size of the collection.
 #[test]
 fn deleting_a_collection_drops_its_elements_at_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -664,7 +665,12 @@ fn deleting_a_collection_drops_its_elements_at_once() {
         let _: () = c.zadd("dest", "m", 1).unwrap();
         let _: () = c.rpush("kept", &["a", "b"]).unwrap();
         let _: () = c.rpush("src", &["x", "y"]).unwrap();
+        let _: () = c.sadd("overwritten", &many[..50]).unwrap();
         assert_eq!(c.del::<_, i64>("list").unwrap(), 1);
+        let _: () = cmd("SET")
+            .arg(&["overwritten", "now a string", "XX"])
+            .query(&mut c)
+            .unwrap();
         let _: () = c.expire("set", -1).unwrap();
         let _: Value = redis::pipe().atomic().del("hash").query(&mut c).unwrap();
         let _: () = c.rename("src", "dest").unwrap();

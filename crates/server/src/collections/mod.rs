@@ -23,8 +23,9 @@
 //! keyspace's compaction filter) are never read as the new one's, and a
 //! background sweep (`sweep.rs`) deletes them later. `DEL`, `UNLINK`,
 //! `RENAME`, `EXPIRE` into the past, popping or removing the last element,
-//! and writes that read the key first (`SET ... GET`, `SET ... NX`) delete
-//! the elements with the key: popping deletes what it pops, the others the
+//! and writes that read the key first (`SET ... XX`, `SET ... KEEPTTL`;
+//! `SET ... GET` on a collection is `WRONGTYPE`) delete the elements with
+//! the key: popping deletes what it pops, the others the
 //! version's whole range with one range deletion once the command commits
 //! (`Access::drop_elements`; a transaction holds point writes only). If
 //! the process dies between the commit and that deletion, the sweep
@@ -142,7 +143,7 @@ pub fn drop_items_of(acc: &mut dyn Access, key: &[u8], v: &Value) -> Result<(), 
 
 /// Moves the value `v` of `from` to `to` (whose old value, if any, the
 /// caller has deleted): a collection's elements are copied under a new
-/// version at `to` and deleted at `from`.
+/// version at `to`, and the old version's range is dropped.
 pub fn move_value(acc: &mut dyn Access, from: &[u8], to: &[u8], v: &Value) -> Result<(), Fail> {
     if v.kind == Kind::String {
         acc.del(from)?;
@@ -159,9 +160,9 @@ pub fn move_value(acc: &mut dyn Access, from: &[u8], to: &[u8], v: &Value) -> Re
         true
     })?;
     for (sub, value) in &items {
-        acc.del_item(&old.item_key(sub))?;
         acc.put_item(&new.item_key(sub), value)?;
     }
+    old.drop_items(acc)?;
     acc.del(from)?;
     new.save(acc)
 }

@@ -162,7 +162,8 @@ fn split(acc: &mut dyn Access, z: &Coll, end: &[u8], held: i64) -> Result<(), Fa
 
 fn put(acc: &mut dyn Access, z: &Coll, end: &[u8], held: i64) -> Result<(), Fail> {
     let key = z.item_key(&bucket_sub(end));
-    Ok(acc.put_item(&key, &(held as u64).to_be_bytes())?)
+    // Never below 0 (only the top bucket stays when it empties).
+    Ok(acc.put_item(&key, &(held.max(0) as u64).to_be_bytes())?)
 }
 
 fn bucket_sub(end: &[u8]) -> Vec<u8> {

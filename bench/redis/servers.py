@@ -1,0 +1,64 @@
+"""What the programs in bench/redis share: a server of either kind on a
+fresh directory and a free loopback port, and its peak resident memory.
+
+Both run as their users run them next to each other: redis-server with
+AOF on and `appendfsync everysec`; `slsm serve --appendfsync everysec`.
+"""
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(port):
+    for _ in range(400):
+        if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"server on port {port} did not come up")
+
+
+@contextlib.contextmanager
+def running(engine, slsm=None, maxmemory=None):
+    """A server, `redis` or an slsm binary (`slsm`), on a fresh directory;
+    yields (port, process, directory), shuts it down and removes the
+    directory afterwards. `maxmemory` caps either (Redis's is its data
+    limit, slsm's its engine budget)."""
+    directory = tempfile.mkdtemp(prefix=f"bench-{engine}-")
+    port = free_port()
+    cap = ["--maxmemory", maxmemory] if maxmemory else []
+    if engine == "redis":
+        cmd = ["redis-server", "--port", str(port), "--dir", directory, "--appendonly", "yes",
+               "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
+               "--logfile", "/dev/null", *cap]
+    else:
+        cmd = [slsm, "serve", "--db", f"{directory}/db", "--bind", f"127.0.0.1:{port}",
+               "--appendfsync", "everysec", *cap]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_up(port)
+        yield port, proc, directory
+    finally:
+        subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+    return 0.0
