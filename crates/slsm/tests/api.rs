@@ -894,8 +894,10 @@ fn after_wait_for_compaction_the_directory_holds_the_bounded_space() {
 }
 
 /// A key rewritten thousands of times has as many versions in the memory
-/// run; a forward step seeks past them after a few (not one by one), and
-/// every snapshot still reads its own version and the keys around it.
+/// run; a step either way seeks past them after a few (not one by one), and
+/// every snapshot still reads its own version (or its deletion) and the
+/// keys around it, with the versions split between a run file and the
+/// memory run.
 #[test]
 fn iterating_past_a_key_with_many_versions() {
     let dir = tempfile::tempdir().unwrap();
@@ -904,47 +906,52 @@ fn iterating_past_a_key_with_many_versions() {
     db.put("c", "last").unwrap();
     let mut snapshots = Vec::new();
     for i in 0..5000u32 {
+        if i == 3500 {
+            db.delete("b").unwrap();
+            snapshots.push((db.snapshot(), None));
+        }
         db.put("b", i.to_string()).unwrap();
         if i % 1000 == 7 {
-            snapshots.push((db.snapshot(), i));
+            snapshots.push((db.snapshot(), Some(i)));
+        }
+        if i == 2500 {
+            db.flush().unwrap();
         }
     }
     db.put("bb", "between").unwrap();
-    let all = |it: slsm::Iter| -> Vec<(Vec<u8>, Vec<u8>)> {
+    fn all<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        it: impl Iterator<Item = slsm::Result<(K, V)>>,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
         it.map(|r| {
             let (k, v) = r.unwrap();
-            (k.to_vec(), v.to_vec())
+            (k.as_ref().to_vec(), v.as_ref().to_vec())
         })
         .collect()
-    };
-    let want = |b: u32, bb: bool| {
-        let mut w = vec![
-            (b"a".to_vec(), b"first".to_vec()),
-            (b"b".to_vec(), b.to_string().into_bytes()),
-        ];
+    }
+    let want = |b: Option<u32>, bb: bool| {
+        let mut w = vec![(b"a".to_vec(), b"first".to_vec())];
+        if let Some(b) = b {
+            w.push((b"b".to_vec(), b.to_string().into_bytes()));
+        }
         if bb {
             w.push((b"bb".to_vec(), b"between".to_vec()));
         }
         w.push((b"c".to_vec(), b"last".to_vec()));
         w
     };
-    assert_eq!(all(db.iter()), want(4999, true));
+    assert_eq!(all(db.iter()), want(Some(4999), true));
+    let mut newest_back = all(db.range::<&str, _>(..).rev());
+    newest_back.reverse();
+    assert_eq!(newest_back, want(Some(4999), true));
     for (snap, i) in &snapshots {
         assert_eq!(
             all(snap.range::<&str, _>(..)),
             want(*i, false),
-            "snapshot at {i}"
+            "snapshot at {i:?}"
         );
-        let back: Vec<(Vec<u8>, Vec<u8>)> = snap
-            .range::<&str, _>(..)
-            .rev()
-            .map(|r| {
-                let (k, v) = r.unwrap();
-                (k.to_vec(), v.to_vec())
-            })
-            .collect();
         let mut expect = want(*i, false);
         expect.reverse();
-        assert_eq!(back, expect, "descending, snapshot at {i}");
+        let back = all(snap.range::<&str, _>(..).rev());
+        assert_eq!(back, expect, "descending, snapshot at {i:?}");
     }
 }

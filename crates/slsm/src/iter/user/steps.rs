@@ -9,9 +9,13 @@ use crate::iter::{InternalIter, MergingIter};
 use crate::key::{self, Kind};
 use crate::slice::Slice;
 
-/// Older versions of one key a forward step walks over before it seeks
-/// past the rest (RocksDB's default is 8 as well).
+/// Versions of one key a step walks over before it seeks past the rest
+/// (RocksDB's default is 8 as well).
 const MAX_SEQUENTIAL_SKIP: usize = 8;
+
+/// One version of a key as a backward step decides it: kind, sequence
+/// number and the value it shows, if any.
+type Version = (Kind, u64, Option<Slice>);
 
 impl Iter {
     /// Advances the front cursor to the next visible entry and lends its
@@ -137,22 +141,7 @@ impl Iter {
             {
                 return Ok(None);
             }
-            let mut newest: Option<(Kind, u64, Option<Slice>)> = None;
-            while it.valid() {
-                let p = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
-                if p.user_key != user_key.as_slice() {
-                    break;
-                }
-                if p.seq <= self.snapshot {
-                    let value = match p.kind {
-                        Kind::Value => self.visible_value(it.value()),
-                        Kind::Delete => None,
-                    };
-                    newest = Some((p.kind, p.seq, value));
-                }
-                it.prev();
-            }
-            it.status()?;
+            let newest = self.newest_backward(it, &user_key)?;
             let deleted = match &newest {
                 Some((Kind::Value, seq, Some(_))) => self.range_deleted(&user_key, *seq),
                 _ => true,
@@ -163,6 +152,63 @@ impl Iter {
                 return Ok(Some((key_slice, value)));
             }
         }
+    }
+
+    /// Walks the back cursor over every version of `user_key` (oldest
+    /// first), leaving it before them, and returns the newest one at or
+    /// below the snapshot: its kind, sequence number and visible value.
+    fn newest_backward(&self, it: &mut MergingIter, user_key: &[u8]) -> Result<Option<Version>> {
+        let mut newest: Option<Version> = None;
+        let mut stepped = 0;
+        while it.valid() {
+            let p = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
+            if p.user_key != user_key {
+                break;
+            }
+            if stepped >= MAX_SEQUENTIAL_SKIP {
+                // Versions arrive oldest first, so a key rewritten often
+                // would be walked whole; jump instead (RocksDB's
+                // `FindValueForCurrentKeyUsingSeek`). None met so far is at
+                // or below the snapshot: no newer one is either.
+                if newest.is_some() {
+                    newest = self.newest_by_seek(it, user_key)?;
+                }
+                // Lands on the last entry before every version of the key.
+                it.seek_for_prev(&key::lookup_key(user_key, key::MAX_SEQUENCE));
+                break;
+            }
+            if p.seq <= self.snapshot {
+                newest = Some(self.version_here(it, p.kind, p.seq));
+            }
+            stepped += 1;
+            it.prev();
+        }
+        it.status()?;
+        Ok(newest)
+    }
+
+    /// The newest version of `user_key` at or below the snapshot, found by
+    /// a forward seek (the cursor is left wherever that lands).
+    fn newest_by_seek(&self, it: &mut MergingIter, user_key: &[u8]) -> Result<Option<Version>> {
+        it.seek(&key::lookup_key(user_key, self.snapshot));
+        if !it.valid() {
+            it.status()?;
+            return Ok(None);
+        }
+        let p = key::parse(it.key()).ok_or_else(|| Self::corrupt_key(it.key()))?;
+        if p.user_key != user_key || p.seq > self.snapshot {
+            return Ok(None);
+        }
+        Ok(Some(self.version_here(it, p.kind, p.seq)))
+    }
+
+    /// The version the cursor stands on, its value copied out if it has one.
+    fn version_here(&self, it: &MergingIter, kind: Kind, seq: u64) -> Version {
+        let value = match kind {
+            Kind::Value => self.visible_value(it.value()),
+            Kind::Delete => None,
+        };
+        (kind, seq, value)
     }
 
     /// The item of one step of the front (`front`) or back end. Without a
