@@ -124,6 +124,8 @@ def collection_command():
         + random.choice([[], ["WITHSCORES"], ["LIMIT", ix(), ix()], ["LIMIT", "0"], ["REV"]]),
         lambda: [random.choice(["ZPOPMIN", "ZPOPMAX"]), k()]
         + random.choice([[], ["1"], ["2"], ["0"], ["-1"], ["abc"]]),
+        lambda: ["ZREMRANGEBYRANK", k(), ix(), ix()],
+        lambda: ["ZREMRANGEBYSCORE", k(), random.choice(BOUNDS), random.choice(BOUNDS)],
     ])()
 
 

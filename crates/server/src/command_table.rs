@@ -161,6 +161,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("zrevrangebyscore", "sorted-set", "Returns members in a sorted set within a range of scores in reverse order.", &["readonly"], ONE),
     spec("zpopmin", "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
     spec("zpopmax", "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
+    spec("zremrangebyrank", "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", &["write"], ONE),
+    spec("zremrangebyscore", "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", &["write"], ONE),
 ];
 
 /// The description of `name` (lowercase).

@@ -348,8 +348,8 @@ impl Rng {
     }
 }
 
-/// A sorted set under adds, increments, pops from both ends and removals,
-/// against a model after every step: its whole order, ranks, counts and
+/// A sorted set under adds, increments, pops from both ends, removals one
+/// by one and by score or rank range, against a model after every step: its whole order, ranks, counts and
 /// score ranges (these walk from the low mark pops leave, and from a
 /// score's place in the order).
 #[test]
@@ -367,7 +367,7 @@ fn a_sorted_set_matches_a_model() {
     for step in 0..1500 {
         let member = format!("m{}", rng.below(40));
         let score = rng.below(11) as i64 - 5;
-        match rng.below(6) {
+        match rng.below(8) {
             0 | 1 => {
                 let _: i64 = c.zadd("z", &member, score).unwrap();
                 model.insert(member, score);
@@ -391,6 +391,41 @@ fn a_sorted_set_matches_a_model() {
                 let want: Vec<(String, f64)> = ordered(&model).into_iter().rev().take(n).collect();
                 assert_eq!(got, want, "ZPOPMAX at step {step}");
                 want.iter().for_each(|(m, _)| {
+                    model.remove(m);
+                });
+            }
+            5 => {
+                // Mostly from the bottom: the sliding-window pattern.
+                let lo = match rng.below(2) {
+                    0 => f64::NEG_INFINITY,
+                    _ => rng.below(11) as f64 - 5.0,
+                };
+                let hi = rng.below(11) as f64 - 6.0;
+                let removed: usize = c.zrembyscore("z", lo, hi).unwrap();
+                let doomed: Vec<String> = ordered(&model)
+                    .into_iter()
+                    .filter(|(_, s)| (lo..=hi).contains(s))
+                    .map(|(m, _)| m)
+                    .collect();
+                assert_eq!(removed, doomed.len(), "ZREMRANGEBYSCORE at step {step}");
+                doomed.iter().for_each(|m| {
+                    model.remove(m);
+                });
+            }
+            6 => {
+                let (start, stop) = (rng.below(8) as isize - 4, rng.below(8) as isize - 4);
+                let removed: usize = c.zremrangebyrank("z", start, stop).unwrap();
+                let all = ordered(&model);
+                let doomed = match redis_positions(start, stop, all.len()) {
+                    Some((a, b)) => all[a..=b].to_vec(),
+                    None => Vec::new(),
+                };
+                assert_eq!(
+                    removed,
+                    doomed.len(),
+                    "ZREMRANGEBYRANK {start} {stop} at step {step}"
+                );
+                doomed.iter().for_each(|(m, _)| {
                     model.remove(m);
                 });
             }

@@ -1,6 +1,7 @@
 //! Sorted-set commands: ZADD ZINCRBY ZSCORE ZMSCORE ZCARD ZREM ZCOUNT
 //! ZRANK ZREVRANK ZRANGE (by rank or BYSCORE, REV, LIMIT, WITHSCORES)
-//! ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZPOPMIN ZPOPMAX.
+//! ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZPOPMIN ZPOPMAX
+//! ZREMRANGEBYRANK ZREMRANGEBYSCORE.
 //!
 //! A member is two elements: `m` + member holding its score (the `f64`'s
 //! bits), and `s` + the score in an order-preserving form + member, empty,
@@ -15,6 +16,7 @@
 
 mod counts;
 mod range;
+mod remove_range;
 mod walk;
 
 use super::Coll;
@@ -43,6 +45,8 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("zrevrangebyscore", -4),
     ("zpopmin", -2),
     ("zpopmax", -2),
+    ("zremrangebyrank", 4),
+    ("zremrangebyscore", 4),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -112,6 +116,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "zrangebyscore" => range::zrange(a, acc, Order::Asc, Mode::Score),
         "zrevrangebyscore" => range::zrange(a, acc, Order::Desc, Mode::Score),
         "zpopmin" | "zpopmax" => range::pop(name, a, acc),
+        "zremrangebyrank" => remove_range::by_rank_command(a, acc),
+        "zremrangebyscore" => remove_range::by_score_command(a, acc),
         _ => Err(fail("ERR unknown command")),
     }
 }

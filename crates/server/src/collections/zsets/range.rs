@@ -156,7 +156,7 @@ fn members_reply(picked: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Reply {
     }
 }
 
-fn by_rank(
+pub(super) fn by_rank(
     acc: &mut dyn Access,
     z: &Coll,
     start: i64,
@@ -219,7 +219,7 @@ fn take_ranks(
     Ok(out)
 }
 
-fn by_score(
+pub(super) fn by_score(
     acc: &mut dyn Access,
     z: &Coll,
     min: Bound,

@@ -1,0 +1,101 @@
+//! The sorted-set commands that remove a range: ZREMRANGEBYRANK and
+//! ZREMRANGEBYSCORE.
+//!
+//! A range that begins at the lowest member moves the low mark past it
+//! and one that ends at the highest moves the high mark below it, as pops
+//! do: the sliding-window pattern (`ZREMRANGEBYSCORE key -inf now-window`
+//! on every request) then never walks over the deletion markers of the
+//! members it removed before.
+
+use super::range::{bound_arg, by_rank, by_score, Order};
+use super::{order_key, remove_scored, Cursor};
+use crate::collections::{positions, Coll};
+use crate::commands::{int_arg, Fail, Outcome};
+use crate::resp::Reply;
+use crate::store::{Access, Kind};
+
+pub(super) fn by_rank_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let (start, stop) = (int_arg(&a[2])?, int_arg(&a[3])?);
+    let Some(mut z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+        return Ok(Reply::Int(0));
+    };
+    let picked = by_rank(acc, &z, start, stop, Order::Asc)?;
+    let ends = match positions(start, stop, z.count()) {
+        Some((first, last)) => Ends {
+            bottom: Some(first == 0),
+            top: Some(last == z.count() - 1),
+        },
+        None => Ends::default(),
+    };
+    remove_all(acc, &mut z, picked, ends)
+}
+
+pub(super) fn by_score_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let (min, max) = (bound_arg(&a[2])?, bound_arg(&a[3])?);
+    let Some(mut z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+        return Ok(Reply::Int(0));
+    };
+    let picked = by_score(acc, &z, min, max, Order::Asc, None)?;
+    // A range open at an end reaches it; otherwise look.
+    let ends = Ends {
+        bottom: (min.score == f64::NEG_INFINITY && !min.exclusive).then_some(true),
+        top: (max.score == f64::INFINITY && !max.exclusive).then_some(true),
+    };
+    remove_all(acc, &mut z, picked, ends)
+}
+
+/// Whether a removed range begins at the lowest member and ends at the
+/// highest, where the command knows (`None`: look).
+#[derive(Default)]
+struct Ends {
+    bottom: Option<bool>,
+    top: Option<bool>,
+}
+
+/// Removes `picked` (in ascending order) and moves the marks past it where
+/// it reaches an end of the set; the count removed.
+fn remove_all(
+    acc: &mut dyn Access,
+    z: &mut Coll,
+    picked: Vec<(f64, Vec<u8>)>,
+    ends: Ends,
+) -> Outcome {
+    let (Some(first), Some(last)) = (picked.first(), picked.last()) else {
+        return Ok(Reply::Int(0));
+    };
+    let (first, last) = (order_key(first.0, &first.1), order_key(last.0, &last.1));
+    let from_bottom = match ends.bottom {
+        Some(known) => known,
+        None => end_member(acc, z, Order::Asc)?.as_deref() == Some(&first[..]),
+    };
+    let to_top = match ends.top {
+        Some(known) => known,
+        None => end_member(acc, z, Order::Desc)?.as_deref() == Some(&last[..]),
+    };
+    for (score, member) in &picked {
+        remove_scored(acc, z, member, *score)?;
+    }
+    // Nothing is left at or below `last` (at or above `first`).
+    if from_bottom {
+        z.mark = last[1..].to_vec();
+    }
+    if to_top {
+        z.high = first[1..].to_vec();
+    }
+    z.save(acc)?;
+    Ok(Reply::Int(picked.len() as i64))
+}
+
+/// The order key of the lowest (`Asc`) or highest member.
+fn end_member(acc: &mut dyn Access, z: &Coll, end: Order) -> Result<Option<Vec<u8>>, Fail> {
+    let cursor = match end {
+        Order::Asc => Cursor::up(z, &[]),
+        Order::Desc => Cursor::down(z, None),
+    };
+    let mut found = None;
+    cursor.run(acc, z, |score, member| {
+        found = Some(order_key(score, member));
+        false
+    })?;
+    Ok(found)
+}
