@@ -124,6 +124,13 @@ def collection_command():
         + random.choice([[], ["WITHSCORES"], ["LIMIT", ix(), ix()], ["LIMIT", "0"], ["REV"]]),
         lambda: [random.choice(["ZPOPMIN", "ZPOPMAX"]), k()]
         + random.choice([[], ["1"], ["2"], ["0"], ["-1"], ["abc"]]),
+        lambda: [ELEMENTS_SCAN_ALL, random.choice(["HSCAN", "SSCAN", "ZSCAN"]), k(),
+                 random.choice(["*", "a*", "?", "[ab]*"]), random.choice(["1", "2", "100"])],
+        # Scans whose replies do not depend on element order: errors, or a
+        # missing key's empty scan.
+        lambda: [random.choice(["HSCAN", "SSCAN", "ZSCAN"]), k(),
+                 random.choice(["0", "abc", "-", " 1"])]
+        + random.choice([["COUNT", "0"], ["MATCH"], ["FOO", "1"], ["COUNT", "x"]]),
         lambda: ["ZREMRANGEBYRANK", k(), ix(), ix()],
         lambda: ["ZREMRANGEBYSCORE", k(), random.choice(BOUNDS), random.choice(BOUNDS)],
     ])()
@@ -202,6 +209,25 @@ def command():
 OTHER = "@other"
 # A whole SCAN (MATCH, COUNT) from cursor 0: the keys it returned, sorted.
 SCAN_ALL = "@scan"
+
+
+# A whole HSCAN, SSCAN or ZSCAN of one key from cursor 0: what it returned
+# (field and value, member, member and score), sorted.
+ELEMENTS_SCAN_ALL = "@elements-scan"
+
+
+def elements_scan_all(conn, command, key, pattern, count):
+    found, cursor = [], b"0"
+    width = 1 if command == "SSCAN" else 2
+    for _ in range(10000):
+        reply = conn.call([command, key, cursor, "MATCH", pattern, "COUNT", count])
+        if not isinstance(reply, tuple):
+            return reply
+        cursor, batch = reply[1][0][1], [e[1] for e in reply[1][1][1]]
+        found.extend(tuple(batch[i:i + width]) for i in range(0, len(batch), width))
+        if cursor == b"0":
+            return sorted(set(found))
+    return "a scan that never ends"
 
 
 def scan_all(conn, pattern, count):
@@ -423,6 +449,13 @@ def compare(redis_conns, slsm_conns, steps):
             if queued is None and scan_all(redis, *args[1:]) != scan_all(slsm, *args[1:]):
                 report("SCAN", args, scan_all(redis, *args[1:]), scan_all(slsm, *args[1:]), history)
                 return 1
+            continue
+        if args[0] == ELEMENTS_SCAN_ALL:
+            if queued is None:
+                want, got = elements_scan_all(redis, *args[1:]), elements_scan_all(slsm, *args[1:])
+                if want != got:
+                    report("element scan", args, want, got, history)
+                    return 1
             continue
         if args[0] == OTHER:
             want, got = redis_other.call(args[1:]), slsm_other.call(args[1:])

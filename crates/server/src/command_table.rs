@@ -132,6 +132,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("hgetall", "hash", "Returns all fields and values in a hash.", &["readonly"], ONE),
     spec("hkeys", "hash", "Returns all fields in a hash.", &["readonly"], ONE),
     spec("hvals", "hash", "Returns all values in a hash.", &["readonly"], ONE),
+    spec("hscan", "hash", "Iterates over fields and values of a hash.", &["readonly"], ONE),
     spec("hincrby", "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", W, ONE),
     spec("hincrbyfloat", "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", W, ONE),
     spec("sadd", "set", "Adds one or more members to a set. Creates the key if it doesn't exist.", W, ONE),
@@ -139,6 +140,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("sismember", "set", "Determines whether a member belongs to a set.", R, ONE),
     spec("smismember", "set", "Determines whether multiple members belong to a set.", R, ONE),
     spec("smembers", "set", "Returns all members of a set.", &["readonly"], ONE),
+    spec("sscan", "set", "Iterates over members of a set.", &["readonly"], ONE),
     spec("scard", "set", "Returns the number of members in a set.", R, ONE),
     spec("spop", "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", D, ONE),
     spec("srandmember", "set", "Get one or multiple random members from a set", &["readonly"], ONE),
@@ -163,6 +165,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("zpopmax", "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
     spec("zremrangebyrank", "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", &["write"], ONE),
     spec("zremrangebyscore", "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", &["write"], ONE),
+    spec("zscan", "sorted-set", "Iterates over members and scores of a sorted set.", &["readonly"], ONE),
 ];
 
 /// The description of `name` (lowercase).

@@ -804,3 +804,147 @@ fn concurrent_moves_keep_ranks_right() {
     let middle: Vec<(String, f64)> = c.zrange_withscores("board", 140, 149).unwrap();
     assert_eq!(middle, order[140..150]);
 }
+
+/// One whole HSCAN / SSCAN / ZSCAN of `key` with `COUNT count`, calling
+/// `between` after each call: every field or member it returned, with its
+/// value or score (empty for a set).
+fn scan_elements(
+    c: &mut redis::Connection,
+    command: &str,
+    key: &str,
+    count: usize,
+    mut between: impl FnMut(&mut redis::Connection),
+) -> Vec<(String, String)> {
+    let (mut cursor, mut found) = (0u64, Vec::new());
+    for _ in 0..100_000 {
+        let (next, batch): (u64, Vec<String>) = cmd(command)
+            .arg(key)
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(count)
+            .query(c)
+            .unwrap();
+        match command {
+            "SSCAN" => found.extend(batch.into_iter().map(|m| (m, String::new()))),
+            _ => found.extend(batch.chunks(2).map(|p| (p[0].clone(), p[1].clone()))),
+        }
+        if next == 0 {
+            return found;
+        }
+        cursor = next;
+        between(c);
+    }
+    panic!("{command} {key} never ended");
+}
+
+/// HSCAN, SSCAN and ZSCAN return every element exactly once when nothing
+/// changes, each element that stays throughout at least once while others
+/// come and go, and `MATCH` filters; a cursor of another collection starts
+/// over instead of skipping.
+#[test]
+fn element_scans_return_every_element_that_stays() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    for i in 0..700 {
+        let _: () = c.hset("h", format!("f{i:03}"), i).unwrap();
+        let _: () = c.sadd("s", format!("m{i:03}")).unwrap();
+        let _: () = c.zadd("z", format!("m{i:03}"), i as f64 / 2.0).unwrap();
+    }
+    let sorted = |mut v: Vec<(String, String)>| {
+        v.sort();
+        v
+    };
+    // A field right after another in byte order (the scan resumes just
+    // past the last one returned; COUNT 6 ends the first call at f005).
+    let _: () = c.hset("h", "f005\0", "nul").unwrap();
+    let mut hash: Vec<(String, String)> = (0..700)
+        .map(|i| (format!("f{i:03}"), i.to_string()))
+        .collect();
+    hash.push(("f005\0".into(), "nul".into()));
+    let hash = sorted(hash);
+    assert_eq!(sorted(scan_elements(&mut c, "HSCAN", "h", 6, |_| {})), hash);
+    let _: () = c.hdel("h", "f005\0").unwrap();
+    let set: Vec<(String, String)> = (0..700)
+        .map(|i| (format!("m{i:03}"), String::new()))
+        .collect();
+    assert_eq!(sorted(scan_elements(&mut c, "SSCAN", "s", 9, |_| {})), set);
+    let zset: Vec<(String, String)> = (0..700)
+        .map(|i| (format!("m{i:03}"), (i as f64 / 2.0).to_string()))
+        .collect();
+    assert_eq!(sorted(scan_elements(&mut c, "ZSCAN", "z", 9, |_| {})), zset);
+
+    // Elements added and removed between calls; the even ones stay.
+    let mut step = 0;
+    let found = scan_elements(&mut c, "SSCAN", "s", 5, |c| {
+        step += 1;
+        let _: () = c
+            .srem("s", format!("m{:03}", (2 * step + 1) % 700))
+            .unwrap();
+        let _: () = c.sadd("s", format!("new{step}")).unwrap();
+    });
+    let found: std::collections::HashSet<String> = found.into_iter().map(|(m, _)| m).collect();
+    for i in (0..700).step_by(2) {
+        assert!(found.contains(&format!("m{i:03}")), "m{i:03} was missed");
+    }
+
+    let matched: Vec<String> = cmd("HSCAN")
+        .arg("h")
+        .arg(0)
+        .arg("MATCH")
+        .arg("f00*")
+        .arg("COUNT")
+        .arg(1000)
+        .query::<(u64, Vec<String>)>(&mut c)
+        .unwrap()
+        .1;
+    assert_eq!(
+        matched,
+        [
+            "f000", "0", "f001", "1", "f002", "2", "f003", "3", "f004", "4", "f005", "5", "f006",
+            "6", "f007", "7", "f008", "8", "f009", "9"
+        ]
+    );
+
+    // A cursor of `h` given to another hash (and one of a deleted key's
+    // version to its successor) starts over from the first element.
+    let (h_cursor, _): (u64, Vec<String>) = cmd("HSCAN")
+        .arg("h")
+        .arg(0)
+        .arg("COUNT")
+        .arg(600)
+        .query(&mut c)
+        .unwrap();
+    let _: () = c.hset_multiple("h2", &[("a", "1"), ("zz", "2")]).unwrap();
+    let (_, first) = cmd("HSCAN")
+        .arg("h2")
+        .arg(h_cursor)
+        .query::<(u64, Vec<String>)>(&mut c)
+        .unwrap();
+    assert_eq!(first, ["a", "1", "zz", "2"]);
+    let (z_cursor, _): (u64, Vec<String>) = cmd("ZSCAN")
+        .arg("z")
+        .arg(0)
+        .arg("COUNT")
+        .arg(600)
+        .query(&mut c)
+        .unwrap();
+    let _: () = c.del("z").unwrap();
+    let _: () = c.zadd("z", "m100", 1).unwrap();
+    let _: () = c.zadd("z", "m651", 2).unwrap();
+    let (next, again): (u64, Vec<String>) =
+        cmd("ZSCAN").arg("z").arg(z_cursor).query(&mut c).unwrap();
+    assert_eq!(
+        (next, again),
+        (
+            0,
+            vec!["m100".into(), "1".into(), "m651".into(), "2".into()]
+        )
+    );
+
+    // A missing key scans empty; another type is WRONGTYPE.
+    let (next, none): (u64, Vec<String>) =
+        cmd("HSCAN").arg("nothing").arg(0).query(&mut c).unwrap();
+    assert_eq!((next, none.len()), (0, 0));
+    let err = error_of(&mut c, &["SSCAN", "h", "0"]);
+    assert!(err.starts_with("WRONGTYPE"), "{err}");
+}

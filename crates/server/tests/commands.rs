@@ -537,3 +537,30 @@ fn a_client_that_does_not_read_can_be_killed() {
         got.len()
     );
 }
+
+/// A `COUNT` above what one call reads (100,000 keys) still ends the scan
+/// only when every key was returned.
+#[test]
+fn scan_with_a_count_above_one_calls_reads_returns_every_key() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    for chunk in 0..11 {
+        let pairs: Vec<(String, u32)> = (0..10_000).map(|i| (format!("k{chunk}-{i}"), i)).collect();
+        let _: () = c.mset(&pairs).unwrap();
+    }
+    let (mut cursor, mut seen) = (0u64, std::collections::HashSet::new());
+    loop {
+        let (next, batch): (u64, Vec<String>) = cmd("SCAN")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(150_000)
+            .query(&mut c)
+            .unwrap();
+        seen.extend(batch);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    assert_eq!(seen.len(), 110_000);
+}

@@ -25,6 +25,7 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("hgetall", 2),
     ("hkeys", 2),
     ("hvals", 2),
+    ("hscan", -3),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {

@@ -47,6 +47,7 @@
 mod coll;
 mod hashes;
 mod lists;
+pub mod scan;
 mod sets;
 pub mod sweep;
 mod versions;

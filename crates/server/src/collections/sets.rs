@@ -33,6 +33,7 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("smismember", -3),
     ("sismember", 3),
     ("smembers", 2),
+    ("sscan", -3),
     ("scard", 2),
     ("spop", -2),
     ("srandmember", -2),

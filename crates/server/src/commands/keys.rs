@@ -104,10 +104,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
 }
 
 fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
-    let cursor = std::str::from_utf8(&a[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| fail("ERR invalid cursor"))?;
+    let cursor = cursor_arg(&a[1])?;
     let (mut pattern, mut count): (Option<&[u8]>, usize) = (None, 10);
     let mut kind: Option<Vec<u8>> = None;
     let mut i = 2;
@@ -115,12 +112,7 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
         let value = a.get(i + 1).ok_or_else(syntax_error)?;
         match a[i].to_ascii_lowercase().as_slice() {
             b"match" => pattern = Some(value),
-            b"count" => {
-                count = usize::try_from(int_arg(value)?)
-                    .ok()
-                    .filter(|&c| c >= 1)
-                    .ok_or_else(syntax_error)?
-            }
+            b"count" => count = count_arg(value)?,
             b"type" => kind = Some(value.to_ascii_lowercase()),
             _ => return Err(syntax_error()),
         }
@@ -128,12 +120,14 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
     }
     let after = match cursor {
         0 => None,
-        id => cursors.resume(id),
+        id => cursors.resume(id, b""),
     };
-    let batch = acc.keys_after(after.as_deref(), count.min(100_000))?;
-    let next = match batch.len() < count {
+    // One call reads at most 100,000 keys, whatever its COUNT.
+    let limit = count.min(100_000);
+    let batch = acc.keys_after(after.as_deref(), limit)?;
+    let next = match batch.len() < limit {
         true => 0,
-        false => batch.last().map_or(0, |k| cursors.save(k.clone())),
+        false => batch.last().map_or(0, |k| cursors.save(b"", k.clone())),
     };
     let mut keys = Vec::new();
     for k in batch {
@@ -152,6 +146,36 @@ fn scan(a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -> Outcome {
         Reply::bulk(next.to_string()),
         Reply::Array(keys),
     ]))
+}
+
+/// A scan's cursor argument, read as Redis reads one (C's `strtoul`):
+/// an optional sign, then digits; "" is 0 and "-n" wraps around.
+pub(crate) fn cursor_arg(arg: &[u8]) -> Result<u64, crate::commands::Fail> {
+    let invalid = || fail("ERR invalid cursor");
+    if arg.is_empty() {
+        return Ok(0);
+    }
+    let (negative, digits) = match arg[0] {
+        b'-' => (true, &arg[1..]),
+        b'+' => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let n = std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse::<u64>().ok())
+        .ok_or_else(invalid)?;
+    Ok(if negative { n.wrapping_neg() } else { n })
+}
+
+/// A scan's `COUNT` (at least 1).
+pub(crate) fn count_arg(arg: &[u8]) -> Result<usize, crate::commands::Fail> {
+    usize::try_from(int_arg(arg)?)
+        .ok()
+        .filter(|&c| c >= 1)
+        .ok_or_else(syntax_error)
 }
 
 fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {

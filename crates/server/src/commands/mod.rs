@@ -6,6 +6,8 @@
 mod keys;
 mod strings;
 
+pub(crate) use keys::{count_arg, cursor_arg};
+
 use crate::resp::Reply;
 use crate::store::Access;
 
@@ -98,6 +100,7 @@ pub fn run(
         "keys" | "scan" | "del" | "unlink" | "exists" | "touch" | "type" | "rename"
         | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl"
         | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
+        "hscan" | "sscan" | "zscan" => crate::collections::scan::run(name, args, acc, scan),
         _ if crate::collections::arity(name).is_some() => crate::collections::run(name, args, acc),
         _ => strings::run(name, args, acc),
     }

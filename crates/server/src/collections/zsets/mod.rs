@@ -47,6 +47,7 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("zpopmax", -2),
     ("zremrangebyrank", 4),
     ("zremrangebyscore", 4),
+    ("zscan", -3),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
