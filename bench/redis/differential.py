@@ -131,6 +131,13 @@ def collection_command():
         lambda: [random.choice(["HSCAN", "SSCAN", "ZSCAN"]), k(),
                  random.choice(["0", "abc", "-", " 1"])]
         + random.choice([["COUNT", "0"], ["MATCH"], ["FOO", "1"], ["COUNT", "x"]]),
+        # Blocking pops that find something, or wait 10 ms for nothing.
+        lambda: [random.choice(["BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX"])]
+        + [k() for _ in range(random.randint(1, 3))]
+        + [random.choice(["0.01", "x", "-1", "inf", ""])],
+        lambda: ["BLMOVE", k(), k(), random.choice(["LEFT", "right", "up"]),
+                 random.choice(["left", "RIGHT"]), random.choice(["0.01", "x"])],
+        lambda: ["BRPOPLPUSH", k(), k(), random.choice(["0.01", "-0.5"])],
         lambda: ["ZREMRANGEBYRANK", k(), ix(), ix()],
         lambda: ["ZREMRANGEBYSCORE", k(), random.choice(BOUNDS), random.choice(BOUNDS)],
     ])()

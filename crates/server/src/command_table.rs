@@ -40,6 +40,7 @@ const W: &[&str] = &["write", "denyoom", "fast"];
 const WS: &[&str] = &["write", "denyoom"];
 const D: &[&str] = &["write", "fast"];
 const C: &[&str] = &["fast", "loading", "stale"];
+const BLOCKING: &[&str] = &["write", "noscript", "blocking"];
 
 #[rustfmt::skip]
 pub const COMMANDS: &[Spec] = &[
@@ -120,6 +121,10 @@ pub const COMMANDS: &[Spec] = &[
     spec("linsert", "list", "Inserts an element before or after another element in a list.", WS, ONE),
     spec("rpoplpush", "list", "Returns the last element of a list after removing and pushing it to another list.", WS, (1, 2, 1)),
     spec("lmove", "list", "Returns an element after popping it from one list and pushing it to another.", WS, (1, 2, 1)),
+    spec("blpop", "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BLOCKING, (1, -2, 1)),
+    spec("brpop", "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", BLOCKING, (1, -2, 1)),
+    spec("blmove", "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", &["write", "denyoom", "noscript", "blocking"], (1, 2, 1)),
+    spec("brpoplpush", "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", &["write", "denyoom", "noscript", "blocking"], (1, 2, 1)),
     spec("hset", "hash", "Creates or modifies the value of a field in a hash.", W, ONE),
     spec("hmset", "hash", "Sets the values of multiple fields.", W, ONE),
     spec("hsetnx", "hash", "Sets the value of a field in a hash only when the field doesn't exist.", W, ONE),
@@ -163,6 +168,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("zrevrangebyscore", "sorted-set", "Returns members in a sorted set within a range of scores in reverse order.", &["readonly"], ONE),
     spec("zpopmin", "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
     spec("zpopmax", "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", D, ONE),
+    spec("bzpopmin", "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", BLOCKING, (1, -2, 1)),
+    spec("bzpopmax", "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", BLOCKING, (1, -2, 1)),
     spec("zremrangebyrank", "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", &["write"], ONE),
     spec("zremrangebyscore", "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", &["write"], ONE),
     spec("zscan", "sorted-set", "Iterates over members and scores of a sorted set.", &["readonly"], ONE),

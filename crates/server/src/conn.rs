@@ -127,13 +127,21 @@ async fn serve_client(
     // size at once rather than grown (a pipeline of 16 GETs grew its reply
     // buffer eight times), and nothing is held between batches.
     let mut last = Sizes::default();
+    // Input that arrived while the client was blocked, not parsed yet.
+    let mut unparsed = false;
     loop {
-        let n = tokio::select! {
-            read = input.read_from(socket) => read?,
-            _ = stop.changed() => return Ok(()),
-            _ = session.client.killed() => return Ok(()),
-        };
-        if n == 0 || session.client.is_killed() {
+        if !unparsed {
+            let n = tokio::select! {
+                read = input.read_from(socket) => read?,
+                _ = stop.changed() => return Ok(()),
+                _ = session.client.killed() => return Ok(()),
+            };
+            if n == 0 {
+                return Ok(());
+            }
+        }
+        unparsed = false;
+        if session.client.is_killed() {
             return Ok(());
         }
         let (requests, used, error) = parse_all(&input.bytes, &mut input.progress, last.requests);
@@ -165,6 +173,18 @@ async fn serve_client(
                 }),
                 false => run_some(shared, session, &mut requests, &mut out),
             };
+            if then == Then::Block {
+                if !out.is_empty() && !send(socket, &out, session, stop).await? {
+                    return Ok(());
+                }
+                out.clear();
+                let Some(reply) = wait_blocked(socket, shared, session, input, stop).await? else {
+                    return Ok(());
+                };
+                reply.encode(session.proto, &mut out);
+                unparsed = !input.bytes.is_empty();
+                then = Then::Continue;
+            }
         }
         if let Some(e) = &error {
             Reply::err(format!("ERR Protocol error: {}", e.0)).encode(session.proto, &mut out);
@@ -182,6 +202,48 @@ async fn serve_client(
         }
         if input.over_limit(session.queued_bytes()) {
             return Ok(()); // Redis closes such clients too
+        }
+    }
+}
+
+/// Waits until the command the client is blocked on pops something or
+/// times out (`crate::blocked`): its reply, or `None` if the connection is
+/// to close (the client left or was killed, its input grew past its
+/// limits, or the server is stopping). Input that arrives meanwhile is
+/// kept for after.
+async fn wait_blocked(
+    socket: &mut TcpStream,
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    input: &mut Pending<'_>,
+    stop: &mut watch::Receiver<bool>,
+) -> std::io::Result<Option<Reply>> {
+    let Some(blocked) = session.blocked.take() else {
+        return Ok(Some(Reply::NullArray));
+    };
+    let _counted = shared.waiters.enter();
+    loop {
+        let woken = shared.waiters.notified();
+        let retried = match shared.opts.appendfsync == crate::Fsync::Always {
+            true => tokio::task::block_in_place(|| crate::session::retry_blocked(shared, &blocked)),
+            false => crate::session::retry_blocked(shared, &blocked),
+        };
+        if let Some(reply) = retried {
+            return Ok(Some(reply));
+        }
+        let Some(pause) = blocked.pause() else {
+            return Ok(Some(Reply::NullArray)); // timed out
+        };
+        tokio::select! {
+            _ = woken => {}
+            _ = tokio::time::sleep(pause) => {}
+            read = input.read_from(socket) => {
+                if read? == 0 || input.over_limit(session.queued_bytes()) {
+                    return Ok(None);
+                }
+            }
+            _ = stop.changed() => return Ok(None),
+            _ = session.client.killed() => return Ok(None),
         }
     }
 }

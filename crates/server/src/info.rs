@@ -80,9 +80,10 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     if want("clients") {
         sections.push(format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n",
             s.clients.load(Ordering::Relaxed),
             s.opts.maxclients,
+            s.waiters.count(),
             s.pending_input.load(Ordering::Relaxed),
             s.opts.max_query_buffers
         ));

@@ -24,6 +24,7 @@
 
 pub mod access;
 pub mod admin;
+pub mod blocked;
 pub mod clients;
 pub mod collections;
 pub mod command_table;
@@ -155,6 +156,8 @@ pub struct Shared {
     pub pending_input: Arc<AtomicUsize>,
     /// `SAVE`, `BGSAVE` and `LASTSAVE`'s state.
     pub saves: Arc<admin::Saves>,
+    /// Clients blocked in `BLPOP` and the like, and their wake-up.
+    pub waiters: blocked::Waiters,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -226,6 +229,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         swept: AtomicU64::new(0),
         pending_input: Arc::new(AtomicUsize::new(0)),
         saves: Arc::new(admin::Saves::new()),
+        waiters: blocked::Waiters::default(),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });

@@ -99,7 +99,7 @@ pub fn run_some(
             continue;
         }
         let (reply, then) = execute(shared, session, first);
-        if then != Then::Shutdown {
+        if !matches!(then, Then::Shutdown | Then::Block) {
             reply.encode(session.proto, out);
         }
         if then != Then::Continue {

@@ -5,7 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::blocked::Blocked;
 use crate::clients::Client;
+use crate::collections::blocking;
 use crate::commands::{self, Fail};
 use crate::resp::{Reply, Request};
 use crate::store::{atomically, AtSnapshot, Direct};
@@ -35,6 +37,9 @@ pub enum Then {
     Continue,
     Close,
     Shutdown,
+    /// A blocking command found nothing: the connection waits
+    /// (`Session::blocked` says for what) before it runs anything else.
+    Block,
 }
 
 pub struct Session {
@@ -56,6 +61,8 @@ pub struct Session {
     /// `pipeline::next_get_group`), so a pipeline of large values never
     /// holds many of them at once.
     pub get_group: usize,
+    /// The blocking command the connection waits to run again.
+    pub blocked: Option<Blocked>,
 }
 
 impl Session {
@@ -70,6 +77,7 @@ impl Session {
             queue_failed: false,
             watch: None,
             get_group: 1,
+            blocked: None,
         }
     }
 }
@@ -178,7 +186,48 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         }
         return (Reply::Simple("QUEUED".into()), Then::Continue);
     }
-    control(s, session, &name, req)
+    let done = control(s, session, &name, req);
+    if blocking::may_wake(&name) {
+        s.waiters.wake();
+    }
+    done
+}
+
+/// Runs the command a blocked client waits on again: its reply once it
+/// pops something (or fails), `None` while there is still nothing (a key
+/// that turned into another type keeps it waiting, as in Redis).
+pub fn retry_blocked(s: &Shared, blocked: &Blocked) -> Option<Reply> {
+    match run_data(s, &blocked.name, &blocked.req) {
+        Ok(Reply::NullArray | Reply::Null) => None,
+        Err(Fail::Reply(Reply::Error(e))) if e.starts_with("WRONGTYPE") => None,
+        outcome => {
+            if blocking::may_wake(&blocked.name) {
+                s.waiters.wake();
+            }
+            Some(to_reply(outcome))
+        }
+    }
+}
+
+/// A blocking command's reply, or, when it found nothing, the wait it
+/// starts (`Then::Block`).
+fn run_blocking(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Reply, Then) {
+    let outcome = run_data(s, name, &req);
+    let nothing = matches!(outcome, Ok(Reply::NullArray | Reply::Null));
+    // The attempt read the timeout already: only a valid one gets here.
+    let timeout = req.last().map(|t| blocking::timeout_arg(t));
+    match (nothing, timeout) {
+        (true, Some(Ok(timeout))) => {
+            session.blocked = Some(Blocked {
+                name: name.to_string(),
+                req,
+                // A deadline past what the clock can hold is none.
+                deadline: timeout.and_then(|t| std::time::Instant::now().checked_add(t)),
+            });
+            (Reply::NullArray, Then::Block)
+        }
+        _ => (to_reply(outcome), Then::Continue),
+    }
 }
 
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`, as Redis 7 checks it:
@@ -305,6 +354,7 @@ pub(crate) fn control(
             Reply::ok()
         }
         "exec" => transaction::exec(s, session),
+        data if blocking::is_blocking(data) => return run_blocking(s, session, data, req),
         data => to_reply(run_data(s, data, &req)),
     };
     (reply, Then::Continue)

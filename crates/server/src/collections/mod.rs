@@ -44,6 +44,7 @@
 //! order, kept by every write), O(n / 1024 + 1024) entries read where
 //! Redis's skiplist takes O(log n).
 
+pub mod blocking;
 mod coll;
 mod hashes;
 mod lists;
@@ -66,11 +67,12 @@ use crate::store::{Access, Kind, Value};
 pub(crate) const STEP: usize = 4096;
 
 /// The command tables of the four types.
-const TYPES: [&[(&str, i32)]; 4] = [
+const TYPES: [&[(&str, i32)]; 5] = [
     lists::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    blocking::COMMANDS,
 ];
 
 /// Every collection command's name.
@@ -114,6 +116,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         hashes::run(name, a, acc)
     } else if of(sets::COMMANDS) {
         sets::run(name, a, acc)
+    } else if of(blocking::COMMANDS) {
+        blocking::run(name, a, acc)
     } else {
         zsets::run(name, a, acc)
     }

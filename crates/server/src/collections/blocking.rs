@@ -1,0 +1,122 @@
+//! The blocking pops: BLPOP BRPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX.
+//!
+//! Here is one attempt: the first non-empty key's pop, or nothing (the
+//! reply a command gives inside `MULTI`, where Redis never blocks). Waiting
+//! for a push, the timeout and the wake-ups are the connection's
+//! (`crate::blocked`): it runs the attempt again whenever a command that
+//! can add elements commits, until one succeeds or the timeout passes.
+
+use std::time::Duration;
+
+use crate::commands::{fail, Fail, Outcome};
+use crate::resp::Reply;
+use crate::store::{Access, Kind};
+
+/// The commands and their arities (Redis's: negative means "at least").
+pub const COMMANDS: &[(&str, i32)] = &[
+    ("blpop", -3),
+    ("brpop", -3),
+    ("blmove", 6),
+    ("brpoplpush", 4),
+    ("bzpopmin", -3),
+    ("bzpopmax", -3),
+];
+
+/// True for a blocking command.
+pub fn is_blocking(name: &str) -> bool {
+    COMMANDS.iter().any(|(n, _)| *n == name)
+}
+
+/// True for the commands whose commit may give a blocked client something
+/// to pop: pushes, moves, renames, sorted-set adds and `EXEC`.
+pub fn may_wake(name: &str) -> bool {
+    matches!(
+        name,
+        "lpush"
+            | "rpush"
+            | "lpushx"
+            | "rpushx"
+            | "linsert"
+            | "lmove"
+            | "rpoplpush"
+            | "blmove"
+            | "brpoplpush"
+            | "rename"
+            | "renamenx"
+            | "zadd"
+            | "zincrby"
+            | "exec"
+    )
+}
+
+/// One attempt of blocking command `name` (arity already checked).
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let last = a.len() - 1;
+    if name == "blmove" {
+        // Redis reads the ends before the timeout.
+        for end in &a[3..5] {
+            if !end.eq_ignore_ascii_case(b"left") && !end.eq_ignore_ascii_case(b"right") {
+                return Err(crate::commands::syntax_error());
+            }
+        }
+    }
+    timeout_arg(&a[last])?;
+    match name {
+        "blpop" => pop_first(acc, &a[1..last], Kind::List, "lpop"),
+        "brpop" => pop_first(acc, &a[1..last], Kind::List, "rpop"),
+        "bzpopmin" => pop_first(acc, &a[1..last], Kind::ZSet, "zpopmin"),
+        "bzpopmax" => pop_first(acc, &a[1..last], Kind::ZSet, "zpopmax"),
+        "brpoplpush" => move_one(acc, [&a[1], &a[2], b"right", b"left"]),
+        _ => move_one(acc, [&a[1], &a[2], &a[3], &a[4]]),
+    }
+}
+
+/// How long a blocking command may wait, as Redis reads its last argument
+/// (seconds, fractions allowed): `None` for 0, which waits for ever.
+pub fn timeout_arg(arg: &[u8]) -> Result<Option<Duration>, Fail> {
+    let seconds = std::str::from_utf8(arg)
+        .ok()
+        .filter(|s| !s.starts_with(|c: char| c.is_ascii_whitespace()))
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| !s.is_nan())
+        .ok_or_else(|| fail("ERR timeout is not a float or out of range"))?;
+    let ms = (seconds * 1000.0).ceil();
+    // Redis 7.0 converts to a 64-bit integer unchecked: on x86 anything
+    // past its range (infinity included) comes out negative.
+    if !(0.0..9.223_372_036_854_775e18).contains(&ms) {
+        return Err(fail("ERR timeout is negative"));
+    }
+    Ok((ms > 0.0).then(|| Duration::from_millis(ms as u64)))
+}
+
+/// The pop (`pop`: the plain command's name) from the first of `keys`
+/// holding a collection of `kind`: `[key, element...]`, or a null array if
+/// every key is missing. A key of another type is `WRONGTYPE`, as soon as
+/// the walk over the keys meets it.
+fn pop_first(acc: &mut dyn Access, keys: &[Vec<u8>], kind: Kind, pop: &str) -> Outcome {
+    for key in keys {
+        let Some(value) = acc.get(key)? else {
+            continue;
+        };
+        if value.kind != kind {
+            return Err(super::wrong_type());
+        }
+        // Collections are never empty: the last pop deletes the key.
+        let popped = super::run(pop, &[pop.as_bytes().to_vec(), key.clone()], acc)?;
+        let mut reply = vec![Reply::Bulk(key.clone())];
+        match popped {
+            Reply::Array(items) => reply.extend(items),
+            one => reply.push(one),
+        }
+        return Ok(Reply::Array(reply));
+    }
+    Ok(Reply::NullArray)
+}
+
+/// `LMOVE source destination from to` once: the element moved, or a null
+/// if the source is missing.
+fn move_one(acc: &mut dyn Access, args: [&[u8]; 4]) -> Outcome {
+    let mut req = vec![b"lmove".to_vec()];
+    req.extend(args.iter().map(|a| a.to_vec()));
+    super::run("lmove", &req, acc)
+}
