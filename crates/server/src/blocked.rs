@@ -1,26 +1,30 @@
-//! A client blocked in `BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`,
-//! `BZPOPMIN` or `BZPOPMAX`: its connection waits (asynchronously; no
-//! thread is held) and runs the command's attempt again each time a
-//! command that can add elements commits (`Waiters::wake`), until the
-//! attempt pops something or the timeout passes. The attempt itself is the
-//! command's (`collections/blocking.rs`).
+//! Clients blocked in `BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`,
+//! `BZPOPMIN` or `BZPOPMAX`: who waits on which key, and waking them.
 //!
-//! Differences from Redis, decided here: the clients blocked on one key
-//! are woken together and the first whose attempt commits is served, not
-//! the one that blocked first (a queue's consumers get its elements, in
-//! its order, but not in the order they asked); and a blocked client that
-//! sends more commands has them run once it is served or times out, as in
-//! Redis, its input counted against the same limits as any other's.
+//! A blocked connection waits asynchronously (no thread is held) and runs
+//! its command's attempt (`collections/blocking.rs`) again when woken,
+//! until the attempt pops something or the timeout passes (`conn.rs`).
+//! Waiters are kept per key in the order they blocked. A command that adds
+//! `n` elements to a key wakes the first `n` waiters of that key not woken
+//! already, so the longest-waiting client is served first, as in Redis, and
+//! a push wakes one consumer, not all of them (`EXEC` wakes for each of
+//! its commands). A woken waiter that finds nothing
+//! (another client was faster) waits again in its place.
 //!
-//! Owns the count of blocked clients and their wake-up signal (`Shared`).
-//! Wake-ups cannot be lost: a waiter registers for the signal and counts
-//! itself before its attempt reads, and a writer looks at the count after
-//! its commit (both sequentially consistent), so either the attempt sees
-//! the write or the writer sees the waiter. A waiter also tries again every
-//! [`RECHECK`] on its own, which keeps it right if that reasoning ever
-//! stops holding.
+//! Wake-ups cannot be lost: a waiter registers before its first attempt,
+//! and a wake stores a permit (`Notify::notify_one`) that a waiter not yet
+//! waiting takes as soon as it waits. A writer looks for waiters after its
+//! commit; the registry's lock orders a registration before or after that
+//! look, and a registration after it is followed by an attempt that sees
+//! the commit. A waiter also tries again every [`RECHECK`] regardless,
+//! which serves a key whose wake went to a waiter that then left.
+//!
+//! Thread-safety: one mutex over the registry, taken only while some
+//! client is blocked (writers check an atomic count first).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -30,12 +34,25 @@ use crate::resp::Request;
 /// How often a blocked client tries again without a wake-up.
 const RECHECK: Duration = Duration::from_millis(500);
 
-/// The blocked clients: how many, and the signal that wakes them.
+/// The blocked clients, by key, in the order they blocked.
 #[derive(Default)]
 pub struct Waiters {
     count: AtomicUsize,
-    pushed: Notify,
+    next_id: AtomicU64,
+    by_key: Mutex<HashMap<Vec<u8>, VecDeque<Entry>>>,
 }
+
+struct Entry {
+    id: u64,
+    notify: Arc<Notify>,
+    /// Woken and not yet waiting again: the next wake of the key goes to
+    /// the waiter behind.
+    woken: bool,
+}
+
+/// The waiters a command's commit may serve: up to `n` of each key `k`
+/// (for the `n` elements it added there), as `(k, n)`.
+pub type Wake = Vec<(Vec<u8>, usize)>;
 
 impl Waiters {
     /// Clients blocked now (`INFO clients`' `blocked_clients`).
@@ -43,11 +60,101 @@ impl Waiters {
         self.count.load(Ordering::Relaxed)
     }
 
-    /// Called after a command that may have added elements committed.
-    pub fn wake(&self) {
-        if self.count.load(Ordering::SeqCst) > 0 {
-            self.pushed.notify_waiters();
+    /// Registers a waiter on `keys`, until the registration drops.
+    pub fn register(&self, keys: &[Vec<u8>]) -> Registration<'_> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let notify = Arc::new(Notify::new());
+        self.count.fetch_add(1, Ordering::SeqCst);
+        // Pairs with the fence in `wake`: either that writer sees this
+        // count, or this waiter's first attempt sees its commit.
+        fence(Ordering::SeqCst);
+        let mut by_key = self.lock();
+        for key in keys {
+            by_key.entry(key.clone()).or_default().push_back(Entry {
+                id,
+                notify: Arc::clone(&notify),
+                woken: false,
+            });
         }
+        Registration {
+            waiters: self,
+            id,
+            keys: keys.to_vec(),
+            notify,
+        }
+    }
+
+    /// Wakes the waiters `wake` names (call after the commit).
+    pub fn wake(&self, wake: Wake) {
+        fence(Ordering::SeqCst);
+        if self.count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut by_key = self.lock();
+        for (key, n) in wake {
+            if let Some(queue) = by_key.get_mut(&key) {
+                queue
+                    .iter_mut()
+                    .filter(|e| !e.woken)
+                    .take(n)
+                    .for_each(Entry::wake);
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, VecDeque<Entry>>> {
+        self.by_key.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Entry {
+    fn wake(&mut self) {
+        self.woken = true;
+        self.notify.notify_one();
+    }
+}
+
+/// One blocked client's place in the registry.
+pub struct Registration<'a> {
+    waiters: &'a Waiters,
+    id: u64,
+    keys: Vec<Vec<u8>>,
+    notify: Arc<Notify>,
+}
+
+impl Registration<'_> {
+    /// Completes when woken (at once if woken since the last call).
+    pub async fn woken(&self) {
+        self.notify.notified().await
+    }
+
+    /// Back in line for wakes, keeping its place, after a wake that found
+    /// nothing.
+    pub fn rearm(&self) {
+        let mut by_key = self.waiters.lock();
+        for key in &self.keys {
+            if let Some(queue) = by_key.get_mut(key) {
+                queue
+                    .iter_mut()
+                    .filter(|e| e.id == self.id)
+                    .for_each(|e| e.woken = false);
+            }
+        }
+    }
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        let mut by_key = self.waiters.lock();
+        for key in &self.keys {
+            if let Some(queue) = by_key.get_mut(key) {
+                queue.retain(|e| e.id != self.id);
+                if queue.is_empty() {
+                    by_key.remove(key);
+                }
+            }
+        }
+        self.waiters.count.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -55,39 +162,10 @@ impl Waiters {
 pub struct Blocked {
     pub name: String,
     pub req: Request,
+    /// The keys it pops from.
+    pub keys: Vec<Vec<u8>>,
     /// `None`: no timeout.
     pub deadline: Option<Instant>,
-}
-
-/// Counts a waiter while it lives.
-struct Counted<'a>(&'a AtomicUsize);
-
-impl<'a> Counted<'a> {
-    fn new(count: &'a AtomicUsize) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        Counted(count)
-    }
-}
-
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl Waiters {
-    /// Counts a waiter until the returned guard drops.
-    pub fn enter(&self) -> impl Drop + '_ {
-        Counted::new(&self.count)
-    }
-
-    /// The wake-up signal, registered at once: a wake after this call and
-    /// before the wait is not lost.
-    pub fn notified(&self) -> std::pin::Pin<Box<tokio::sync::futures::Notified<'_>>> {
-        let mut notified = Box::pin(self.pushed.notified());
-        notified.as_mut().enable();
-        notified
-    }
 }
 
 impl Blocked {
@@ -100,5 +178,58 @@ impl Blocked {
             Some(d) => Some((d - now).min(RECHECK)),
             None => Some(RECHECK),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(names: &[&str]) -> Vec<Vec<u8>> {
+        names.iter().map(|n| n.as_bytes().to_vec()).collect()
+    }
+
+    /// Whether `r` has a wake waiting (taken if so).
+    fn was_woken(r: &Registration<'_>) -> bool {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_millis(1), r.woken())
+                .await
+                .is_ok()
+        })
+    }
+
+    #[test]
+    fn a_push_wakes_the_longest_waiting_not_yet_woken() {
+        let w = Waiters::default();
+        let (a, b, c) = (
+            w.register(&keys(&["q"])),
+            w.register(&keys(&["other", "q"])),
+            w.register(&keys(&["q"])),
+        );
+        assert_eq!(w.count(), 3);
+        w.wake(vec![(b"q".to_vec(), 1)]);
+        w.wake(vec![(b"q".to_vec(), 1)]);
+        assert!(was_woken(&a) && was_woken(&b) && !was_woken(&c));
+        // `a` found nothing and waits again, ahead of `c`.
+        a.rearm();
+        w.wake(vec![(b"q".to_vec(), 1)]);
+        assert!(was_woken(&a) && !was_woken(&c));
+        // Two elements at once wake two; other keys wake nobody.
+        a.rearm();
+        b.rearm();
+        w.wake(vec![(b"none".to_vec(), 5)]);
+        w.wake(vec![(b"q".to_vec(), 2)]);
+        assert!(was_woken(&a) && was_woken(&b) && !was_woken(&c));
+        drop(a);
+        drop(b);
+        w.wake(vec![(b"other".to_vec(), 1), (b"q".to_vec(), 1)]);
+        assert!(was_woken(&c));
+        drop(c);
+        assert_eq!(w.count(), 0);
+        assert!(w.lock().is_empty());
     }
 }

@@ -221,9 +221,8 @@ async fn wait_blocked(
     let Some(blocked) = session.blocked.take() else {
         return Ok(Some(Reply::NullArray));
     };
-    let _counted = shared.waiters.enter();
+    let registered = shared.waiters.register(&blocked.keys);
     loop {
-        let woken = shared.waiters.notified();
         let retried = match shared.opts.appendfsync == crate::Fsync::Always {
             true => tokio::task::block_in_place(|| crate::session::retry_blocked(shared, &blocked)),
             false => crate::session::retry_blocked(shared, &blocked),
@@ -235,7 +234,7 @@ async fn wait_blocked(
             return Ok(Some(Reply::NullArray)); // timed out
         };
         tokio::select! {
-            _ = woken => {}
+            _ = registered.woken() => {}
             _ = tokio::time::sleep(pause) => {}
             read = input.read_from(socket) => {
                 if read? == 0 || input.over_limit(session.queued_bytes()) {
@@ -245,6 +244,7 @@ async fn wait_blocked(
             _ = stop.changed() => return Ok(None),
             _ = session.client.killed() => return Ok(None),
         }
+        registered.rearm();
     }
 }
 

@@ -186,9 +186,13 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         }
         return (Reply::Simple("QUEUED".into()), Then::Continue);
     }
+    let wake = match (name.as_str(), &session.queued) {
+        ("exec", Some(queue)) => blocking::wakes_of_all(queue.requests()),
+        _ => blocking::wakes(&name, &req),
+    };
     let done = control(s, session, &name, req);
-    if blocking::may_wake(&name) {
-        s.waiters.wake();
+    if !wake.is_empty() {
+        s.waiters.wake(wake);
     }
     done
 }
@@ -201,9 +205,7 @@ pub fn retry_blocked(s: &Shared, blocked: &Blocked) -> Option<Reply> {
         Ok(Reply::NullArray | Reply::Null) => None,
         Err(Fail::Reply(Reply::Error(e))) if e.starts_with("WRONGTYPE") => None,
         outcome => {
-            if blocking::may_wake(&blocked.name) {
-                s.waiters.wake();
-            }
+            s.waiters.wake(blocking::wakes(&blocked.name, &blocked.req));
             Some(to_reply(outcome))
         }
     }
@@ -220,6 +222,7 @@ fn run_blocking(s: &Shared, session: &mut Session, name: &str, req: Request) -> 
         (true, Some(Ok(timeout))) => {
             session.blocked = Some(Blocked {
                 name: name.to_string(),
+                keys: blocking::keys_of(name, &req),
                 req,
                 // A deadline past what the clock can hold is none.
                 deadline: timeout.and_then(|t| std::time::Instant::now().checked_add(t)),

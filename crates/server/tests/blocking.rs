@@ -215,3 +215,35 @@ fn a_blocked_client_does_not_hold_up_shutdown() {
     drop(s);
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+/// Two clients blocked on one key: a push serves the one that blocked
+/// first, and the other keeps waiting until a push in a transaction.
+#[test]
+fn the_longest_waiting_client_is_served_first() {
+    let s = Server::start(None);
+    let mut other = s.conn();
+    let blpop = |mut c: redis::Connection| {
+        std::thread::spawn(move || -> Option<(String, String)> {
+            cmd("BLPOP").arg("q").arg(10).query(&mut c).unwrap()
+        })
+    };
+    let first = blpop(s.conn());
+    wait_blocked(&mut other, 1);
+    let second = blpop(s.conn());
+    wait_blocked(&mut other, 2);
+    let _: () = other.rpush("q", "x").unwrap();
+    assert_eq!(first.join().unwrap(), Some(("q".into(), "x".into())));
+    wait_blocked(&mut other, 1);
+    assert!(!second.is_finished());
+    let pushed = Instant::now();
+    let _: () = redis::pipe()
+        .atomic()
+        .rpush("q", "y")
+        .ignore()
+        .query(&mut other)
+        .unwrap();
+    assert_eq!(second.join().unwrap(), Some(("q".into(), "y".into())));
+    // Woken by the EXEC, not found by the periodic recheck (500 ms).
+    let took = pushed.elapsed();
+    assert!(took < Duration::from_millis(400), "{took:?}");
+}

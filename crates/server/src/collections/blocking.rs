@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::blocked::Wake;
 use crate::commands::{fail, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
@@ -27,26 +28,34 @@ pub fn is_blocking(name: &str) -> bool {
     COMMANDS.iter().any(|(n, _)| *n == name)
 }
 
-/// True for the commands whose commit may give a blocked client something
-/// to pop: pushes, moves, renames, sorted-set adds and `EXEC`.
-pub fn may_wake(name: &str) -> bool {
-    matches!(
-        name,
-        "lpush"
-            | "rpush"
-            | "lpushx"
-            | "rpushx"
-            | "linsert"
-            | "lmove"
-            | "rpoplpush"
-            | "blmove"
-            | "brpoplpush"
-            | "rename"
-            | "renamenx"
-            | "zadd"
-            | "zincrby"
-            | "exec"
-    )
+/// The waiters a commit of request `a` (command `name`, lowercase) may
+/// serve: the keys it adds elements to, with how many (see `Wake`).
+pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
+    let key = |i: usize, n: usize| a.get(i).map(|k| (k.clone(), n)).into_iter().collect();
+    match name {
+        "lpush" | "rpush" | "lpushx" | "rpushx" => key(1, a.len().saturating_sub(2)),
+        "linsert" | "zincrby" => key(1, 1),
+        "zadd" => key(1, a.len().saturating_sub(2) / 2),
+        "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => key(2, 1),
+        "rename" | "renamenx" => key(2, usize::MAX),
+        _ => Vec::new(),
+    }
+}
+
+/// [`wakes`] of every request of a transaction (`EXEC`).
+pub fn wakes_of_all(requests: &[Vec<Vec<u8>>]) -> Wake {
+    requests
+        .iter()
+        .flat_map(|r| wakes(&String::from_utf8_lossy(&r[0]).to_ascii_lowercase(), r))
+        .collect()
+}
+
+/// The keys blocking request `a` (command `name`) pops from.
+pub fn keys_of(name: &str, a: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    match name {
+        "blmove" | "brpoplpush" => a[1..2].to_vec(),
+        _ => a[1..a.len() - 1].to_vec(),
+    }
 }
 
 /// One attempt of blocking command `name` (arity already checked).
