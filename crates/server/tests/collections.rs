@@ -948,3 +948,85 @@ fn element_scans_return_every_element_that_stays() {
     let err = error_of(&mut c, &["SSCAN", "h", "0"]);
     assert!(err.starts_with("WRONGTYPE"), "{err}");
 }
+
+/// A sorted set as the first build with the rank index saved it (`tail`
+/// 1: every bucket's count stored, their number not) takes writes that
+/// split and empty buckets, and ranks stay right.
+#[test]
+fn a_sorted_set_with_uncounted_buckets_still_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let mut model: Vec<(i64, String)> = (0..300).map(|i| (i, format!("m{i:03}"))).collect();
+    {
+        let s = Server::start_at(tempfile::tempdir().unwrap(), db.clone(), |_| {});
+        let mut c = s.conn();
+        for (score, m) in &model {
+            let _: i64 = c.zadd("z", m, *score).unwrap();
+        }
+    }
+    {
+        let engine = slsm::Db::open(&db, slsm::Options::default()).unwrap();
+        let keys = engine.keyspace(slsm_server::store::KEYSPACE).unwrap();
+        let mut stored = keys.get("z").unwrap().unwrap().to_vec();
+        let tail = u64::from_be_bytes(stored[33..41].try_into().unwrap());
+        assert!(
+            tail > 2,
+            "the set had buckets below the top one (tail {tail})"
+        );
+        stored[33..41].copy_from_slice(&1u64.to_be_bytes());
+        keys.put("z", &stored).unwrap();
+    }
+    let s = Server::start_at(tempfile::tempdir().unwrap(), db.clone(), |_| {});
+    let mut c = s.conn();
+    let mut rng = Rng(0x51ed_270b);
+    for step in 0..600 {
+        let i = rng.below(model.len() as u64) as usize;
+        if step % 3 == 0 {
+            let (_, m) = model.remove(i);
+            let _: i64 = c.zrem("z", &m).unwrap();
+        } else {
+            let score = rng.below(400) as i64;
+            let m = format!("n{step}");
+            let _: i64 = c.zadd("z", &m, score).unwrap();
+            model.push((score, m));
+        }
+        if step % 50 == 0 {
+            // Empty the bottom buckets too.
+            let n = model.len().min(40);
+            model.sort();
+            let _: Vec<(String, f64)> = c.zpopmin("z", n as isize).unwrap();
+            model.drain(..n);
+        }
+        model.sort();
+        let probe = &model[rng.below(model.len() as u64) as usize].1;
+        let rank: Option<usize> = c.zrank("z", probe).unwrap();
+        assert_eq!(
+            rank,
+            model.iter().position(|(_, m)| m == probe),
+            "step {step}"
+        );
+        let at = rng.below(model.len() as u64) as isize;
+        let got: Vec<String> = c.zrange("z", at, at + 2).unwrap();
+        let want: Vec<String> = model
+            .iter()
+            .skip(at as usize)
+            .take(3)
+            .map(|(_, m)| m.clone())
+            .collect();
+        assert_eq!(got, want, "ZRANGE {at} at step {step}");
+    }
+    drop(s);
+    // The metadata counts the buckets below the top one again.
+    let engine = slsm::Db::open(&db, slsm::Options::default()).unwrap();
+    let keys = engine.keyspace(slsm_server::store::KEYSPACE).unwrap();
+    let stored = keys.get("z").unwrap().unwrap().to_vec();
+    let tail = u64::from_be_bytes(stored[33..41].try_into().unwrap());
+    let version: [u8; 8] = stored[9..17].try_into().unwrap();
+    let buckets = [&1u32.to_be_bytes()[..], b"z", &version, b"c"].concat();
+    let items = engine.keyspace(slsm_server::store::ITEMS_KEYSPACE).unwrap();
+    let below_top = items
+        .prefix(&buckets)
+        .filter(|r| !r.as_ref().unwrap().0.ends_with(&[0xFF; 8]))
+        .count();
+    assert_eq!(tail, 2 + below_top as u64);
+}

@@ -15,9 +15,9 @@ pub struct Coll {
     pub version: u64,
     /// Bumped by every write (see the module docs).
     pub rev: u64,
-    /// A list's elements are at indexes `head..tail`. A sorted set has
-    /// `tail` 1 if it keeps a rank index (`zsets/counts.rs`; those made
-    /// before the index have 0).
+    /// A list's elements are at indexes `head..tail`. A sorted set's
+    /// `tail` describes its rank index (`zsets/counts.rs`): 0 for sets
+    /// made before the index, 1 or more for those that keep one.
     pub head: i64,
     pub tail: i64,
     /// Elements of a hash, set or sorted set.
@@ -40,9 +40,6 @@ pub struct Coll {
 /// holds for a sorted set; a set saved before the high mark existed has
 /// 0 there, so its trailing bytes read as the low mark they are).
 const META_LEN: usize = 40;
-
-/// A sorted set's `tail` when it keeps a rank index.
-const RANKED: i64 = 1;
 
 impl Coll {
     /// The collection of kind `kind` at `key`; `None` if the key is
@@ -67,7 +64,7 @@ impl Coll {
                 rev: 0,
                 head: 0,
                 tail: match kind {
-                    Kind::ZSet => RANKED,
+                    Kind::ZSet => super::zsets::ONE_BUCKET,
                     _ => 0,
                 },
                 len: 0,
@@ -116,7 +113,7 @@ impl Coll {
 
     /// True for a sorted set that keeps a rank index.
     pub fn ranked(&self) -> bool {
-        self.kind == Kind::ZSet && self.tail == RANKED
+        self.kind == Kind::ZSet && self.tail >= super::zsets::COUNTED
     }
 
     /// Elements held.

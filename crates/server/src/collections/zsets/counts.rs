@@ -18,9 +18,21 @@
 //! half the bucket, once per `SPLIT_AT / 2` adds); a bucket that empties
 //! goes, and the bucket above it takes its range.
 //!
-//! Sorted sets saved before the index existed say so in their metadata
-//! (`Coll::ranked`) and have no buckets; their ranks walk the order from
-//! its ends, and their writes keep no counts.
+//! The metadata's `tail` word (which only lists use otherwise) says how
+//! many buckets lie below the top one: `tail` is [`ONE_BUCKET`] plus that
+//! number. While the top bucket is the only one, it holds every member,
+//! its count is the set's length, and nothing about it is stored or read:
+//! a write to a set of up to [`SPLIT_AT`] members (most sets: rate
+//! limiters, small leaderboards) touches no bucket at all. Once there are
+//! more, every bucket's count is stored, the top one's included. (A set
+//! that shrinks back to one bucket leaves the top one's count stale; it is
+//! rewritten when the bucket splits again.)
+//!
+//! Sorted sets saved before the index existed say so with `tail` 0 and
+//! have no buckets; their ranks walk the order from its ends, and their
+//! writes keep no counts. Those saved by the build that introduced the
+//! index have `tail` 1 ([`COUNTED`]): buckets with every count stored, but
+//! no number of them; their first write counts them.
 
 use super::{decode_order, Cursor};
 use crate::collections::{Coll, STEP};
@@ -32,6 +44,13 @@ use crate::store::Access;
 /// already have many.
 pub(super) const SPLIT_AT: i64 = if cfg!(debug_assertions) { 16 } else { 1024 };
 
+/// A sorted set's `tail` with buckets whose number is not known (as the
+/// first build with the index saved them).
+pub(crate) const COUNTED: i64 = 1;
+/// A sorted set's `tail` when the top bucket is the only one; each bucket
+/// below it adds one.
+pub(crate) const ONE_BUCKET: i64 = 2;
+
 /// The end of the top bucket: above every order sub-key (whose first
 /// eight bytes are a score's; all ones would be a NaN's, and the highest
 /// score, infinity, is FF F0 00 ...).
@@ -39,14 +58,29 @@ const TOP: [u8; 8] = [0xFF; 8];
 
 /// Adds `delta` to the count of the bucket holding order sub-key `ord`
 /// (less its `s`): a member was written there (`1`) or removed (`-1`).
-pub(super) fn count(acc: &mut dyn Access, z: &Coll, ord: &[u8], delta: i64) -> Result<(), Fail> {
+/// Call it before the set's length changes.
+pub(super) fn count(
+    acc: &mut dyn Access,
+    z: &mut Coll,
+    ord: &[u8],
+    delta: i64,
+) -> Result<(), Fail> {
     if !z.ranked() {
         return Ok(());
+    }
+    number_buckets(acc, z)?;
+    if z.tail == ONE_BUCKET {
+        let held = z.len + delta;
+        return match held > SPLIT_AT {
+            true => split(acc, z, &TOP, held),
+            false => Ok(()),
+        };
     }
     let (end, held) = bucket_of(acc, z, ord)?;
     let held = held + delta;
     if held <= 0 && end != TOP {
         acc.del_item(&z.item_key(&bucket_sub(&end)))?;
+        z.tail -= 1;
         return Ok(());
     }
     if held > SPLIT_AT {
@@ -58,8 +92,17 @@ pub(super) fn count(acc: &mut dyn Access, z: &Coll, ord: &[u8], delta: i64) -> R
 /// A member's order sub-key changed from `from` to `to` (both less their
 /// `s`; the elements are written already). A move within one bucket, as
 /// most small increments are, leaves the counts as they are.
-pub(super) fn moved(acc: &mut dyn Access, z: &Coll, from: &[u8], to: &[u8]) -> Result<(), Fail> {
+pub(super) fn moved(
+    acc: &mut dyn Access,
+    z: &mut Coll,
+    from: &[u8],
+    to: &[u8],
+) -> Result<(), Fail> {
     if !z.ranked() {
+        return Ok(());
+    }
+    number_buckets(acc, z)?;
+    if z.tail == ONE_BUCKET {
         return Ok(());
     }
     let (end, _) = bucket_of(acc, z, from)?;
@@ -110,11 +153,12 @@ pub(super) fn rank_of(acc: &mut dyn Access, z: &Coll, ord: &[u8]) -> Result<i64,
 
 /// Where rank `r` (from the bottom) is: the start of its bucket (the end
 /// of the one below) and how many members of that bucket come before it.
+/// The buckets below the top one are read; the rest is in the top one.
 pub(super) fn seek_rank(acc: &mut dyn Access, z: &Coll, r: i64) -> Result<(Vec<u8>, i64), Fail> {
     let (mut before, mut start) = (0, Vec::new());
-    let mut from = b"c".to_vec();
+    let (mut from, top) = (b"c".to_vec(), bucket_sub(&TOP));
     loop {
-        let batch = z.items(acc, &from, Some(b"d"), STEP)?;
+        let batch = z.items(acc, &from, Some(&top), STEP)?;
         for (sub, value) in &batch {
             let held = decode_count(value)?;
             if before + held > r {
@@ -125,9 +169,29 @@ pub(super) fn seek_rank(acc: &mut dyn Access, z: &Coll, r: i64) -> Result<(Vec<u
         }
         match batch.last() {
             Some((last, _)) if batch.len() == STEP => from = [last.as_slice(), &[0]].concat(),
+            _ if r < z.count() => return Ok((start, r - before)),
             _ => return Err(corrupt()),
         }
     }
+}
+
+/// Gives a set saved with [`COUNTED`] its number of buckets (one read of
+/// its buckets, once).
+fn number_buckets(acc: &mut dyn Access, z: &mut Coll) -> Result<(), Fail> {
+    if z.tail != COUNTED {
+        return Ok(());
+    }
+    let (mut from, top, mut below) = (b"c".to_vec(), bucket_sub(&TOP), 0);
+    loop {
+        let batch = z.items(acc, &from, Some(&top), STEP)?;
+        below += batch.len() as i64;
+        match batch.last() {
+            Some((last, _)) if batch.len() == STEP => from = [last.as_slice(), &[0]].concat(),
+            _ => break,
+        }
+    }
+    z.tail = ONE_BUCKET + below;
+    Ok(())
 }
 
 /// The bucket holding `ord`: its end and count (the top bucket, empty, if
@@ -142,7 +206,7 @@ fn bucket_of(acc: &mut dyn Access, z: &Coll, ord: &[u8]) -> Result<(Vec<u8>, i64
 
 /// Splits the bucket ending at `end`, holding `held` members: its top half
 /// stays, and a new bucket ending at the lowest of them takes the rest.
-fn split(acc: &mut dyn Access, z: &Coll, end: &[u8], held: i64) -> Result<(), Fail> {
+fn split(acc: &mut dyn Access, z: &mut Coll, end: &[u8], held: i64) -> Result<(), Fail> {
     let half = held / 2;
     let (mut seen, mut cursor) = (0, Cursor::down(z, Some(end)));
     let middle = loop {
@@ -157,6 +221,7 @@ fn split(acc: &mut dyn Access, z: &Coll, end: &[u8], held: i64) -> Result<(), Fa
         seen += batch.len() as i64;
     };
     put(acc, z, &middle, held - half)?;
+    z.tail += 1;
     put(acc, z, end, half)
 }
 

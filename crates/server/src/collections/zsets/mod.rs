@@ -15,6 +15,7 @@
 //! `BYLEX` is not served.
 
 mod counts;
+pub(crate) use counts::{COUNTED, ONE_BUCKET};
 mod range;
 mod remove_range;
 mod walk;
