@@ -28,13 +28,10 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-from servers import peak_rss_mb, running
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from servers import alternate, engines, peak_rss_mb, running
 
 
 def resp(*args):
@@ -121,23 +118,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--baseline", help="another slsm binary, run as a third server")
     args = ap.parse_args()
-    for tool in ("redis-server", "redis-cli", "redis-benchmark"):
-        if shutil.which(tool) is None:
-            raise SystemExit(f"needs {tool} (apt-get install redis-server redis-tools)")
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "slsm-cli"], cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    binaries = {"slsm": os.path.join(target, "release", "slsm"), "redis": None}
-    if args.baseline:
-        binaries["slsm-baseline"] = args.baseline
+    binaries = engines(args.baseline)
     work = tempfile.mkdtemp(prefix="queues-")
     windows_file = os.path.join(work, "windows.resp")
     write_windows_file(windows_file, args.windows)
-    rows = {e: [] for e in binaries}
     try:
-        for r in range(args.rounds):
-            for engine, binary in binaries.items():
-                print(f"round {r + 1}: {engine}", file=sys.stderr)
-                rows[engine].append(one_round(engine, binary, args, windows_file))
+        rows = alternate(args.rounds, binaries,
+                         lambda engine, binary: one_round(engine, binary, args, windows_file))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     table(rows, args)

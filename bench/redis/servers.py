@@ -6,11 +6,42 @@ AOF on and `appendfsync everysec`; `slsm serve --appendfsync everysec`.
 """
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def engines(baseline=None):
+    """The servers a comparison runs, as {name: slsm binary, or None for
+    redis-server}: this checkout's slsm (built through cargo, which
+    rebuilds only what changed), redis-server, and `baseline` (another
+    slsm binary) if given. Exits if Redis's tools are missing."""
+    for tool in ("redis-server", "redis-cli", "redis-benchmark"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"needs {tool} (apt-get install redis-server redis-tools)")
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "slsm-cli"], cwd=ROOT, check=True)
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    binaries = {"slsm": os.path.join(target, "release", "slsm"), "redis": None}
+    if baseline:
+        binaries["slsm-baseline"] = baseline
+    return binaries
+
+
+def alternate(rounds, binaries, one_round):
+    """`one_round(engine, binary)` for every engine, round after round
+    (so the machine's drift falls on all alike): {engine: [row, ...]}."""
+    rows = {e: [] for e in binaries}
+    for r in range(rounds):
+        for engine, binary in binaries.items():
+            print(f"round {r + 1}: {engine}", file=sys.stderr)
+            rows[engine].append(one_round(engine, binary))
+    return rows
 
 
 def free_port():

@@ -28,12 +28,10 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 
-from servers import peak_rss_mb, running
+from servers import alternate, engines, peak_rss_mb, running
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # (label, requests, command): __rand_int__ is redis-benchmark's random
 # number below -r (the member count).
@@ -106,24 +104,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--baseline", help="another slsm binary, run as a third server")
     args = ap.parse_args()
-    for tool in ("redis-server", "redis-cli", "redis-benchmark"):
-        if shutil.which(tool) is None:
-            raise SystemExit(f"needs {tool} (apt-get install redis-server redis-tools)")
-    # Always through cargo: it rebuilds only what changed.
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "slsm-cli"], cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    binaries = {"slsm": os.path.join(target, "release", "slsm"), "redis": None}
-    if args.baseline:
-        binaries["slsm-baseline"] = args.baseline
+    binaries = engines(args.baseline)
     work = tempfile.mkdtemp(prefix="zsets-")
     load_file = os.path.join(work, "load.resp")
     write_load_file(load_file, args.members)
-    rows = {e: [] for e in binaries}
     try:
-        for r in range(args.rounds):
-            for engine, binary in binaries.items():
-                print(f"round {r + 1}: {engine}", file=sys.stderr)
-                rows[engine].append(one_round(engine, binary, load_file, args.members))
+        rows = alternate(args.rounds, binaries,
+                         lambda engine, binary: one_round(engine, binary, load_file, args.members))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.members:,} members, medians of {args.rounds} rounds, redis-benchmark -c 50 -P 1")
