@@ -8,9 +8,10 @@
 //! members it removed before.
 
 use super::range::{bound_arg, by_rank, by_score, Order};
-use super::{order_key, remove_scored, Cursor};
+use super::walk::first_from;
+use super::{order_key, remove_scored};
 use crate::collections::{positions, Coll};
-use crate::commands::{int_arg, Fail, Outcome};
+use crate::commands::{int_arg, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
@@ -64,13 +65,14 @@ fn remove_all(
         return Ok(Reply::Int(0));
     };
     let (first, last) = (order_key(first.0, &first.1), order_key(last.0, &last.1));
+    // Forward reads both (a step down the order costs a search).
     let from_bottom = match ends.bottom {
         Some(known) => known,
-        None => end_member(acc, z, Order::Asc)?.as_deref() == Some(&first[..]),
+        None => first_from(acc, z, &[])?.as_deref() == Some(&first[1..]),
     };
     let to_top = match ends.top {
         Some(known) => known,
-        None => end_member(acc, z, Order::Desc)?.as_deref() == Some(&last[..]),
+        None => first_from(acc, z, &[&last[1..], &[0]].concat())?.is_none(),
     };
     for (score, member) in &picked {
         remove_scored(acc, z, member, *score)?;
@@ -84,18 +86,4 @@ fn remove_all(
     }
     z.save(acc)?;
     Ok(Reply::Int(picked.len() as i64))
-}
-
-/// The order key of the lowest (`Asc`) or highest member.
-fn end_member(acc: &mut dyn Access, z: &Coll, end: Order) -> Result<Option<Vec<u8>>, Fail> {
-    let cursor = match end {
-        Order::Asc => Cursor::up(z, &[]),
-        Order::Desc => Cursor::down(z, None),
-    };
-    let mut found = None;
-    cursor.run(acc, z, |score, member| {
-        found = Some(order_key(score, member));
-        false
-    })?;
-    Ok(found)
 }

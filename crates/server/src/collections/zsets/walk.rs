@@ -29,6 +29,19 @@ pub(super) fn walk_down(
     Cursor::down(z, below).run(acc, z, f)
 }
 
+/// The order sub-key (less its `s`) of the lowest member at or after
+/// `from`, if any: one forward read.
+pub(super) fn first_from(
+    acc: &mut dyn Access,
+    z: &Coll,
+    from: &[u8],
+) -> Result<Option<Vec<u8>>, Fail> {
+    let mut cursor = Cursor::up(z, from);
+    cursor.step = 1;
+    let batch = cursor.next_batch(acc, z)?;
+    Ok(batch.into_iter().next().map(|(sub, _)| sub[1..].to_vec()))
+}
+
 /// A walk over the score order, one way, between the marks (`Coll`). It
 /// reads a few elements first and more at each step, so a walk that stops
 /// early (a pop, a rank near its end) reads little.
