@@ -12,6 +12,7 @@ use std::ops::Bound;
 
 use slsm::{Snapshot, Transaction, WriteOptions};
 
+use crate::resp::Bulks;
 use crate::store::{now_ms, Spaces, Value};
 
 /// An element of a collection: its key in the items keyspace and value.
@@ -46,6 +47,13 @@ pub trait Access {
         limit: usize,
         strip: usize,
     ) -> slsm::Result<Vec<Item>>;
+    /// The values of [`items`](Self::items), in one buffer.
+    fn values(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Bulks> {
+        let items = self.items(from, to, limit, 0)?;
+        let mut out = Bulks::with_capacity(items.len());
+        items.iter().for_each(|(_, v)| out.push(v));
+        Ok(out)
+    }
     /// A version no collection had before (see `collections`).
     fn new_version(&mut self) -> slsm::Result<u64>;
     /// Deletes every element in `from..to`: the whole range of a version
@@ -116,6 +124,10 @@ impl Access for Direct<'_> {
         strip: usize,
     ) -> slsm::Result<Vec<Item>> {
         collect_lent(self.sp.items.range(from..to), limit, strip)
+    }
+
+    fn values(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Bulks> {
+        collect_values(self.sp.items.range(from..to), limit)
     }
 
     fn items_rev(
@@ -283,6 +295,10 @@ impl Access for AtSnapshot<'_> {
         collect_lent(self.snap.range_in(&self.sp.items, from..to), limit, strip)
     }
 
+    fn values(&mut self, from: &[u8], to: &[u8], limit: usize) -> slsm::Result<Bulks> {
+        collect_values(self.snap.range_in(&self.sp.items, from..to), limit)
+    }
+
     fn items_rev(
         &mut self,
         from: &[u8],
@@ -329,6 +345,19 @@ fn collect_lent(mut entries: slsm::Iter, limit: usize, strip: usize) -> slsm::Re
             entries.next_with(|k, v| (k.get(strip..).unwrap_or_default().to_vec(), v.to_vec()));
         match lent {
             Some(entry) => out.push(entry?),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// The values of an engine iterator's first `limit` entries, copied once
+/// into one buffer.
+fn collect_values(mut entries: slsm::Iter, limit: usize) -> slsm::Result<Bulks> {
+    let mut out = Bulks::with_capacity(limit.min(1024));
+    while out.len() < limit {
+        match entries.next_with(|_, v| out.push(v)) {
+            Some(done) => done?,
             None => break,
         }
     }

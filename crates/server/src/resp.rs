@@ -200,6 +200,43 @@ pub enum Reply {
     /// Text for people (`INFO`, `CLIENT LIST`): a verbatim string of
     /// format `txt` in RESP3, a bulk string in RESP2.
     Verbatim(Vec<u8>),
+    /// An array of bulk strings held in one buffer (`LRANGE`): one
+    /// allocation for the lot instead of one per element.
+    Bulks(Bulks),
+}
+
+/// Bulk strings back to back in one buffer, with where each ends.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bulks {
+    data: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Bulks {
+    pub fn with_capacity(n: usize) -> Bulks {
+        Bulks {
+            data: Vec::new(),
+            ends: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn push(&mut self, b: &[u8]) {
+        self.data.extend_from_slice(b);
+        self.ends.push(self.data.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(self.ends.iter()).map(|(s, &e)| &self.data[s..e])
+    }
 }
 
 impl Reply {
@@ -276,6 +313,10 @@ impl Reply {
                 out.extend_from_slice(b"\r\n");
             }
             Reply::Verbatim(text) => encode_bulk(text, out),
+            Reply::Bulks(bulks) => {
+                push_line(out, b'*', bulks.len().to_string().as_bytes());
+                bulks.iter().for_each(|b| encode_bulk(b, out));
+            }
         }
     }
 }
@@ -352,6 +393,24 @@ fn push_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn bulks_encode_as_an_array_of_bulk_strings() {
+        let mut b = Bulks::with_capacity(3);
+        for v in [&b"a"[..], b"", b"bc"] {
+            b.push(v);
+        }
+        assert_eq!(b.iter().collect::<Vec<_>>(), [&b"a"[..], b"", b"bc"]);
+        for proto in [2, 3] {
+            let mut out = Vec::new();
+            Reply::Bulks(b.clone()).encode(proto, &mut out);
+            assert_eq!(out, b"*3\r\n$1\r\na\r\n$0\r\n\r\n$2\r\nbc\r\n");
+            let mut out = Vec::new();
+            Reply::Bulks(Bulks::default()).encode(proto, &mut out);
+            assert_eq!(out, b"*0\r\n");
+        }
+    }
+
     use super::*;
 
     #[test]

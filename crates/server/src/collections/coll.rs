@@ -182,6 +182,18 @@ impl Coll {
         Ok(acc.items(&start, &end, limit, strip)?)
     }
 
+    /// The values of [`items`](Self::items), in one buffer.
+    pub fn values(
+        &self,
+        acc: &mut dyn Access,
+        from: &[u8],
+        to: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<crate::resp::Bulks, Fail> {
+        let (start, end, _) = self.item_range(from, to);
+        Ok(acc.values(&start, &end, limit)?)
+    }
+
     /// [`items`](Self::items) descending from the top of the range.
     pub fn items_rev(
         &self,

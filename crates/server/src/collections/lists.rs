@@ -182,8 +182,14 @@ fn lrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let Some((first, last)) = positions(start, stop, list.count()) else {
         return Ok(Reply::Array(Vec::new()));
     };
-    let values = elements(acc, &list, first, last)?;
-    Ok(Reply::Array(values.into_iter().map(Reply::Bulk).collect()))
+    let want = (last - first + 1) as usize;
+    let from = index_key(list.head + first);
+    let to = index_key(list.head + last + 1);
+    let values = list.values(acc, &from, Some(&to), want)?;
+    if values.len() != want {
+        return Err(missing_element());
+    }
+    Ok(Reply::Bulks(values))
 }
 
 /// The position `index` names in a list of `len` (negative: from the end).
