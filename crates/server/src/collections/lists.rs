@@ -9,7 +9,7 @@
 
 use super::{positions, positive_count, wrong_type, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
-use crate::resp::Reply;
+use crate::resp::{Bulks, Reply};
 use crate::store::{Access, Kind};
 
 /// The commands of this type and their arities (Redis's: negative means
@@ -158,20 +158,15 @@ fn pop(a: &[Vec<u8>], acc: &mut dyn Access, end: End) -> Outcome {
 }
 
 /// The elements at positions `first..=last` of `list`.
-fn elements(
-    acc: &mut dyn Access,
-    list: &Coll,
-    first: i64,
-    last: i64,
-) -> Result<Vec<Vec<u8>>, Fail> {
+fn elements(acc: &mut dyn Access, list: &Coll, first: i64, last: i64) -> Result<Bulks, Fail> {
     let want = (last - first + 1) as usize;
     let from = index_key(list.head + first);
     let to = index_key(list.head + last + 1);
-    let items = list.items(acc, &from, Some(&to), want)?;
-    if items.len() != want {
+    let values = list.values(acc, &from, Some(&to), want)?;
+    if values.len() != want {
         return Err(missing_element());
     }
-    Ok(items.into_iter().map(|(_, v)| v).collect())
+    Ok(values)
 }
 
 fn lrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -182,14 +177,7 @@ fn lrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let Some((first, last)) = positions(start, stop, list.count()) else {
         return Ok(Reply::Array(Vec::new()));
     };
-    let want = (last - first + 1) as usize;
-    let from = index_key(list.head + first);
-    let to = index_key(list.head + last + 1);
-    let values = list.values(acc, &from, Some(&to), want)?;
-    if values.len() != want {
-        return Err(missing_element());
-    }
-    Ok(Reply::Bulks(values))
+    Ok(Reply::Bulks(elements(acc, &list, first, last)?))
 }
 
 /// The position `index` names in a list of `len` (negative: from the end).
@@ -259,7 +247,10 @@ fn rewrite(acc: &mut dyn Access, list: &mut Coll, values: &[Vec<u8>]) -> Result<
 fn all_elements(acc: &mut dyn Access, list: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
     match list.count() {
         0 => Ok(Vec::new()),
-        n => elements(acc, list, 0, n - 1),
+        n => Ok(elements(acc, list, 0, n - 1)?
+            .iter()
+            .map(<[u8]>::to_vec)
+            .collect()),
     }
 }
 
