@@ -198,17 +198,32 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
 }
 
 /// Runs the command a blocked client waits on again: its reply once it
-/// pops something (or fails), `None` while there is still nothing (a key
-/// that turned into another type keeps it waiting, as in Redis).
+/// pops something (or fails), `None` while there is still nothing. As in
+/// Redis, a key it pops from that turned into another type keeps it
+/// waiting, and a `BLMOVE` destination of another type is its answer.
 pub fn retry_blocked(s: &Shared, blocked: &Blocked) -> Option<Reply> {
     match run_data(s, &blocked.name, &blocked.req) {
         Ok(Reply::NullArray | Reply::Null) => None,
-        Err(Fail::Reply(Reply::Error(e))) if e.starts_with("WRONGTYPE") => None,
+        Err(Fail::Reply(Reply::Error(e)))
+            if e.starts_with("WRONGTYPE") && !source_is_list(s, blocked) =>
+        {
+            None
+        }
         outcome => {
             s.waiters.wake(blocking::wakes(&blocked.name, &blocked.req));
             Some(to_reply(outcome))
         }
     }
+}
+
+/// True for a `BLMOVE`/`BRPOPLPUSH` whose source holds a list: its
+/// `WRONGTYPE` was the destination's.
+fn source_is_list(s: &Shared, blocked: &Blocked) -> bool {
+    matches!(blocked.name.as_str(), "blmove" | "brpoplpush")
+        && matches!(
+            run_data(s, "type", &vec![b"type".to_vec(), blocked.req[1].clone()]),
+            Ok(Reply::Simple(t)) if t == "list"
+        )
 }
 
 /// A blocking command's reply, or, when it found nothing, the wait it

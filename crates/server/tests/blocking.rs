@@ -247,3 +247,42 @@ fn the_longest_waiting_client_is_served_first() {
     let took = pushed.elapsed();
     assert!(took < Duration::from_millis(400), "{took:?}");
 }
+
+/// As in Redis: a blocked pop whose key turns into a string keeps waiting,
+/// and a blocked `BLMOVE` whose destination did gets `WRONGTYPE` when its
+/// source is pushed to, the element left where it was.
+#[test]
+fn keys_that_change_type_while_a_client_waits() {
+    let s = Server::start(None);
+    let mut other = s.conn();
+    let mut c = s.conn();
+    let waiter = std::thread::spawn(move || -> Option<(String, String)> {
+        cmd("BLPOP").arg("k").arg(10).query(&mut c).unwrap()
+    });
+    wait_blocked(&mut other, 1);
+    let _: () = other.set("k", "a string").unwrap();
+    let _: () = other.rpush("wake", "x").unwrap();
+    std::thread::sleep(Duration::from_millis(700)); // past a recheck
+    assert!(!waiter.is_finished());
+    let _: () = other.del("k").unwrap();
+    let _: () = other.rpush("k", "job").unwrap();
+    assert_eq!(waiter.join().unwrap(), Some(("k".into(), "job".into())));
+
+    let mut c = s.conn();
+    let waiter = std::thread::spawn(move || {
+        cmd("BLMOVE")
+            .arg("src")
+            .arg("dst")
+            .arg("LEFT")
+            .arg("LEFT")
+            .arg(10)
+            .query::<Option<String>>(&mut c)
+    });
+    wait_blocked(&mut other, 1);
+    let _: () = other.set("dst", "a string").unwrap();
+    let _: () = other.rpush("src", "x").unwrap();
+    let err = waiter.join().unwrap().unwrap_err();
+    assert_eq!(err.code(), Some("WRONGTYPE"), "{err}");
+    let left: Vec<String> = other.lrange("src", 0, -1).unwrap();
+    assert_eq!(left, ["x"]);
+}
