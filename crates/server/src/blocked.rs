@@ -19,6 +19,9 @@
 //! the commit. A waiter also tries again every [`RECHECK`] regardless,
 //! which serves a key whose wake went to a waiter that then left.
 //!
+//! [`start`] and [`retry`] run a blocking command's attempt for the
+//! session and the connection.
+//!
 //! Thread-safety: one mutex over the registry, taken only while some
 //! client is blocked (writers check an atomic count first).
 
@@ -29,7 +32,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use crate::resp::Request;
+use crate::collections::blocking;
+use crate::commands::Fail;
+use crate::resp::{Reply, Request};
+use crate::session::{run_data, to_reply, Session, Then};
+use crate::store::{Access, Direct, Kind};
+use crate::Shared;
 
 /// How often a blocked client tries again without a wake-up.
 const RECHECK: Duration = Duration::from_millis(500);
@@ -179,6 +187,62 @@ impl Blocked {
             None => Some(RECHECK),
         }
     }
+}
+
+/// Runs a blocking command: its reply, or, when it found nothing, the wait
+/// it starts (`Then::Block`, with `session.blocked` saying for what).
+pub fn start(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Reply, Then) {
+    let outcome = run_data(s, name, &req);
+    let nothing = matches!(outcome, Ok(Reply::NullArray | Reply::Null));
+    // The attempt read the timeout already: only a valid one gets here.
+    let timeout = req.last().map(|t| blocking::timeout_arg(t));
+    match (nothing, timeout) {
+        (true, Some(Ok(timeout))) => {
+            session.blocked = Some(Blocked {
+                name: name.to_string(),
+                keys: blocking::keys_of(name, &req),
+                req,
+                // A deadline past what the clock can hold is none.
+                deadline: timeout.and_then(|t| Instant::now().checked_add(t)),
+            });
+            (Reply::NullArray, Then::Block)
+        }
+        _ => (to_reply(outcome), Then::Continue),
+    }
+}
+
+/// Runs the command a blocked client waits on again: its reply once it
+/// pops something (or fails), `None` while there is still nothing. As in
+/// Redis, a key it pops from that turned into another type keeps it
+/// waiting, and a `BLMOVE` destination of another type is its answer.
+pub fn retry(s: &Shared, blocked: &Blocked) -> Option<Reply> {
+    match run_data(s, &blocked.name, &blocked.req) {
+        Ok(Reply::NullArray | Reply::Null) => None,
+        Err(Fail::Reply(Reply::Error(e)))
+            if e.starts_with("WRONGTYPE") && !source_is_list(s, blocked) =>
+        {
+            None
+        }
+        outcome => {
+            s.waiters.wake(blocking::wakes(&blocked.name, &blocked.req));
+            Some(to_reply(outcome))
+        }
+    }
+}
+
+/// True for a `BLMOVE`/`BRPOPLPUSH` whose source holds a list: its
+/// `WRONGTYPE` was the destination's.
+fn source_is_list(s: &Shared, blocked: &Blocked) -> bool {
+    if !matches!(blocked.name.as_str(), "blmove" | "brpoplpush") {
+        return false;
+    }
+    let (sp, opts) = (s.store.spaces(), s.write_options());
+    let source = Direct {
+        sp: &sp,
+        opts: &opts,
+    }
+    .get(&blocked.req[1]);
+    matches!(source, Ok(Some(v)) if v.kind == Kind::List)
 }
 
 #[cfg(test)]

@@ -162,17 +162,9 @@ async fn serve_client(
                 }
                 out.clear();
             }
-            // Engine calls take microseconds while data is cached, and a
-            // disk read or an fsync (appendfsync always) takes tens of
-            // microseconds to milliseconds: only then is handing the worker's
-            // other connections to another thread (block_in_place) worth its
-            // cost, which exceeds a cached read's.
-            then = match shared.opts.appendfsync == crate::Fsync::Always {
-                true => tokio::task::block_in_place(|| {
-                    run_some(shared, session, &mut requests, &mut out)
-                }),
-                false => run_some(shared, session, &mut requests, &mut out),
-            };
+            then = on_engine(shared, || {
+                run_some(shared, session, &mut requests, &mut out)
+            });
             if then == Then::Block {
                 if !out.is_empty() && !send(socket, &out, session, stop).await? {
                     return Ok(());
@@ -206,6 +198,18 @@ async fn serve_client(
     }
 }
 
+/// Runs `f`, which calls the engine, on the connection's task. Engine
+/// calls take microseconds while data is cached, and a disk read or an
+/// fsync (appendfsync always) takes tens of microseconds to milliseconds:
+/// only then is handing the worker's other connections to another thread
+/// (`block_in_place`) worth its cost, which exceeds a cached read's.
+fn on_engine<R>(shared: &Shared, f: impl FnOnce() -> R) -> R {
+    match shared.opts.appendfsync == crate::Fsync::Always {
+        true => tokio::task::block_in_place(f),
+        false => f(),
+    }
+}
+
 /// Waits until the command the client is blocked on pops something or
 /// times out (`crate::blocked`): its reply, or `None` if the connection is
 /// to close (the client left or was killed, its input grew past its
@@ -223,10 +227,7 @@ async fn wait_blocked(
     };
     let registered = shared.waiters.register(&blocked.keys);
     loop {
-        let retried = match shared.opts.appendfsync == crate::Fsync::Always {
-            true => tokio::task::block_in_place(|| crate::session::retry_blocked(shared, &blocked)),
-            false => crate::session::retry_blocked(shared, &blocked),
-        };
+        let retried = on_engine(shared, || crate::blocked::retry(shared, &blocked));
         if let Some(reply) = retried {
             return Ok(Some(reply));
         }

@@ -197,57 +197,6 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     done
 }
 
-/// Runs the command a blocked client waits on again: its reply once it
-/// pops something (or fails), `None` while there is still nothing. As in
-/// Redis, a key it pops from that turned into another type keeps it
-/// waiting, and a `BLMOVE` destination of another type is its answer.
-pub fn retry_blocked(s: &Shared, blocked: &Blocked) -> Option<Reply> {
-    match run_data(s, &blocked.name, &blocked.req) {
-        Ok(Reply::NullArray | Reply::Null) => None,
-        Err(Fail::Reply(Reply::Error(e)))
-            if e.starts_with("WRONGTYPE") && !source_is_list(s, blocked) =>
-        {
-            None
-        }
-        outcome => {
-            s.waiters.wake(blocking::wakes(&blocked.name, &blocked.req));
-            Some(to_reply(outcome))
-        }
-    }
-}
-
-/// True for a `BLMOVE`/`BRPOPLPUSH` whose source holds a list: its
-/// `WRONGTYPE` was the destination's.
-fn source_is_list(s: &Shared, blocked: &Blocked) -> bool {
-    matches!(blocked.name.as_str(), "blmove" | "brpoplpush")
-        && matches!(
-            run_data(s, "type", &vec![b"type".to_vec(), blocked.req[1].clone()]),
-            Ok(Reply::Simple(t)) if t == "list"
-        )
-}
-
-/// A blocking command's reply, or, when it found nothing, the wait it
-/// starts (`Then::Block`).
-fn run_blocking(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Reply, Then) {
-    let outcome = run_data(s, name, &req);
-    let nothing = matches!(outcome, Ok(Reply::NullArray | Reply::Null));
-    // The attempt read the timeout already: only a valid one gets here.
-    let timeout = req.last().map(|t| blocking::timeout_arg(t));
-    match (nothing, timeout) {
-        (true, Some(Ok(timeout))) => {
-            session.blocked = Some(Blocked {
-                name: name.to_string(),
-                keys: blocking::keys_of(name, &req),
-                req,
-                // A deadline past what the clock can hold is none.
-                deadline: timeout.and_then(|t| std::time::Instant::now().checked_add(t)),
-            });
-            (Reply::NullArray, Then::Block)
-        }
-        _ => (to_reply(outcome), Then::Continue),
-    }
-}
-
 /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`, as Redis 7 checks it:
 /// `Some(abort)`, or `None` for a syntax error. Saving, waiting for
 /// replicas and forcing have no meaning here: every acknowledged write is
@@ -372,7 +321,7 @@ pub(crate) fn control(
             Reply::ok()
         }
         "exec" => transaction::exec(s, session),
-        data if blocking::is_blocking(data) => return run_blocking(s, session, data, req),
+        data if blocking::is_blocking(data) => return crate::blocked::start(s, session, data, req),
         data => to_reply(run_data(s, data, &req)),
     };
     (reply, Then::Continue)
@@ -381,7 +330,7 @@ pub(crate) fn control(
 /// A data command outside MULTI: straight, atomically when it reads
 /// before it writes, or at a snapshot when it reads a collection and
 /// writes nothing.
-fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
+pub(crate) fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
     let sp = s.store.spaces();
     let opts = s.write_options();
     if crate::collections::reads_only(name) {
