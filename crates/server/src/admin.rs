@@ -290,3 +290,35 @@ pub fn bgsave(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     });
     Ok(Reply::Simple("Background saving started".into()))
 }
+
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`, as Redis 7 checks it:
+/// `Some(abort)`, or `None` for a syntax error. Saving, waiting for
+/// replicas and forcing have no meaning here: every acknowledged write is
+/// in the log, and the database is flushed and closed either way.
+pub(crate) fn shutdown_modifiers(args: &[Vec<u8>]) -> Option<bool> {
+    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    for arg in args {
+        match arg.to_ascii_lowercase().as_slice() {
+            b"save" => save = true,
+            b"nosave" => nosave = true,
+            b"abort" => abort = true,
+            b"now" | b"force" => other = true,
+            _ => return None,
+        }
+    }
+    match (save && nosave) || (abort && (save || nosave || other)) {
+        true => None,
+        false => Some(abort),
+    }
+}
+
+/// `TIME`: the Unix time, seconds and microseconds, as two bulk strings.
+pub(crate) fn time_reply() -> Reply {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Reply::Array(vec![
+        Reply::bulk(now.as_secs().to_string()),
+        Reply::bulk(now.subsec_micros().to_string()),
+    ])
+}

@@ -48,6 +48,8 @@ pub struct Client {
     names: Mutex<Names>,
     killed: AtomicBool,
     kill: Notify,
+    /// Its subscriptions: channels, patterns, shard channels.
+    subscriptions: [AtomicU64; 3],
 }
 
 impl Client {
@@ -80,6 +82,14 @@ impl Client {
         self.kill.notify_one();
     }
 
+    /// Publishes how many channels, patterns and shard channels the
+    /// client subscribed to.
+    pub fn set_subscriptions(&self, counts: [usize; 3]) {
+        for (slot, n) in self.subscriptions.iter().zip(counts) {
+            slot.store(n as u64, Ordering::Relaxed);
+        }
+    }
+
     pub fn is_killed(&self) -> bool {
         self.killed.load(Ordering::Acquire)
     }
@@ -97,13 +107,21 @@ impl Client {
         let active = self.active_ms.load(Ordering::Relaxed);
         let idle = (age.as_millis() as u64).saturating_sub(active) / 1000;
         let multi = self.multi.load(Ordering::Relaxed);
-        let flags = if multi >= 0 { "x" } else { "N" };
+        let [sub, psub, ssub] = self
+            .subscriptions
+            .each_ref()
+            .map(|n| n.load(Ordering::Relaxed));
+        let flags = match (multi >= 0, sub + psub + ssub > 0) {
+            (true, _) => "x",
+            (false, true) => "P",
+            (false, false) => "N",
+        };
         let cmd = match names.last_cmd.as_str() {
             "" => "NULL",
             c => c,
         };
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub=0 psub=0 ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -151,6 +169,7 @@ impl Clients {
             names: Mutex::new(Names::default()),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            subscriptions: Default::default(),
         });
         self.map().insert(id, Arc::clone(&client));
         Registered {

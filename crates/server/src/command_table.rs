@@ -41,6 +41,8 @@ const WS: &[&str] = &["write", "denyoom"];
 const D: &[&str] = &["write", "fast"];
 const C: &[&str] = &["fast", "loading", "stale"];
 const BLOCKING: &[&str] = &["write", "noscript", "blocking"];
+const PUBSUB: &[&str] = &["pubsub", "noscript", "loading", "stale"];
+const PUBLISH: &[&str] = &["pubsub", "loading", "stale", "fast"];
 
 #[rustfmt::skip]
 pub const COMMANDS: &[Spec] = &[
@@ -173,6 +175,15 @@ pub const COMMANDS: &[Spec] = &[
     spec("zremrangebyrank", "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", &["write"], ONE),
     spec("zremrangebyscore", "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", &["write"], ONE),
     spec("zscan", "sorted-set", "Iterates over members and scores of a sorted set.", &["readonly"], ONE),
+    spec("subscribe", "pubsub", "Listens for messages published to channels.", PUBSUB, NONE),
+    spec("unsubscribe", "pubsub", "Stops listening to messages posted to channels.", PUBSUB, NONE),
+    spec("psubscribe", "pubsub", "Listens for messages published to channels that match one or more patterns.", PUBSUB, NONE),
+    spec("punsubscribe", "pubsub", "Stops listening to messages published to channels that match one or more patterns.", PUBSUB, NONE),
+    spec("ssubscribe", "pubsub", "Listens for messages published to shard channels.", PUBSUB, ALL),
+    spec("sunsubscribe", "pubsub", "Stops listening to messages posted to shard channels.", PUBSUB, ALL),
+    spec("publish", "pubsub", "Posts a message to a channel.", PUBLISH, NONE),
+    spec("spublish", "pubsub", "Post a message to a shard channel", PUBLISH, ONE),
+    spec("pubsub", "pubsub", "A container for Pub/Sub commands.", &[], NONE),
 ];
 
 /// The description of `name` (lowercase).

@@ -56,6 +56,7 @@ pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch:
     let mut session = Session::new(client, shared.opts.requirepass.is_some());
     let mut input = Pending::new(&shared);
     let _ = serve_client(&mut socket, &shared, &mut session, &mut input, &mut stop).await;
+    session.leave_pubsub(&shared);
     shared.clients.fetch_sub(1, Ordering::AcqRel);
 }
 
@@ -135,6 +136,12 @@ async fn serve_client(
                 read = input.read_from(socket) => read?,
                 _ = stop.changed() => return Ok(()),
                 _ = session.client.killed() => return Ok(()),
+                _ = message_for(session) => {
+                    if !send_messages(socket, session, stop).await? {
+                        return Ok(());
+                    }
+                    continue;
+                }
             };
             if n == 0 {
                 return Ok(());
@@ -244,8 +251,39 @@ async fn wait_blocked(
             }
             _ = stop.changed() => return Ok(None),
             _ = session.client.killed() => return Ok(None),
+            // A RESP3 client gets its messages while it waits, as from Redis.
+            _ = message_for(session) => {
+                if !send_messages(socket, session, stop).await? {
+                    return Ok(None);
+                }
+            }
         }
         registered.rearm();
+    }
+}
+
+/// Resolves when a message was published to the client (never if it has
+/// not subscribed).
+async fn message_for(session: &Session) {
+    match &session.pubsub {
+        Some(p) => p.sub.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes the messages published to the client; false as [`send`].
+async fn send_messages(
+    socket: &mut TcpStream,
+    session: &Session,
+    stop: &mut watch::Receiver<bool>,
+) -> std::io::Result<bool> {
+    // Publishers run on other threads: a turn of the scheduler lets the
+    // messages of their current pipelines join this write.
+    tokio::task::yield_now().await;
+    let mut out = Vec::new();
+    match session.drain_messages(&mut out) {
+        true => send(socket, &out, session, stop).await,
+        false => Ok(true),
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use crate::admin::REDIS_VERSION;
 use crate::commands::Outcome;
+use crate::pubsub::Space;
 use crate::resp::Reply;
 use crate::Shared;
 
@@ -108,10 +109,13 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     if want("stats") {
         sections.push(format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nslsm_swept_collections:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nslsm_swept_collections:{}\r\n",
             s.connections.load(Ordering::Relaxed),
             s.commands.load(Ordering::Relaxed),
             s.rejected.load(Ordering::Relaxed),
+            s.pubsub.names(Space::Channels),
+            s.pubsub.names(Space::Patterns),
+            s.pubsub.names(Space::Shards),
             s.swept.load(Ordering::Relaxed)
         ));
     }

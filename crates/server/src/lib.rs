@@ -37,6 +37,7 @@ pub mod incrbyfloat;
 pub mod info;
 mod inline;
 mod pipeline;
+pub mod pubsub;
 pub mod resp;
 pub mod session;
 pub mod store;
@@ -158,6 +159,8 @@ pub struct Shared {
     pub saves: Arc<admin::Saves>,
     /// Clients blocked in `BLPOP` and the like, and their wake-up.
     pub waiters: blocked::Waiters,
+    /// Who subscribed to which channel or pattern.
+    pub pubsub: pubsub::PubSub,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -230,6 +233,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         pending_input: Arc::new(AtomicUsize::new(0)),
         saves: Arc::new(admin::Saves::new()),
         waiters: blocked::Waiters::default(),
+        pubsub: pubsub::PubSub::default(),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });

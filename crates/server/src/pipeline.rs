@@ -98,7 +98,14 @@ pub fn run_some(
             }
             continue;
         }
+        // Messages published to the client go out between replies, those
+        // it published to itself before its PUBLISH's reply (as Redis).
+        session.drain_messages(out);
+        let publishes = is_publish(&first);
         let (reply, then) = execute(shared, session, first);
+        if publishes {
+            session.drain_messages(out);
+        }
         if !matches!(then, Then::Shutdown | Then::Block) {
             reply.encode(session.proto, out);
         }
@@ -107,6 +114,11 @@ pub fn run_some(
         }
     }
     Then::Continue
+}
+
+fn is_publish(req: &Request) -> bool {
+    let name = req[0].as_slice();
+    name.eq_ignore_ascii_case(b"publish") || name.eq_ignore_ascii_case(b"spublish")
 }
 
 /// The most `GET`s the next group may take, after a group of `len` (of at

@@ -203,6 +203,12 @@ pub enum Reply {
     /// An array of bulk strings held in one buffer (`LRANGE`): one
     /// allocation for the lot instead of one per element.
     Bulks(Bulks),
+    /// Out-of-band data (a pub/sub message, a subscription's
+    /// confirmation): a push (`>`) in RESP3, an array in RESP2.
+    Push(Vec<Reply>),
+    /// Several replies to one command, one after another (`SUBSCRIBE a b`
+    /// confirms each channel on its own).
+    Several(Vec<Reply>),
 }
 
 /// Bulk strings back to back in one buffer, with where each ends.
@@ -298,14 +304,7 @@ impl Reply {
             }
             Reply::Double(d) if proto >= 3 => push_line(out, b',', format_double(*d).as_bytes()),
             Reply::Double(d) => Reply::Bulk(format_double(*d).into_bytes()).encode(proto, out),
-            Reply::Set(items) => {
-                push_line(
-                    out,
-                    if proto >= 3 { b'~' } else { b'*' },
-                    items.len().to_string().as_bytes(),
-                );
-                items.iter().for_each(|r| r.encode(proto, out));
-            }
+            Reply::Set(items) => encode_aggregate(b'~', items, proto, out),
             Reply::Verbatim(text) if proto >= 3 => {
                 push_line(out, b'=', (text.len() + 4).to_string().as_bytes());
                 out.extend_from_slice(b"txt:");
@@ -317,6 +316,8 @@ impl Reply {
                 push_line(out, b'*', bulks.len().to_string().as_bytes());
                 bulks.iter().for_each(|b| encode_bulk(b, out));
             }
+            Reply::Push(items) => encode_aggregate(b'>', items, proto, out),
+            Reply::Several(replies) => replies.iter().for_each(|r| r.encode(proto, out)),
         }
     }
 }
@@ -366,6 +367,14 @@ fn trim_fraction(s: &str) -> &str {
 }
 
 /// Appends bulk string `b` (the same in both protocols).
+/// `items` under RESP3's aggregate `tag` (`~` a set, `>` a push), or as
+/// an array in RESP2.
+fn encode_aggregate(tag: u8, items: &[Reply], proto: u8, out: &mut Vec<u8>) {
+    let tag = if proto >= 3 { tag } else { b'*' };
+    push_line(out, tag, items.len().to_string().as_bytes());
+    items.iter().for_each(|r| r.encode(proto, out));
+}
+
 pub fn encode_bulk(b: &[u8], out: &mut Vec<u8>) {
     push_line(out, b'$', itoa(b.len() as u64, &mut [0; 20]));
     out.extend_from_slice(b);

@@ -9,6 +9,8 @@ use crate::blocked::Blocked;
 use crate::clients::Client;
 use crate::collections::blocking;
 use crate::commands::{self, Fail};
+use crate::pubsub::commands as pubsub;
+use crate::pubsub::Subscriptions;
 use crate::resp::{Reply, Request};
 use crate::store::{atomically, AtSnapshot, Direct};
 use crate::transaction::{self, Queue, Watch};
@@ -17,18 +19,20 @@ use crate::{admin, info};
 
 /// Redis's arity of `name` (negative: at least), if the server knows it.
 pub fn arity_of(name: &str) -> Option<i32> {
-    commands::arity(name).or(match name {
-        "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
-        "client" | "config" => Some(-2),
-        "echo" | "select" => Some(2),
-        "auth" => Some(-2),
-        "quit" | "flushdb" | "flushall" => Some(-1),
-        "time" | "save" | "lastsave" | "reset" => Some(1),
-        "bgsave" => Some(-1),
-        "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
-        "watch" => Some(-2),
-        _ => None,
-    })
+    commands::arity(name)
+        .or_else(|| crate::pubsub::commands::arity(name))
+        .or(match name {
+            "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
+            "client" | "config" => Some(-2),
+            "echo" | "select" => Some(2),
+            "auth" => Some(-2),
+            "quit" | "flushdb" | "flushall" => Some(-1),
+            "time" | "save" | "lastsave" | "reset" => Some(1),
+            "bgsave" => Some(-1),
+            "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
+            "watch" => Some(-2),
+            _ => None,
+        })
 }
 
 /// What the connection does after a reply.
@@ -63,6 +67,8 @@ pub struct Session {
     pub get_group: usize,
     /// The blocking command the connection waits to run again.
     pub blocked: Option<Blocked>,
+    /// Its channels, patterns and shard channels, once it subscribed.
+    pub pubsub: Option<Box<Subscriptions>>,
 }
 
 impl Session {
@@ -78,6 +84,7 @@ impl Session {
             watch: None,
             get_group: 1,
             blocked: None,
+            pubsub: None,
         }
     }
 }
@@ -86,7 +93,28 @@ impl Session {
     /// True when commands run as they come: authenticated, not queueing a
     /// `MULTI`.
     pub fn runs_plain_commands(&self) -> bool {
-        self.authenticated && self.queued.is_none()
+        self.authenticated && self.queued.is_none() && !(self.proto < 3 && self.subscribed())
+    }
+
+    /// True while the client has a subscription (`SUBSCRIBE` and the
+    /// like): in RESP2 it may then only run pub/sub commands.
+    pub fn subscribed(&self) -> bool {
+        self.pubsub.as_ref().is_some_and(|p| p.total() > 0)
+    }
+
+    /// Appends the messages published to this client since the last call
+    /// (none unless it subscribed).
+    pub fn drain_messages(&self, out: &mut Vec<u8>) -> bool {
+        self.pubsub
+            .as_ref()
+            .is_some_and(|p| p.sub.drain_into(self.proto, out))
+    }
+
+    /// Ends every subscription (the connection closes, or `RESET`).
+    pub fn leave_pubsub(&mut self, s: &Shared) {
+        if let Some(mut p) = self.pubsub.take() {
+            p.leave_all(&s.pubsub);
+        }
     }
 
     /// Commands queued since `MULTI`, `None` outside one.
@@ -168,6 +196,9 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
             Then::Continue,
         );
     }
+    if let Some(refused) = pubsub::refused_while_subscribed(session, &name) {
+        return (refused, Then::Continue);
+    }
     if session.queued.is_some()
         && !matches!(
             name.as_str(),
@@ -197,30 +228,11 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     done
 }
 
-/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`, as Redis 7 checks it:
-/// `Some(abort)`, or `None` for a syntax error. Saving, waiting for
-/// replicas and forcing have no meaning here: every acknowledged write is
-/// in the log, and the database is flushed and closed either way.
-fn shutdown_modifiers(args: &[Vec<u8>]) -> Option<bool> {
-    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
-    for arg in args {
-        match arg.to_ascii_lowercase().as_slice() {
-            b"save" => save = true,
-            b"nosave" => nosave = true,
-            b"abort" => abort = true,
-            b"now" | b"force" => other = true,
-            _ => return None,
-        }
-    }
-    match (save && nosave) || (abort && (save || nosave || other)) {
-        true => None,
-        false => Some(abort),
-    }
-}
-
-/// `RESET`: the connection as it was when it connected: no transaction or
-/// watch, RESP2, no name, and (with a password) not authenticated.
+/// `RESET`: the connection as it was when it connected: no transaction,
+/// watch or subscription, RESP2, no name, and (with a password) not
+/// authenticated.
 fn reset(s: &Shared, session: &mut Session) -> Reply {
+    session.leave_pubsub(s);
     session.queued = None;
     session.queue_failed = false;
     session.watch = None;
@@ -229,17 +241,6 @@ fn reset(s: &Shared, session: &mut Session) -> Reply {
     session.authenticated = s.opts.requirepass.is_none();
     session.client.names().name.clear();
     Reply::Simple("RESET".into())
-}
-
-/// `TIME`: the Unix time, seconds and microseconds, as two bulk strings.
-fn time_reply() -> Reply {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    Reply::Array(vec![
-        Reply::bulk(now.as_secs().to_string()),
-        Reply::bulk(now.subsec_micros().to_string()),
-    ])
 }
 
 fn flush(s: &Shared) -> Reply {
@@ -258,19 +259,29 @@ pub(crate) fn control(
     req: Request,
 ) -> (Reply, Then) {
     let reply = match name {
+        // A subscribed RESP2 client gets its PONG as an array, as a
+        // message would come.
+        "ping" if session.proto < 3 && session.subscribed() => Reply::Array(vec![
+            Reply::bulk("pong"),
+            Reply::Bulk(req.get(1).cloned().unwrap_or_default()),
+        ]),
         "ping" => match req.len() {
             1 => Reply::Simple("PONG".into()),
             2 => Reply::Bulk(req[1].clone()),
             _ => arity_error("ping"),
         },
+        "publish" => pubsub::publish(s, false, &req),
+        "spublish" => pubsub::publish(s, true, &req),
+        "pubsub" => to_reply(pubsub::introspect(s, &req)),
+
         "echo" => Reply::Bulk(req[1].clone()),
-        "time" => time_reply(),
+        "time" => admin::time_reply(),
         "save" => to_reply(admin::save(s)),
         "bgsave" => to_reply(admin::bgsave(s, &req)),
         "lastsave" => Reply::Int(s.saves.last.load(Ordering::Relaxed) as i64),
         "reset" => reset(s, session),
         "quit" => return (Reply::ok(), Then::Close),
-        "shutdown" => match shutdown_modifiers(&req[1..]) {
+        "shutdown" => match admin::shutdown_modifiers(&req[1..]) {
             Some(false) => return (Reply::ok(), Then::Shutdown),
             Some(true) => Reply::err("ERR No shutdown in progress."),
             None => Reply::err("ERR syntax error"),
@@ -322,7 +333,10 @@ pub(crate) fn control(
         }
         "exec" => transaction::exec(s, session),
         data if blocking::is_blocking(data) => return crate::blocked::start(s, session, data, req),
-        data => to_reply(run_data(s, data, &req)),
+        other => match pubsub::subscription_command(other) {
+            Some((space, subscribe)) => pubsub::run(s, session, space, subscribe, &req[1..]),
+            None => to_reply(run_data(s, other, &req)),
+        },
     };
     (reply, Then::Continue)
 }

@@ -264,6 +264,10 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 Some(_) => to_reply(commands::run(&name, req, &mut acc, &s.cursors)),
                 // As the transaction sees the keys (its writes included).
                 None if name == "dbsize" => to_reply(count_keys(&mut acc)),
+                // Sent once the transaction commits (below): a subscriber
+                // that reads the data when told sees the transaction's
+                // writes, and a transaction that fails publishes nothing.
+                None if is_publish(&name) => Reply::Null,
                 None => server_reply
                     .get_or_insert_with(|| control(s, session, &name, req.clone()).0)
                     .clone(),
@@ -274,6 +278,12 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
         match tx.commit_opt(&opts) {
             Ok(()) => {
                 apply_drops(&sp, drops);
+                for (req, reply) in queued.iter().zip(replies.iter_mut()) {
+                    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+                    if is_publish(&name) {
+                        *reply = control(s, session, &name, req.clone()).0;
+                    }
+                }
                 return Reply::Array(replies);
             }
             Err(slsm::Error::Conflict) => {
@@ -287,6 +297,10 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             Err(e) => return Reply::err(format!("ERR {e}")),
         }
     }
+}
+
+fn is_publish(name: &str) -> bool {
+    matches!(name, "publish" | "spublish")
 }
 
 /// `DBSIZE` through `acc`: its live keys, counted a chunk at a time.
