@@ -43,6 +43,21 @@ const C: &[&str] = &["fast", "loading", "stale"];
 const BLOCKING: &[&str] = &["write", "noscript", "blocking"];
 const PUBSUB: &[&str] = &["pubsub", "noscript", "loading", "stale"];
 const PUBLISH: &[&str] = &["pubsub", "loading", "stale", "fast"];
+const EVAL: &[&str] = &[
+    "noscript",
+    "stale",
+    "skip_monitor",
+    "no_mandatory_keys",
+    "movablekeys",
+];
+const EVAL_RO: &[&str] = &[
+    "readonly",
+    "noscript",
+    "stale",
+    "skip_monitor",
+    "no_mandatory_keys",
+    "movablekeys",
+];
 
 #[rustfmt::skip]
 pub const COMMANDS: &[Spec] = &[
@@ -184,6 +199,11 @@ pub const COMMANDS: &[Spec] = &[
     spec("publish", "pubsub", "Posts a message to a channel.", PUBLISH, NONE),
     spec("spublish", "pubsub", "Post a message to a shard channel", PUBLISH, ONE),
     spec("pubsub", "pubsub", "A container for Pub/Sub commands.", &[], NONE),
+    spec("eval", "scripting", "Executes a server-side Lua script.", EVAL, NONE),
+    spec("evalsha", "scripting", "Executes a server-side Lua script by SHA1 digest.", EVAL, NONE),
+    spec("eval_ro", "scripting", "Executes a read-only server-side Lua script.", EVAL_RO, NONE),
+    spec("evalsha_ro", "scripting", "Executes a read-only server-side Lua script by SHA1 digest.", EVAL_RO, NONE),
+    spec("script", "scripting", "A container for Lua scripts management commands.", &[], NONE),
 ];
 
 /// The description of `name` (lowercase).

@@ -39,6 +39,7 @@ mod inline;
 mod pipeline;
 pub mod pubsub;
 pub mod resp;
+pub mod scripting;
 pub mod session;
 pub mod store;
 mod transaction;
@@ -161,6 +162,8 @@ pub struct Shared {
     pub waiters: blocked::Waiters,
     /// Who subscribed to which channel or pattern.
     pub pubsub: pubsub::PubSub,
+    /// Lua scripts by SHA1.
+    pub scripts: scripting::Scripts,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -175,6 +178,13 @@ impl Shared {
 
     /// Stops the server (SHUTDOWN).
     pub fn shutdown_now(&self) -> bool {
+        self.stop()
+    }
+
+    /// Tells every connection to close and stops running scripts (one
+    /// looping for ever would otherwise hold the shutdown).
+    fn stop(&self) -> bool {
+        self.scripts.kill_all();
         self.shutdown.send(true).is_ok()
     }
 
@@ -193,7 +203,7 @@ pub struct Running {
 impl Running {
     /// Asks the server to stop (as SHUTDOWN or SIGTERM do).
     pub fn shutdown(&self) {
-        let _ = self.shared.shutdown.send(true);
+        let _ = self.shared.stop();
     }
 
     /// Waits until the server has stopped and the database is closed.
@@ -234,6 +244,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         saves: Arc::new(admin::Saves::new()),
         waiters: blocked::Waiters::default(),
         pubsub: pubsub::PubSub::default(),
+        scripts: scripting::Scripts::default(),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });
@@ -360,7 +371,7 @@ pub fn run(opts: ServerOptions) -> Result<(), String> {
                 _ = term.recv() => {}
                 _ = tokio::signal::ctrl_c() => {}
             }
-            let _ = shared.shutdown.send(true);
+            let _ = shared.stop();
         });
         running.stopped().await;
         eprintln!("slsm serve: database closed, bye");

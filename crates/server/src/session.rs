@@ -21,6 +21,7 @@ use crate::{admin, info};
 pub fn arity_of(name: &str) -> Option<i32> {
     commands::arity(name)
         .or_else(|| crate::pubsub::commands::arity(name))
+        .or_else(|| crate::scripting::arity(name))
         .or(match name {
             "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
             "client" | "config" => Some(-2),
@@ -273,6 +274,9 @@ pub(crate) fn control(
         "publish" => pubsub::publish(s, false, &req),
         "spublish" => pubsub::publish(s, true, &req),
         "pubsub" => to_reply(pubsub::introspect(s, &req)),
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" => {
+            crate::scripting::command(s, name, &req)
+        }
 
         "echo" => Reply::Bulk(req[1].clone()),
         "time" => admin::time_reply(),

@@ -22,6 +22,7 @@ use slsm::Keyspace;
 
 use crate::commands;
 use crate::resp::{Reply, Request};
+use crate::scripting;
 use crate::session::{control, to_reply, Session};
 use crate::store::{apply_drops, Access, InTx};
 use crate::Shared;
@@ -257,6 +258,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     loop {
         let mut replies = Vec::with_capacity(queued.len());
         let mut drops = Vec::new();
+        let mut effects = scripting::Effects::default();
         for (req, server_reply) in queued.iter().zip(server_replies.iter_mut()) {
             let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
             let mut acc = InTx::new(&mut tx, &sp);
@@ -268,6 +270,14 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 // that reads the data when told sees the transaction's
                 // writes, and a transaction that fails publishes nothing.
                 None if is_publish(&name) => Reply::Null,
+                None if scripting::is_eval(&name) => {
+                    let ran = scripting::eval_in(s, &mut acc, req, &mut effects);
+                    if ran.killed {
+                        // Nothing of the transaction commits.
+                        return ran.reply;
+                    }
+                    ran.reply
+                }
                 None => server_reply
                     .get_or_insert_with(|| control(s, session, &name, req.clone()).0)
                     .clone(),
@@ -278,6 +288,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
         match tx.commit_opt(&opts) {
             Ok(()) => {
                 apply_drops(&sp, drops);
+                effects.apply(s);
                 for (req, reply) in queued.iter().zip(replies.iter_mut()) {
                     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
                     if is_publish(&name) {

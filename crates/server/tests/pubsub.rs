@@ -4,56 +4,10 @@
 //! does not read.
 
 mod common;
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::time::{Duration, Instant};
 
-use common::{request, Server};
-
-/// A connection read and written in raw RESP.
-struct Raw(TcpStream);
-
-impl Raw {
-    fn new(s: &Server) -> Raw {
-        let c = TcpStream::connect(s.addr).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Raw(c)
-    }
-
-    fn send(&mut self, requests: &[&[&str]]) -> &mut Self {
-        let bytes: Vec<u8> = requests.iter().flat_map(|r| request(r)).collect();
-        self.0.write_all(&bytes).unwrap();
-        self
-    }
-
-    /// Reads exactly `want`'s length and compares.
-    fn expect(&mut self, want: &str) {
-        let mut got = vec![0; want.len()];
-        self.0.read_exact(&mut got).unwrap();
-        assert_eq!(String::from_utf8_lossy(&got), want);
-    }
-
-    /// Nothing more arrives within a short while.
-    fn expect_quiet(&mut self) {
-        self.0
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        let mut b = [0u8; 256];
-        match self.0.read(&mut b) {
-            Ok(n) => panic!("unexpected: {:?}", String::from_utf8_lossy(&b[..n])),
-            Err(e) => assert!(
-                matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ),
-                "{e}"
-            ),
-        }
-        self.0
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-    }
-}
+use common::{Raw, Server};
 
 const ONLY_PUBSUB: &str = "-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n";
 

@@ -262,6 +262,21 @@ impl PubSub {
         received
     }
 
+    /// How many subscriptions a `PUBLISH` (or `SPUBLISH`) on `channel`
+    /// would reach now.
+    pub fn receivers(&self, shard: bool, channel: &[u8]) -> usize {
+        if shard {
+            return self.count(Space::Shards, channel);
+        }
+        let patterns: usize = self
+            .space(Space::Patterns)
+            .iter()
+            .filter(|(p, _)| glob::matches(p, channel))
+            .map(|(_, subs)| subs.len())
+            .sum();
+        self.count(Space::Channels, channel) + patterns
+    }
+
     /// The channels (or shard channels) with subscribers whose names match
     /// `pattern` (all of them if `None`).
     pub fn active(&self, space: Space, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {

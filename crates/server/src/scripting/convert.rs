@@ -1,0 +1,103 @@
+//! Values between the server and scripts, as Redis converts them (RESP2
+//! conventions: a status is `{ok=...}`, an error `{err=...}`, a missing
+//! value `false`; a Lua number becomes an integer, truncated).
+
+use mlua::{Lua, MultiValue, Value};
+
+use crate::resp::{format_double, Reply, Request};
+
+/// Deepest nesting of tables a reply converts (Redis stops at its Lua
+/// stack's limit too): a script cannot overflow the server's stack.
+const MAX_DEPTH: usize = 256;
+
+pub fn error_table(lua: &Lua, message: &str) -> mlua::Result<Value> {
+    let t = lua.create_table()?;
+    t.raw_set("err", message)?;
+    Ok(Value::Table(t))
+}
+
+/// A `redis.call`'s arguments as a request: strings and numbers (as Lua
+/// prints them), nothing else.
+pub fn request_of(lua: &Lua, args: MultiValue) -> Result<Request, String> {
+    if args.is_empty() {
+        return Err("ERR Please specify at least one argument for this redis lib call".into());
+    }
+    args.into_iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.as_bytes().to_vec()),
+            v @ (Value::Integer(_) | Value::Number(_)) => lua
+                .coerce_string(v)
+                .ok()
+                .flatten()
+                .map(|s| s.as_bytes().to_vec())
+                .ok_or_else(|| {
+                    "ERR Lua redis lib command arguments must be strings or integers".to_string()
+                }),
+            _ => Err("ERR Lua redis lib command arguments must be strings or integers".into()),
+        })
+        .collect()
+}
+
+/// A command's reply as the script sees it (RESP2 conventions).
+pub fn to_lua(lua: &Lua, reply: Reply, depth: usize) -> mlua::Result<Value> {
+    if depth > MAX_DEPTH {
+        return Err(mlua::Error::runtime("reached lua stack limit"));
+    }
+    let array = |items: Vec<Reply>| -> mlua::Result<Value> {
+        let t = lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.into_iter().enumerate() {
+            t.raw_set(i + 1, to_lua(lua, item, depth + 1)?)?;
+        }
+        Ok(Value::Table(t))
+    };
+    let flat =
+        |pairs: Vec<(Reply, Reply)>| array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect());
+    Ok(match reply {
+        Reply::Int(n) => Value::Number(n as f64),
+        Reply::Bulk(b) | Reply::Verbatim(b) => Value::String(lua.create_string(&b)?),
+        Reply::Null | Reply::NullArray => Value::Boolean(false),
+        Reply::Simple(s) => {
+            let t = lua.create_table()?;
+            t.raw_set("ok", s)?;
+            Value::Table(t)
+        }
+        Reply::Error(e) => error_table(lua, &e)?,
+        Reply::Double(d) => Value::String(lua.create_string(format_double(d))?),
+        Reply::Array(items) | Reply::Set(items) | Reply::Push(items) | Reply::Several(items) => {
+            array(items)?
+        }
+        Reply::Map(pairs) | Reply::Pairs(pairs) => flat(pairs)?,
+        Reply::Bulks(b) => array(b.iter().map(|v| Reply::Bulk(v.to_vec())).collect())?,
+    })
+}
+
+/// A script's return value as a reply, as Redis converts it.
+pub fn from_lua(v: Value, depth: usize) -> Result<Reply, String> {
+    if depth > MAX_DEPTH {
+        return Err("ERR reached lua stack limit".into());
+    }
+    Ok(match v {
+        Value::Nil | Value::Boolean(false) => Reply::Null,
+        Value::Boolean(true) => Reply::Int(1),
+        Value::Integer(n) => Reply::Int(n),
+        Value::Number(f) => Reply::Int(f as i64),
+        Value::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
+        Value::Table(t) => {
+            if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+                return Ok(Reply::Error(e.to_string_lossy()));
+            }
+            if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
+                return Ok(Reply::Simple(s.to_string_lossy()));
+            }
+            let mut items = Vec::new();
+            for i in 1.. {
+                match t.raw_get::<Value>(i) {
+                    Ok(Value::Nil) | Err(_) => break,
+                    Ok(v) => items.push(from_lua(v, depth + 1)?),
+                }
+            }
+            Reply::Array(items)
+        }
+        _ => Reply::Null,
+    })
+}

@@ -1,0 +1,222 @@
+//! The libraries Redis gives scripts beyond Lua's own: `bit` (LuaBitOp's
+//! operations on 32-bit integers) and `cjson` (JSON as lua-cjson encodes
+//! and decodes it), written here on `serde_json` since no crate provides
+//! them for `mlua`. Not provided: `cmsgpack` and `struct`.
+
+use mlua::{Lua, Table, Value, Variadic};
+
+/// Adds `bit` and `cjson` to the globals of `lua`.
+pub fn install(lua: &Lua) -> mlua::Result<()> {
+    let g = lua.globals();
+    g.raw_set("bit", bit(lua)?)?;
+    g.raw_set("cjson", cjson(lua)?)?;
+    Ok(())
+}
+
+/// A Lua number as LuaBitOp normalizes it: rounded, then its low 32 bits
+/// as a signed integer.
+fn tobit(x: f64) -> i32 {
+    let rounded = x.round_ties_even();
+    (rounded.rem_euclid(4294967296.0) as u64 as u32) as i32
+}
+
+fn bit(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let unary = |f: fn(i32) -> i32| lua.create_function(move |_, x: f64| Ok(f(tobit(x)) as f64));
+    let fold = |f: fn(i32, i32) -> i32| {
+        lua.create_function(move |_, (x, rest): (f64, Variadic<f64>)| {
+            Ok(rest.iter().fold(tobit(x), |acc, &y| f(acc, tobit(y))) as f64)
+        })
+    };
+    let shift = |f: fn(i32, u32) -> i32| {
+        lua.create_function(move |_, (x, n): (f64, f64)| {
+            Ok(f(tobit(x), (tobit(n) & 31) as u32) as f64)
+        })
+    };
+    t.raw_set("tobit", unary(|x| x)?)?;
+    t.raw_set("bnot", unary(|x| !x)?)?;
+    t.raw_set("bswap", unary(i32::swap_bytes)?)?;
+    t.raw_set("band", fold(|a, b| a & b)?)?;
+    t.raw_set("bor", fold(|a, b| a | b)?)?;
+    t.raw_set("bxor", fold(|a, b| a ^ b)?)?;
+    t.raw_set("lshift", shift(|x, n| ((x as u32) << n) as i32)?)?;
+    t.raw_set("rshift", shift(|x, n| ((x as u32) >> n) as i32)?)?;
+    t.raw_set("arshift", shift(|x, n| x >> n)?)?;
+    t.raw_set("rol", shift(|x, n| (x as u32).rotate_left(n) as i32)?)?;
+    t.raw_set("ror", shift(|x, n| (x as u32).rotate_right(n) as i32)?)?;
+    let tohex = lua.create_function(|_, (x, n): (f64, Option<f64>)| {
+        let n = n.map_or(8, tobit);
+        let digits = n.unsigned_abs().min(8) as usize;
+        let v = tobit(x) as u32 as u64;
+        let hex = match n < 0 {
+            true => format!("{v:08X}"),
+            false => format!("{v:08x}"),
+        };
+        Ok(hex[8 - digits..].to_string())
+    })?;
+    t.raw_set("tohex", tohex)?;
+    Ok(t)
+}
+
+fn cjson(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("null", Value::NULL)?;
+    t.raw_set(
+        "encode",
+        lua.create_function(|lua, v: Value| {
+            let mut out = String::new();
+            encode(lua, &v, &mut out, 0)?;
+            Ok(out)
+        })?,
+    )?;
+    t.raw_set(
+        "decode",
+        lua.create_function(|lua, s: mlua::String| {
+            let json: serde_json::Value = serde_json::from_slice(&s.as_bytes()).map_err(|e| {
+                mlua::Error::runtime(format!("Expected value but found invalid token: {e}"))
+            })?;
+            decode(lua, json)
+        })?,
+    )?;
+    Ok(t)
+}
+
+/// Deepest nesting `cjson.encode` follows (lua-cjson's default).
+const MAX_ENCODE_DEPTH: usize = 1000;
+
+fn encode(lua: &Lua, v: &Value, out: &mut String, depth: usize) -> mlua::Result<()> {
+    if depth > MAX_ENCODE_DEPTH {
+        return Err(mlua::Error::runtime(
+            "Cannot serialise, excessive nesting (1001)",
+        ));
+    }
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::LightUserData(p) if p.0.is_null() => out.push_str("null"),
+        Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Integer(_) | Value::Number(_) => {
+            let text = lua.coerce_string(v.clone())?.map(|s| s.to_string_lossy());
+            match text.as_deref() {
+                Some("inf" | "-inf" | "nan" | "-nan") | None => {
+                    return Err(mlua::Error::runtime(
+                        "Cannot serialise number: must not be NaN or Inf",
+                    ))
+                }
+                Some(t) => out.push_str(t),
+            }
+        }
+        Value::String(s) => encode_string(&s.as_bytes(), out),
+        Value::Table(t) => encode_table(lua, t, out, depth)?,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "Cannot serialise {}: type not supported",
+                other.type_name()
+            )))
+        }
+    }
+    Ok(())
+}
+
+fn encode_table(lua: &Lua, t: &Table, out: &mut String, depth: usize) -> mlua::Result<()> {
+    let pairs: Vec<(Value, Value)> = t
+        .clone()
+        .pairs::<Value, Value>()
+        .collect::<mlua::Result<_>>()?;
+    let index = |k: &Value| match k {
+        Value::Integer(i) if *i >= 1 => Some(*i as usize),
+        Value::Number(f) if *f >= 1.0 && f.fract() == 0.0 => Some(*f as usize),
+        _ => None,
+    };
+    let max = pairs
+        .iter()
+        .map(|(k, _)| index(k))
+        .try_fold(0usize, |m, i| i.map(|i| m.max(i)));
+    match max {
+        Some(max) if max > 0 => {
+            if max > pairs.len() * 2 && max > 10 {
+                return Err(mlua::Error::runtime(
+                    "Cannot serialise table: excessively sparse array",
+                ));
+            }
+            out.push('[');
+            for i in 1..=max {
+                if i > 1 {
+                    out.push(',');
+                }
+                encode(lua, &t.raw_get::<Value>(i)?, out, depth + 1)?;
+            }
+            out.push(']');
+        }
+        _ => {
+            out.push('{');
+            for (n, (k, v)) in pairs.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                let key = match k {
+                    Value::String(s) => s.as_bytes().to_vec(),
+                    Value::Integer(_) | Value::Number(_) => lua
+                        .coerce_string(k.clone())?
+                        .map(|s| s.as_bytes().to_vec())
+                        .unwrap_or_default(),
+                    _ => {
+                        return Err(mlua::Error::runtime(
+                            "Cannot serialise table: table key must be a number or string",
+                        ))
+                    }
+                };
+                encode_string(&key, out);
+                out.push(':');
+                encode(lua, v, out, depth + 1)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+/// A JSON string as lua-cjson writes it (it escapes `/` too).
+fn encode_string(bytes: &[u8], out: &mut String) {
+    out.push('"');
+    for ch in String::from_utf8_lossy(bytes).chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '/' => out.push_str("\\/"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn decode(lua: &Lua, json: serde_json::Value) -> mlua::Result<Value> {
+    use serde_json::Value as J;
+    Ok(match json {
+        J::Null => Value::NULL,
+        J::Bool(b) => Value::Boolean(b),
+        J::Number(n) => Value::Number(n.as_f64().unwrap_or(0.0)),
+        J::String(s) => Value::String(lua.create_string(&s)?),
+        J::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.into_iter().enumerate() {
+                t.raw_set(i + 1, decode(lua, item)?)?;
+            }
+            Value::Table(t)
+        }
+        J::Object(map) => {
+            let t = lua.create_table_with_capacity(0, map.len())?;
+            for (k, v) in map {
+                t.raw_set(k, decode(lua, v)?)?;
+            }
+            Value::Table(t)
+        }
+    })
+}

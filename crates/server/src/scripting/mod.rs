@@ -1,0 +1,356 @@
+//! Lua scripts: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT
+//! LOAD|EXISTS|FLUSH|KILL|HELP`, as Redis 7.0 runs them (the interpreter
+//! and the conversions are in [`vm`]).
+//!
+//! A script runs in one engine transaction: its commands see each other's
+//! writes, other clients see all of them or none, and a conflict with
+//! another client's commit runs the script again from the start (its
+//! writes so far discarded), so a script is atomic as in Redis without
+//! stopping the server while it runs. A script that fails part way keeps
+//! the writes it made before the error, as in Redis (which has no
+//! rollback). What a script does beyond the data happens once its
+//! transaction commits: its `PUBLISH`es are sent (a `PUBLISH` in a script
+//! answers how many subscribers there are now) and the clients blocked on
+//! the lists and sorted sets it pushed to are woken. A script may not
+//! block, subscribe, start a transaction or run a script (Redis's "not
+//! allowed from script"). `SCRIPT KILL` stops a running script and
+//! discards everything it wrote, so it is always safe (Redis refuses once
+//! a script has written, since it cannot undo the writes).
+//!
+//! Owns: the script bodies by SHA1 (`SCRIPT LOAD` and every `EVAL` add to
+//! them, `SCRIPT FLUSH` empties them) and the kill switches of running
+//! scripts. Thread-safety: a mutex each; the interpreters are per thread.
+
+mod convert;
+mod libs;
+pub mod vm;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::access::{apply_drops, InTx};
+use crate::admin::subcommand_error;
+use crate::collections::blocking;
+use crate::commands::{self, Fail, Outcome};
+use crate::resp::{Reply, Request};
+use crate::session::{arity_of, to_reply};
+use crate::Shared;
+
+/// What the server keeps of scripts.
+#[derive(Default)]
+pub struct Scripts {
+    bodies: Mutex<HashMap<String, Arc<[u8]>>>,
+    /// Bumped by `SCRIPT FLUSH`: each thread's interpreter forgets its
+    /// compiled scripts when it sees a new value.
+    flushes: AtomicU64,
+    running: Mutex<Vec<Arc<AtomicBool>>>,
+}
+
+impl Scripts {
+    fn bodies(&self) -> MutexGuard<'_, HashMap<String, Arc<[u8]>>> {
+        self.bodies.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn running(&self) -> MutexGuard<'_, Vec<Arc<AtomicBool>>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stops every running script (`SCRIPT KILL`, shutdown); false if none
+    /// was running.
+    pub fn kill_all(&self) -> bool {
+        let running = self.running();
+        running
+            .iter()
+            .for_each(|k| k.store(true, Ordering::Relaxed));
+        !running.is_empty()
+    }
+
+    fn add(&self, body: &[u8]) -> (String, Arc<[u8]>) {
+        let sha = sha1_hex(body);
+        let body = Arc::clone(
+            self.bodies()
+                .entry(sha.clone())
+                .or_insert_with(|| body.into()),
+        );
+        (sha, body)
+    }
+}
+
+pub fn sha1_hex(bytes: &[u8]) -> String {
+    sha1_smol::Sha1::from(bytes).digest().to_string()
+}
+
+/// Redis's arity of a scripting command.
+pub fn arity(name: &str) -> Option<i32> {
+    match name {
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => Some(-3),
+        "script" => Some(-2),
+        _ => None,
+    }
+}
+
+pub fn is_eval(name: &str) -> bool {
+    matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
+}
+
+/// What a script did beyond its writes, done once they commit.
+#[derive(Default)]
+pub struct Effects {
+    /// `(shard, channel, message)`.
+    publishes: Vec<(bool, Vec<u8>, Vec<u8>)>,
+    /// Its commands that may add elements blocked clients wait for.
+    pushes: Vec<Request>,
+}
+
+impl Effects {
+    pub fn apply(self, s: &Shared) {
+        for (shard, channel, message) in self.publishes {
+            s.pubsub.publish(shard, &channel, &message);
+        }
+        let wake = blocking::wakes_of_all(&self.pushes);
+        if !wake.is_empty() {
+            s.waiters.wake(wake);
+        }
+    }
+}
+
+/// `EVAL`/`EVALSHA` (and their `_RO` forms) outside `MULTI`: the script
+/// in a transaction of its own, retried on a conflict, discarded if the
+/// script was killed.
+pub fn eval(s: &Shared, req: &Request) -> Reply {
+    let sp = s.store.spaces();
+    loop {
+        let mut tx = s.store.db.transaction();
+        let mut acc = InTx::new(&mut tx, &sp);
+        let mut effects = Effects::default();
+        let ran = eval_in(s, &mut acc, req, &mut effects);
+        if ran.killed {
+            return ran.reply;
+        }
+        let drops = acc.drops;
+        match tx.commit_opt(&s.write_options()) {
+            Ok(()) => {
+                apply_drops(&sp, drops);
+                effects.apply(s);
+                return ran.reply;
+            }
+            Err(slsm::Error::Conflict) => continue,
+            Err(e) => return Reply::err(format!("ERR {e}")),
+        }
+    }
+}
+
+/// How a script's run ended.
+pub struct Ran {
+    pub reply: Reply,
+    /// `SCRIPT KILL` stopped it: its transaction must not commit.
+    pub killed: bool,
+}
+
+/// Runs the script of `req` through `acc` (a transaction the caller
+/// commits unless the script was killed), recording into `effects` what to
+/// do once it has.
+pub fn eval_in(s: &Shared, acc: &mut InTx<'_>, req: &Request, effects: &mut Effects) -> Ran {
+    let mut killed = false;
+    let reply = run_script(s, acc, req, effects, &mut killed);
+    Ran { reply, killed }
+}
+
+fn run_script(
+    s: &Shared,
+    acc: &mut InTx<'_>,
+    req: &Request,
+    effects: &mut Effects,
+    killed_out: &mut bool,
+) -> Reply {
+    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+    let read_only = name.ends_with("_ro");
+    let (keys, argv) = match split_keys(req) {
+        Ok(split) => split,
+        Err(e) => return e,
+    };
+    let (sha, body) = match name.starts_with("evalsha") {
+        false => s.scripts.add(&req[1]),
+        true => {
+            let sha = String::from_utf8_lossy(&req[1]).to_ascii_lowercase();
+            match s.scripts.bodies().get(&sha) {
+                Some(body) => (sha, Arc::clone(body)),
+                None => return Reply::err("NOSCRIPT No matching script. Please use EVAL."),
+            }
+        }
+    };
+    let killed = Arc::new(AtomicBool::new(false));
+    s.scripts.running().push(Arc::clone(&killed));
+    let flushes = s.scripts.flushes.load(Ordering::Acquire);
+    let mut command = |r: Request| run_command(s, acc, r, read_only, effects);
+    let outcome = {
+        vm::with_vm(|vm| {
+            if vm.flushes_seen() != flushes {
+                vm.forget(flushes);
+            }
+            let f = vm.function(&sha, &body).map_err(Reply::Error)?;
+            let limits = vm::Limits {
+                killed: Arc::clone(&killed),
+            };
+            vm.run(&f, keys, argv, limits, &mut command)
+                .map_err(|fail| {
+                    Reply::Error(format!(
+                        "{} script: {sha}, on @user_script:{}.",
+                        fail.message, fail.line
+                    ))
+                })
+        })
+    };
+    s.scripts.running().retain(|k| !Arc::ptr_eq(k, &killed));
+    *killed_out = killed.load(Ordering::Relaxed);
+    match outcome {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(reply)) => reply,
+        Err(e) => Reply::Error(e),
+    }
+}
+
+type Arg = Vec<u8>;
+
+/// `numkeys key... arg...` of an `EVAL`: the keys and the arguments.
+fn split_keys(req: &Request) -> Result<(&[Arg], &[Arg]), Reply> {
+    let n = commands::int_arg(&req[2])
+        .map_err(|_| Reply::err("ERR value is not an integer or out of range"))?;
+    if n < 0 {
+        return Err(Reply::err("ERR Number of keys can't be negative"));
+    }
+    let rest = &req[3..];
+    if n as u64 > rest.len() as u64 {
+        return Err(Reply::err(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    Ok(rest.split_at(n as usize))
+}
+
+/// One `redis.call` of a script, checked as Redis checks it: known,
+/// right number of arguments, allowed in scripts, not a write in a
+/// read-only script.
+fn run_command(
+    s: &Shared,
+    acc: &mut InTx<'_>,
+    req: Request,
+    read_only: bool,
+    effects: &mut Effects,
+) -> Reply {
+    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+    let Some(arity) = arity_of(&name) else {
+        return Reply::err("ERR Unknown Redis command called from script");
+    };
+    let n = req.len() as i32;
+    if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
+        return Reply::err("ERR Wrong number of args calling Redis command from script");
+    }
+    let data = commands::arity(&name).is_some() && !blocking::is_blocking(&name);
+    let server = matches!(
+        name.as_str(),
+        "ping" | "echo" | "time" | "publish" | "spublish"
+    );
+    if !data && !server {
+        return Reply::err("ERR This Redis command is not allowed from script");
+    }
+    if read_only && writes(&name) {
+        return Reply::err("ERR Write commands are not allowed from read-only scripts.");
+    }
+    match name.as_str() {
+        "ping" => match req.get(1) {
+            Some(m) => Reply::Bulk(m.clone()),
+            None => Reply::Simple("PONG".into()),
+        },
+        "echo" => Reply::Bulk(req[1].clone()),
+        "time" => crate::admin::time_reply(),
+        "publish" | "spublish" => {
+            let shard = name == "spublish";
+            let receivers = s.pubsub.receivers(shard, &req[1]);
+            effects
+                .publishes
+                .push((shard, req[1].clone(), req[2].clone()));
+            Reply::Int(receivers as i64)
+        }
+        _ => {
+            let reply = to_reply(commands::run(&name, &req, acc, &s.cursors));
+            effects.pushes.push(req);
+            reply
+        }
+    }
+}
+
+/// True for commands Redis flags as writes.
+fn writes(name: &str) -> bool {
+    crate::command_table::find(name).is_some_and(|spec| spec.flags.contains(&"write"))
+}
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// `SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP`.
+pub fn script(s: &Shared, a: &[Vec<u8>]) -> Outcome {
+    let sub = a[1].to_ascii_lowercase();
+    let known = ["load", "exists", "flush", "kill", "help"];
+    match (sub.as_slice(), a.len()) {
+        (b"load", 3) => Ok(Reply::bulk(s.scripts.add(&a[2]).0)),
+        (b"exists", n) if n >= 3 => {
+            let bodies = s.scripts.bodies();
+            Ok(Reply::Array(
+                a[2..]
+                    .iter()
+                    .map(|sha| {
+                        let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
+                        Reply::Int(bodies.contains_key(&sha) as i64)
+                    })
+                    .collect(),
+            ))
+        }
+        (b"flush", 2 | 3) => {
+            if let Some(mode) = a.get(2).map(|m| m.to_ascii_lowercase()) {
+                if mode != b"sync" && mode != b"async" {
+                    return Err(Fail::Reply(Reply::err(
+                        "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+                    )));
+                }
+            }
+            s.scripts.bodies().clear();
+            s.scripts.flushes.fetch_add(1, Ordering::AcqRel);
+            Ok(Reply::ok())
+        }
+        (b"kill", 2) => match s.scripts.kill_all() {
+            true => Ok(Reply::ok()),
+            false => Err(Fail::Reply(Reply::err(
+                "NOTBUSY No scripts in execution right now.",
+            ))),
+        },
+        (b"help", 2) => Ok(Reply::Array(
+            HELP.iter().map(|l| Reply::Simple((*l).into())).collect(),
+        )),
+        _ => Err(subcommand_error("script", &known, a)),
+    }
+}
+
+/// Runs a scripting command outside `MULTI`.
+pub fn command(s: &Shared, name: &str, req: &Request) -> Reply {
+    match is_eval(name) {
+        true => eval(s, req),
+        false => to_reply(script(s, req)),
+    }
+}

@@ -1,0 +1,363 @@
+//! The Lua 5.1 interpreter scripts run in (the `mlua` crate, Lua built
+//! from its sources), one per server thread, set up as Redis 7.0 sets up
+//! its own: the base, table, string and math libraries; the `redis` table;
+//! a global table that a script can read but not write (reading a global
+//! that does not exist is an error, as in Redis); and each script compiled
+//! once per thread, as a function of its SHA1.
+//!
+//! A script's `redis.call` and `redis.pcall` reach the server through the
+//! `command` closure [`Vm::run`] is given, which runs the command inside
+//! the script's engine transaction (see `scripting/mod.rs`); replies and
+//! Lua values convert as in `scripting/convert.rs`.
+//!
+//! Owns: the interpreter and its compiled scripts. Thread-safety: one per
+//! thread (`thread_local!`); never shared.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+
+use super::convert::{error_table, from_lua, request_of, to_lua};
+use crate::resp::{Reply, Request};
+
+/// Most memory one thread's interpreter may hold.
+const MEMORY_LIMIT: usize = 1 << 30;
+/// Compiled scripts a thread keeps.
+const MAX_COMPILED: usize = 10_000;
+/// How often (in Lua instructions) a running script checks whether it is
+/// past its time or was killed.
+const CHECK_EVERY: u32 = 10_000;
+
+/// Sets up the globals scripts see; run once per interpreter, before the
+/// global table is locked.
+/// (`redis.call` and `redis.pcall` are set for each run: they are Rust
+/// functions, so a `return redis.call(...)` keeps the script's frame, and
+/// its line, on the stack when the command fails.)
+const PRELUDE: &str = r#"
+redis = {
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REPL_NONE = 0, REPL_AOF = 1, REPL_SLAVE = 2, REPL_REPLICA = 2, REPL_ALL = 3,
+}
+function redis.error_reply(e) return { err = e } end
+function redis.status_reply(s) return { ok = s } end
+function redis.log() end
+function redis.setresp() end
+function redis.set_repl() end
+function redis.replicate_commands() return true end
+function redis.breakpoint() return false end
+function redis.debug() end
+loadfile, dofile, print, collectgarbage, module, require, newproxy = nil
+"#;
+
+/// Locks the global table: reads of missing names and writes are errors.
+const LOCK_GLOBALS: &str = r#"
+local error, tostring = error, tostring
+setmetatable(_G, {
+  __index = function(_, k)
+    if k == "loadstring" then return nil end
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end,
+  __newindex = function() error("Attempt to modify a readonly table", 2) end,
+})
+"#;
+
+/// Why a script did not return a value: the error's text (for Redis's
+/// reply) and the script's line it happened on (0 if unknown).
+pub struct Failure {
+    pub message: String,
+    pub line: i64,
+}
+
+/// What stops a running script: `SCRIPT KILL`'s switch. There is no time
+/// limit: a long script holds one thread, not the server (Redis's
+/// `lua-time-limit` only starts answering `BUSY` to other clients, which
+/// here keep being served; see [`leave_the_scheduler`]).
+pub struct Limits {
+    pub killed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long a script runs on a tokio worker before it hands the worker to
+/// another thread; it tries again after twice as long, up to
+/// [`SHARE_TRIES`] times.
+const SHARE_AFTER: Duration = Duration::from_millis(2);
+const SHARE_TRIES: u32 = 4;
+
+/// Hands this tokio worker (its queue of connections, and its turn at
+/// polling the sockets) to another thread while the script goes on here.
+/// Without this, a script that runs long can leave the server's sockets
+/// unpolled: with two workers, one running the script and the other
+/// asleep waiting to be told of work, nobody reads the client sending
+/// `SCRIPT KILL` (seen in `tests/scripting.rs`, one run in two).
+///
+/// `block_in_place` starts a thread that takes the worker, and takes it
+/// back when its closure returns if that thread has not taken it yet;
+/// the closure waits a millisecond so that it has (a thread starts in
+/// tens of microseconds). Only scripts running past [`SHARE_AFTER`] pay
+/// that millisecond: handing over before every script cost a third of
+/// `EVALSHA`'s throughput.
+fn leave_the_scheduler() {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if let Ok(RuntimeFlavor::MultiThread) = Handle::try_current().map(|h| h.runtime_flavor()) {
+        tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(1)));
+    }
+}
+
+pub struct Vm {
+    lua: Lua,
+    /// The `redis` table, whose `call` and `pcall` each run sets.
+    redis: Table,
+    compiled: HashMap<String, Function>,
+    /// The `SCRIPT FLUSH` count `compiled` is up to date with.
+    flushes: u64,
+    xpcall: Function,
+    on_error: Function,
+}
+
+thread_local! {
+    static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's interpreter (created on first use).
+pub fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, String> {
+    VM.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| "ERR scripts cannot nest".to_string())?;
+        if slot.is_none() {
+            *slot = Some(Vm::new().map_err(|e| format!("ERR cannot start Lua: {e}"))?);
+        }
+        Ok(f(slot.as_mut().expect("just set")))
+    })
+}
+
+impl Vm {
+    fn new() -> mlua::Result<Vm> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+        let lua = Lua::new_with(libs, LuaOptions::new())?;
+        lua.set_memory_limit(MEMORY_LIMIT)?;
+        let g = lua.globals();
+        lua.load(PRELUDE).set_name("=prelude").exec()?;
+        super::libs::install(&lua)?;
+        let redis: Table = g.raw_get("redis")?;
+        redis.raw_set("REDIS_VERSION", crate::admin::REDIS_VERSION)?;
+        redis.raw_set("REDIS_VERSION_NUM", redis_version_num())?;
+        let sha1hex =
+            lua.create_function(|_, s: mlua::String| Ok(super::sha1_hex(&s.as_bytes())))?;
+        redis.raw_set("sha1hex", sha1hex)?;
+        let xpcall: Function = g.raw_get("xpcall")?;
+        let on_error = lua.create_function(|lua, e: Value| {
+            let line = user_line(lua);
+            let t = lua.create_table()?;
+            t.raw_set(1, e)?;
+            t.raw_set(2, line)?;
+            Ok(t)
+        })?;
+        lua.load(LOCK_GLOBALS).set_name("=lock").exec()?;
+        Ok(Vm {
+            lua,
+            redis,
+            compiled: HashMap::new(),
+            flushes: 0,
+            xpcall,
+            on_error,
+        })
+    }
+
+    /// The function of script `body` (SHA1 `sha`), compiled on first use;
+    /// Redis's compile error text if it does not compile.
+    pub fn function(&mut self, sha: &str, body: &[u8]) -> Result<Function, String> {
+        if let Some(f) = self.compiled.get(sha) {
+            return Ok(f.clone());
+        }
+        if self.compiled.len() >= MAX_COMPILED {
+            // Scripts built with their values inside them would otherwise
+            // grow this without end.
+            self.compiled.clear();
+        }
+        let f = self
+            .lua
+            .load(body)
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| {
+                format!(
+                    "ERR Error compiling script (new function): {}",
+                    lua_message(&e)
+                )
+            })?;
+        self.compiled.insert(sha.to_string(), f.clone());
+        Ok(f)
+    }
+
+    /// How many `SCRIPT FLUSH`es the compiled scripts reflect.
+    pub fn flushes_seen(&self) -> u64 {
+        self.flushes
+    }
+
+    /// Forgets every compiled script (after `SCRIPT FLUSH` number
+    /// `flushes`).
+    pub fn forget(&mut self, flushes: u64) {
+        self.compiled.clear();
+        self.flushes = flushes;
+    }
+
+    /// Runs `f` with `KEYS` and `ARGV`, each `redis.call` going to
+    /// `command`; the script's reply, or why it failed.
+    pub fn run(
+        &self,
+        f: &Function,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+        limits: Limits,
+        command: &mut dyn FnMut(Request) -> Reply,
+    ) -> Result<Reply, Failure> {
+        let internal = |e: mlua::Error| Failure {
+            message: format!("ERR {}", lua_message(&e)),
+            line: 0,
+        };
+        let lua = &self.lua;
+        let g = lua.globals();
+        g.raw_set("KEYS", self.strings(keys).map_err(internal)?)
+            .map_err(internal)?;
+        g.raw_set("ARGV", self.strings(argv).map_err(internal)?)
+            .map_err(internal)?;
+        let killed = limits.killed;
+        let started = Instant::now();
+        let tries = std::cell::Cell::new(0u32);
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(CHECK_EVERY),
+            move |_, _| {
+                if killed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Err(mlua::Error::runtime(
+                        "Script killed by user with SCRIPT KILL...",
+                    ));
+                }
+                let n = tries.get();
+                if n < SHARE_TRIES && started.elapsed() >= SHARE_AFTER * (1 << n) {
+                    tries.set(n + 1);
+                    leave_the_scheduler();
+                }
+                Ok(VmState::Continue)
+            },
+        );
+        let command = RefCell::new(command);
+        // One command of the script: its reply, or (for `redis.call`) the
+        // error raised as the script's error.
+        let one = |lua: &Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
+            let reply = match request_of(lua, args) {
+                Ok(req) => (command.borrow_mut())(req),
+                Err(message) => Reply::Error(message),
+            };
+            match reply {
+                Reply::Error(e) if raise => Err(mlua::Error::external(CommandFailed(e))),
+                Reply::Error(e) => error_table(lua, &e),
+                r => to_lua(lua, r, 0),
+            }
+        };
+        let outcome = lua.scope(|scope| {
+            let call = scope.create_function(|lua, args| one(lua, args, true))?;
+            let pcall = scope.create_function(|lua, args| one(lua, args, false))?;
+            self.redis.raw_set("call", call)?;
+            self.redis.raw_set("pcall", pcall)?;
+            self.xpcall
+                .call::<MultiValue>((f.clone(), self.on_error.clone()))
+        });
+        lua.remove_hook();
+        let _ = self.redis.raw_set("call", Value::Nil);
+        let _ = self.redis.raw_set("pcall", Value::Nil);
+        let mut out = outcome.map_err(internal)?.into_iter();
+        match out.next() {
+            Some(Value::Boolean(true)) => from_lua(out.next().unwrap_or(Value::Nil), 0)
+                .map_err(|message| Failure { message, line: 0 }),
+            _ => Err(failure_of(out.next().unwrap_or(Value::Nil))),
+        }
+    }
+
+    fn strings(&self, items: &[Vec<u8>]) -> mlua::Result<Table> {
+        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.iter().enumerate() {
+            t.raw_set(i + 1, self.lua.create_string(item)?)?;
+        }
+        Ok(t)
+    }
+}
+
+/// The line of the innermost frame of the user's script on the stack.
+fn user_line(lua: &Lua) -> i64 {
+    (0..64)
+        .map_while(|level| lua.inspect_stack(level))
+        .find(|d| d.source().source.as_deref() == Some("@user_script"))
+        .map_or(0, |d| d.curr_line() as i64)
+}
+
+/// The error a script raised (`{e, line}` from the message handler) as
+/// Redis reports it: an `{err=...}` table's text as it is, any other
+/// error's message after `ERR`.
+fn failure_of(v: Value) -> Failure {
+    let Value::Table(t) = v else {
+        return Failure {
+            message: "ERR unknown error".into(),
+            line: 0,
+        };
+    };
+    let line = t.raw_get::<i64>(2).unwrap_or(0);
+    let message = match t.raw_get::<Value>(1) {
+        Ok(Value::Table(e)) => match e.raw_get::<Value>("err") {
+            Ok(Value::String(s)) => s.to_string_lossy(),
+            _ => "ERR unknown error".into(),
+        },
+        Ok(Value::String(s)) => format!("ERR {}", s.to_string_lossy()),
+        Ok(Value::Error(e)) => match command_failure(&e) {
+            Some(message) => message,
+            None => format!("ERR {}", lua_message(&e)),
+        },
+        Ok(other) => format!("ERR {}", other.to_string().unwrap_or_default()),
+        Err(e) => format!("ERR {e}"),
+    };
+    Failure { message, line }
+}
+
+/// A command a script ran with `redis.call` answered this error: the
+/// script fails with it (Redis raises it as the script's error).
+#[derive(Debug)]
+struct CommandFailed(String);
+
+impl std::fmt::Display for CommandFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CommandFailed {}
+
+/// The command error inside `e`, if a `redis.call` raised it.
+fn command_failure(e: &mlua::Error) -> Option<String> {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => command_failure(cause),
+        mlua::Error::ExternalError(inner) => {
+            inner.downcast_ref::<CommandFailed>().map(|c| c.0.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The text of a Lua error, without mlua's decoration.
+fn lua_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::MemoryError(_) => "script used more memory than it may".into(),
+        mlua::Error::CallbackError { cause, .. } => lua_message(cause),
+        other => other.to_string(),
+    }
+}
+
+/// `redis.REDIS_VERSION_NUM`: 7.2.0 as 0x070200.
+fn redis_version_num() -> i64 {
+    crate::admin::REDIS_VERSION
+        .split('.')
+        .take(3)
+        .fold(0, |n, part| n * 256 + part.parse::<i64>().unwrap_or(0))
+}
