@@ -168,6 +168,15 @@ def command():
         lambda: ["GETRANGE", k(), "0", "-1"],
         lambda: ["SETRANGE", k(), random.choice(["0", "3", "-1", "abc", "10", "536870912"]), v()],
         lambda: ["SETRANGE", k(), "536870911", ""],
+        lambda: ["SETBIT", k(), random.choice(["0", "7", "8", "100", "-1", "abc"]),
+                 random.choice(["0", "1", "2"])],
+        lambda: ["GETBIT", k(), random.choice(["0", "7", "1000", "-1"])],
+        lambda: ["BITCOUNT", k()] + random.choice([[], [ix(), ix()], [ix(), ix(), "BIT"],
+                                                   [ix(), ix(), "BYTE"], [ix()], [ix(), ix(), "X"]]),
+        lambda: ["BITPOS", k(), random.choice(["0", "1", "2"])] + random.choice(
+            [[], [ix()], [ix(), ix()], [ix(), ix(), "BIT"], [ix(), ix(), "BYTE"]]),
+        lambda: ["BITOP", random.choice(["AND", "OR", "XOR", "NOT", "FOO"]), k()]
+        + [k() for _ in range(random.randint(1, 3))],
         lambda: [SCAN_ALL, random.choice(["*", "a*", "?", "{*"]), random.choice(["1", "3", "100"])],
         lambda: ["INCR", k()],
         lambda: ["DECR", k()],

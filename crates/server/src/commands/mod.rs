@@ -3,6 +3,7 @@
 //! (straight, or inside a transaction) and returns its reply; the
 //! connection decides which (see [`needs_transaction`]).
 
+mod bits;
 mod keys;
 mod strings;
 
@@ -69,7 +70,7 @@ pub fn arity(name: &str) -> Option<i32> {
         "setex" | "psetex" | "getrange" | "setrange" => 4,
         "getex" | "mget" | "del" | "unlink" | "exists" | "touch" | "scan" => -2,
         "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" => -3,
-        _ => return crate::collections::arity(name),
+        _ => return bits::arity(name).or_else(|| crate::collections::arity(name)),
     })
 }
 
@@ -78,6 +79,7 @@ pub fn arity(name: &str) -> Option<i32> {
 /// conflict, so they are atomic under concurrent clients.
 pub fn needs_transaction(name: &str, args: &[Vec<u8>]) -> bool {
     match name {
+        "getbit" | "bitcount" | "bitpos" => false,
         "get" | "mget" | "strlen" | "getrange" | "ttl" | "pttl" | "expiretime" | "pexpiretime"
         | "type" | "exists" | "touch" | "keys" | "scan" | "setex" | "psetex" => false,
         // A plain SET (with at most EX/PX/EXAT/PXAT) writes blindly.
@@ -101,6 +103,7 @@ pub fn run(
         | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl"
         | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
         "hscan" | "sscan" | "zscan" => crate::collections::scan::run(name, args, acc, scan),
+        _ if bits::arity(name).is_some() => bits::run(name, args, acc),
         _ if crate::collections::arity(name).is_some() => crate::collections::run(name, args, acc),
         _ => strings::run(name, args, acc),
     }
