@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Lua scripts: `slsm serve` against `redis-server` (AOF on, appendfsync
+everysec), alternating round by round. A program, not a test.
+
+    bench/redis/scripts.py [--requests 200000] [--rounds 3] [--baseline BIN]
+
+Each round, on a fresh directory and port per server, redis-benchmark
+(50 clients, keys from 100,000) runs `EVALSHA` of two scripts loaded with
+`SCRIPT LOAD`, at `-P 1` and then 4x as many at `-P 16`:
+- `incr`: `return redis.call('incr', KEYS[1])`, one read and one write;
+- `release`: redis-py's `Lock.release` (compare the token, then delete):
+  `if redis.call('get', KEYS[1]) == ARGV[1] then return
+  redis.call('del', KEYS[1]) else return 0 end`, a read, mostly.
+Prints requests per second, p50 and p99 (medians), and slsm/redis. Needs
+redis-server and redis-tools, and a built `slsm` (cargo builds it).
+"""
+
+import argparse
+import csv
+import io
+import statistics
+import subprocess
+
+from servers import alternate, engines, peak_rss_mb, running
+
+SCRIPTS = {
+    "incr": "return redis.call('incr', KEYS[1])",
+    "release": "if redis.call('get', KEYS[1]) == ARGV[1] then "
+               "return redis.call('del', KEYS[1]) else return 0 end",
+}
+
+
+def load(port, body):
+    return subprocess.run(["redis-cli", "-p", str(port), "script", "load", body],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def evalsha(port, sha, requests, pipeline):
+    out = subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(requests), "-c", "50",
+                          "-r", "100000", "-P", str(pipeline), "--csv",
+                          "EVALSHA", sha, "1", "key:__rand_int__", "token"],
+                         capture_output=True, text=True).stdout
+    rows = [r for r in csv.reader(io.StringIO(out)) if len(r) >= 8 and r[0] != "test"]
+    if not rows:
+        raise SystemExit(f"redis-benchmark printed no result: {out}")
+    return float(rows[-1][1]), float(rows[-1][4]), float(rows[-1][6])
+
+
+def one_round(engine, binary, args):
+    with running(engine, binary) as (port, proc, _):
+        row = {}
+        for name, body in SCRIPTS.items():
+            sha = load(port, body)
+            for pipeline, n in ((1, args.requests), (16, 4 * args.requests)):
+                rps, p50, p99 = evalsha(port, sha, n, pipeline)
+                row[f"{name} -P {pipeline}"] = (rps, p50, p99)
+        row["rss"] = (peak_rss_mb(proc.pid), 0, 0)
+        return row
+
+
+def table(rows, args):
+    names = list(rows)
+    print(f"medians of {args.rounds} rounds; 50 clients, keys from 100,000; "
+          f"{args.requests:,} requests at -P 1, {4 * args.requests:,} at -P 16")
+    print("| script | " + " | ".join(f"{e} rps (p50 / p99 ms)" for e in names) + " | slsm/redis |")
+    print("|" + " --- |" * (len(names) + 2))
+    for key in rows[names[0]][0]:
+        med = {e: [statistics.median(r[key][i] for r in rows[e]) for i in range(3)] for e in names}
+        if key == "rss":
+            cells = " | ".join(f"{med[e][0]:,.0f} MB peak RSS" for e in names)
+            print(f"| {key} | {cells} | |")
+            continue
+        cells = " | ".join(f"{med[e][0]:,.0f} ({med[e][1]:.3f} / {med[e][2]:.3f})" for e in names)
+        print(f"| {key} | {cells} | {med['slsm'][0] / med['redis'][0]:.2f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=200000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--baseline", help="another slsm binary, run as a third server")
+    args = ap.parse_args()
+    binaries = engines(args.baseline)
+    rows = alternate(args.rounds, binaries, lambda engine, binary: one_round(engine, binary, args))
+    table(rows, args)
+
+
+if __name__ == "__main__":
+    main()
