@@ -106,6 +106,15 @@ def collection_command():
             [["100"], ["0"], ["abc"], ["-9223372036854775808"]]),
         lambda: ["SMOVE", k(), k(), m()],
         lambda: [random.choice(["SINTER", "SUNION", "SDIFF"])] + [k() for _ in range(random.randint(0, 3))],
+        lambda: [random.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"])]
+        + [k() for _ in range(random.randint(0, 4))],
+        lambda: ["SINTERCARD", random.choice(["0", "1", "2", "3", "x"])]
+        + [k() for _ in range(random.randint(0, 3))]
+        + random.choice([[], ["LIMIT", random.choice(["0", "1", "-1", "x"])], ["LIMIT"], ["FOO", "1"]]),
+        lambda: ["LPOS", k(), v()] + random.choice(
+            [[], ["RANK", ix()], ["COUNT", random.choice(["0", "1", "2", "-1", "x"])],
+             ["MAXLEN", random.choice(["0", "2", "-1"])], ["RANK", "-1", "COUNT", "0"],
+             ["RANK", "0"], ["FOO"], ["RANK"]]),
         lambda: ["ZADD", k()] + random.sample(["NX", "XX", "GT", "LT", "CH", "INCR"], random.randint(0, 2))
         + [x for _ in range(random.randint(0, 3)) for x in (sc(), m())],
         lambda: ["ZINCRBY", k(), sc(), m()],

@@ -7,7 +7,7 @@
 mod common;
 use std::time::{Duration, Instant};
 
-use common::{Raw, Server};
+use common::{expect_replies, Raw, Server};
 
 /// What redis-server 7.0.15 answered, request by request on one
 /// connection, from an empty database (its own version string, a table's
@@ -117,13 +117,7 @@ const REDIS_REPLIES: &[(&[&str], &str)] = &[
 
 #[test]
 fn scripts_answer_as_redis_server_does() {
-    let s = Server::start(None);
-    let mut c = Raw::new(&s);
-    for (request, reply) in REDIS_REPLIES {
-        c.send(&[request]);
-        c.expect(reply);
-    }
-    c.expect_quiet();
+    expect_replies(&Server::start(None), REDIS_REPLIES);
 }
 
 #[test]

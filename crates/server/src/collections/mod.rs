@@ -196,6 +196,15 @@ pub fn positive_count(arg: &[u8]) -> Result<usize, Fail> {
     usize::try_from(n).map_err(|_| fail("ERR value is out of range, must be positive"))
 }
 
+/// A count that may not be negative (`LIMIT`, `COUNT`, `MAXLEN`); Redis
+/// answers `message` for a negative one and for one that is not a number.
+pub fn non_negative(arg: &[u8], message: &str) -> Result<i64, Fail> {
+    match crate::commands::int_arg(arg) {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => Err(fail(message)),
+    }
+}
+
 /// A cheap random number (for `SPOP` and `SRANDMEMBER`), not for secrets.
 pub fn random_u64() -> u64 {
     static STATE: AtomicU64 = AtomicU64::new(0);

@@ -1,5 +1,5 @@
 //! Set commands: SADD SREM SISMEMBER SMISMEMBER SMEMBERS SCARD SPOP
-//! SRANDMEMBER SMOVE SINTER SUNION SDIFF. A member is one element, its
+//! SRANDMEMBER SMOVE SINTER SUNION SDIFF, their STORE forms, SINTERCARD. A member is one element, its
 //! sub-key the member's 64-bit hash (xxh3, big endian) then the member,
 //! its value empty.
 //!
@@ -41,6 +41,10 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("sinter", -2),
     ("sunion", -2),
     ("sdiff", -2),
+    ("sinterstore", -3),
+    ("sunionstore", -3),
+    ("sdiffstore", -3),
+    ("sintercard", -3),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -86,7 +90,9 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "spop" => spop(a, acc),
         "srandmember" => srandmember(a, acc),
         "smove" => smove(a, acc),
-        _ => combine(name, a, acc),
+        "sinterstore" | "sunionstore" | "sdiffstore" => store(name, a, acc),
+        "sintercard" => sintercard(a, acc),
+        _ => Ok(Reply::Set(bulks(combined(name, &a[1..], acc)?))),
     }
 }
 
@@ -272,15 +278,16 @@ fn smove(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     Ok(Reply::Int(1))
 }
 
-/// `SINTER`, `SUNION`, `SDIFF` of the sets at `a[1..]`.
-fn combine(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    let mut sets = Vec::with_capacity(a.len() - 1);
-    for key in &a[1..] {
+/// `SINTER`, `SUNION` or `SDIFF` (`op`) of the sets at `keys` (a missing
+/// key is an empty set).
+fn combined(op: &str, keys: &[Vec<u8>], acc: &mut dyn Access) -> Result<BTreeSet<Vec<u8>>, Fail> {
+    let mut sets = Vec::with_capacity(keys.len());
+    for key in keys {
         sets.push(members_of(acc, key)?.into_iter().collect::<BTreeSet<_>>());
     }
     let mut rest = sets.into_iter();
     let first = rest.next().unwrap_or_default();
-    let out = match name {
+    Ok(match op {
         "sinter" => rest.fold(first, |acc, s| acc.intersection(&s).cloned().collect()),
         "sunion" => rest.fold(first, |mut acc, s| {
             acc.extend(s);
@@ -288,6 +295,49 @@ fn combine(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         }),
         "sdiff" => rest.fold(first, |acc, s| acc.difference(&s).cloned().collect()),
         _ => return Err(fail("ERR unknown command")),
+    })
+}
+
+/// `SINTERSTORE`, `SUNIONSTORE`, `SDIFFSTORE dest key...`: the result
+/// replaces whatever `dest` held (its expiry too); an empty one deletes it.
+fn store(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let out = combined(name.trim_end_matches("store"), &a[2..], acc)?;
+    let dest = &a[1];
+    if let Some(old) = acc.get(dest)? {
+        super::drop_items_of(acc, dest, &old)?;
+        acc.del(dest)?;
+    }
+    if !out.is_empty() {
+        let mut set = Coll::load_or_new(acc, dest, Kind::Set)?;
+        for m in &out {
+            add(acc, &mut set, m)?;
+        }
+        set.save(acc)?;
+    }
+    Ok(Reply::Int(out.len() as i64))
+}
+
+/// `SINTERCARD numkeys key... [LIMIT n]`, with Redis 7.0's checks.
+fn sintercard(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let n = match int_arg(&a[1]) {
+        Ok(n) if n > 0 => n as usize,
+        _ => return Err(fail("ERR numkeys should be greater than 0")),
     };
-    Ok(Reply::Set(bulks(out)))
+    if n > a.len() - 2 {
+        return Err(fail(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    let mut limit = 0;
+    let mut options = a[2 + n..].iter();
+    while let Some(option) = options.next() {
+        match (option.to_ascii_lowercase().as_slice(), options.next()) {
+            (b"limit", Some(value)) => {
+                limit = super::non_negative(value, "ERR LIMIT can't be negative")?;
+            }
+            _ => return Err(crate::commands::syntax_error()),
+        }
+    }
+    let count = combined("sinter", &a[2..2 + n], acc)?.len() as i64;
+    Ok(Reply::Int(if limit > 0 { count.min(limit) } else { count }))
 }

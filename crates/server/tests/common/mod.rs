@@ -164,3 +164,14 @@ impl Raw {
             .unwrap();
     }
 }
+
+/// Sends each request of `cases` on one connection and checks its reply,
+/// byte for byte; then that nothing more arrives.
+pub fn expect_replies(s: &Server, cases: &[(&[&str], &str)]) {
+    let mut c = Raw::new(s);
+    for (request, reply) in cases {
+        c.send(&[request]);
+        c.expect(reply);
+    }
+    c.expect_quiet();
+}
