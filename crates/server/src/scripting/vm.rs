@@ -125,10 +125,11 @@ pub fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, String> {
         let mut slot = cell
             .try_borrow_mut()
             .map_err(|_| "ERR scripts cannot nest".to_string())?;
-        if slot.is_none() {
-            *slot = Some(Vm::new().map_err(|e| format!("ERR cannot start Lua: {e}"))?);
-        }
-        Ok(f(slot.as_mut().expect("just set")))
+        let vm = match slot.as_mut() {
+            Some(vm) => vm,
+            None => slot.insert(Vm::new().map_err(|e| format!("ERR cannot start Lua: {e}"))?),
+        };
+        Ok(f(vm))
     })
 }
 
