@@ -38,6 +38,7 @@ pub mod info;
 mod inline;
 mod pipeline;
 pub mod pubsub;
+pub mod reply;
 pub mod resp;
 pub mod scripting;
 pub mod session;
