@@ -18,9 +18,6 @@ Prints medians and slsm/redis. Needs redis-server and redis-tools, and a
 built `slsm` (cargo builds it).
 """
 
-import argparse
-import csv
-import io
 import os
 import shutil
 import statistics
@@ -28,7 +25,7 @@ import subprocess
 import tempfile
 import time
 
-from servers import alternate, engines, peak_rss_mb, running
+from servers import compare, peak_rss_mb, redis_benchmark, running
 
 PAYLOAD = "m" * 100
 
@@ -65,13 +62,7 @@ def received(path, pattern):
 
 
 def publish(port, messages, pipeline):
-    out = subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(messages), "-c", "50",
-                          "-P", str(pipeline), "--csv", "PUBLISH", "ch", PAYLOAD],
-                         capture_output=True, text=True).stdout
-    rows = [r for r in csv.reader(io.StringIO(out)) if len(r) >= 8 and r[0] != "test"]
-    if not rows:
-        raise SystemExit(f"redis-benchmark printed no result: {out}")
-    return float(rows[-1][1]), float(rows[-1][4]), float(rows[-1][6])
+    return redis_benchmark(port, "-n", messages, "-c", 50, "-P", pipeline, "PUBLISH", "ch", PAYLOAD)
 
 
 def one_round(engine, binary, args):
@@ -123,16 +114,7 @@ def table(rows, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--messages", type=int, default=200000)
-    ap.add_argument("--subscribers", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--baseline", help="another slsm binary, run as a third server")
-    args = ap.parse_args()
-    binaries = engines(args.baseline)
-    rows = alternate(args.rounds, binaries, lambda engine, binary: one_round(engine, binary, args))
-    table(rows, args)
+    compare(__doc__, {"--messages": 200000, "--subscribers": 4}, one_round, table)
 
 
 if __name__ == "__main__":

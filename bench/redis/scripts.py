@@ -15,13 +15,10 @@ Prints requests per second, p50 and p99 (medians), and slsm/redis. Needs
 redis-server and redis-tools, and a built `slsm` (cargo builds it).
 """
 
-import argparse
-import csv
-import io
 import statistics
 import subprocess
 
-from servers import alternate, engines, peak_rss_mb, running
+from servers import compare, peak_rss_mb, redis_benchmark, running
 
 SCRIPTS = {
     "incr": "return redis.call('incr', KEYS[1])",
@@ -36,14 +33,8 @@ def load(port, body):
 
 
 def evalsha(port, sha, requests, pipeline):
-    out = subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(requests), "-c", "50",
-                          "-r", "100000", "-P", str(pipeline), "--csv",
-                          "EVALSHA", sha, "1", "key:__rand_int__", "token"],
-                         capture_output=True, text=True).stdout
-    rows = [r for r in csv.reader(io.StringIO(out)) if len(r) >= 8 and r[0] != "test"]
-    if not rows:
-        raise SystemExit(f"redis-benchmark printed no result: {out}")
-    return float(rows[-1][1]), float(rows[-1][4]), float(rows[-1][6])
+    return redis_benchmark(port, "-n", requests, "-c", 50, "-r", 100000, "-P", pipeline,
+                           "EVALSHA", sha, 1, "key:__rand_int__", "token")
 
 
 def one_round(engine, binary, args):
@@ -75,15 +66,7 @@ def table(rows, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--requests", type=int, default=200000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--baseline", help="another slsm binary, run as a third server")
-    args = ap.parse_args()
-    binaries = engines(args.baseline)
-    rows = alternate(args.rounds, binaries, lambda engine, binary: one_round(engine, binary, args))
-    table(rows, args)
+    compare(__doc__, {"--requests": 200000}, one_round, table)
 
 
 if __name__ == "__main__":

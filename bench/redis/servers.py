@@ -5,7 +5,10 @@ Both run as their users run them next to each other: redis-server with
 AOF on and `appendfsync everysec`; `slsm serve --appendfsync everysec`.
 """
 
+import argparse
 import contextlib
+import csv
+import io
 import os
 import shutil
 import socket
@@ -93,3 +96,29 @@ def peak_rss_mb(pid):
             if line.startswith("VmHWM"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def redis_benchmark(port, *args):
+    """One redis-benchmark run of `args` (options, then the command) with
+    `--csv`: its (requests per second, p50 ms, p99 ms)."""
+    out = subprocess.run(["redis-benchmark", "-p", str(port), "--csv", *map(str, args)],
+                         capture_output=True, text=True).stdout
+    rows = [r for r in csv.reader(io.StringIO(out)) if len(r) >= 8 and r[0] != "test"]
+    if not rows:
+        raise SystemExit(f"redis-benchmark printed no result: {out}")
+    return float(rows[-1][1]), float(rows[-1][4]), float(rows[-1][6])
+
+
+def compare(doc, options, one_round, table):
+    """The `main` of a comparison: the program's `options` ({flag: default
+    int}) plus `--rounds` and `--baseline`, then `one_round(engine, binary,
+    args)` for every engine round after round, then `table(rows, args)`."""
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag, default in options.items():
+        ap.add_argument(flag, type=int, default=default)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--baseline", help="another slsm binary, run as a third server")
+    args = ap.parse_args()
+    binaries = engines(args.baseline)
+    table(alternate(args.rounds, binaries, lambda e, b: one_round(e, b, args)), args)
