@@ -31,6 +31,7 @@ pub mod command_table;
 pub mod commands;
 mod conn;
 pub mod cursors;
+pub mod effects;
 pub mod fdlimit;
 pub mod glob;
 pub mod incrbyfloat;

@@ -258,7 +258,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     loop {
         let mut replies = Vec::with_capacity(queued.len());
         let mut drops = Vec::new();
-        let mut effects = scripting::Effects::default();
+        let mut effects = crate::effects::Effects::default();
         for (req, server_reply) in queued.iter().zip(server_replies.iter_mut()) {
             let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
             let mut acc = InTx::new(&mut tx, &sp);
@@ -269,7 +269,9 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 // Sent once the transaction commits (below): a subscriber
                 // that reads the data when told sees the transaction's
                 // writes, and a transaction that fails publishes nothing.
-                None if is_publish(&name) => Reply::Null,
+                None if name == "publish" || name == "spublish" => {
+                    effects.publish(s, name == "spublish", req)
+                }
                 None if scripting::is_eval(&name) => {
                     let ran = scripting::eval_in(s, &mut acc, req, &mut effects);
                     if ran.killed {
@@ -289,12 +291,6 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             Ok(()) => {
                 apply_drops(&sp, drops);
                 effects.apply(s);
-                for (req, reply) in queued.iter().zip(replies.iter_mut()) {
-                    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-                    if is_publish(&name) {
-                        *reply = control(s, session, &name, req.clone()).0;
-                    }
-                }
                 return Reply::Array(replies);
             }
             Err(slsm::Error::Conflict) => {
@@ -308,10 +304,6 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             Err(e) => return Reply::err(format!("ERR {e}")),
         }
     }
-}
-
-fn is_publish(name: &str) -> bool {
-    matches!(name, "publish" | "spublish")
 }
 
 /// `DBSIZE` through `acc`: its live keys, counted a chunk at a time.

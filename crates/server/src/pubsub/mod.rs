@@ -190,8 +190,10 @@ pub struct PubSub {
     spaces: [Mutex<SpaceMap>; 3],
 }
 
-/// The subscribers of each name in one namespace.
-type SpaceMap = HashMap<Vec<u8>, Vec<Arc<Subscriber>>>;
+/// The subscribers of each name in one namespace. The names are shared
+/// with the messages that carry them (a pattern with each `pmessage`), so
+/// a publish copies none.
+type SpaceMap = HashMap<Arc<[u8]>, Vec<Arc<Subscriber>>>;
 
 impl PubSub {
     fn space(&self, space: Space) -> MutexGuard<'_, SpaceMap> {
@@ -203,7 +205,7 @@ impl PubSub {
     /// Adds `sub` to `name`'s subscribers (the caller knows it is not one).
     pub fn add(&self, space: Space, name: &[u8], sub: &Arc<Subscriber>) {
         self.space(space)
-            .entry(name.to_vec())
+            .entry(name.into())
             .or_default()
             .push(Arc::clone(sub));
     }
@@ -248,11 +250,10 @@ impl PubSub {
             if !glob::matches(pattern, &channel) {
                 continue;
             }
-            let pattern: Arc<[u8]> = pattern.as_slice().into();
             for sub in subs {
                 sub.deliver(Message {
                     kind: "pmessage",
-                    pattern: Some(Arc::clone(&pattern)),
+                    pattern: Some(Arc::clone(pattern)),
                     channel: Arc::clone(&channel),
                     payload: Arc::clone(&payload),
                 });
@@ -283,7 +284,7 @@ impl PubSub {
         self.space(space)
             .keys()
             .filter(|name| pattern.is_none_or(|p| glob::matches(p, name)))
-            .cloned()
+            .map(|name| name.to_vec())
             .collect()
     }
 

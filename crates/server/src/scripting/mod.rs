@@ -33,6 +33,7 @@ use crate::access::{apply_drops, InTx};
 use crate::admin::subcommand_error;
 use crate::collections::blocking;
 use crate::commands::{self, Fail, Outcome};
+use crate::effects::Effects;
 use crate::resp::{Reply, Request};
 use crate::session::{arity_of, to_reply};
 use crate::Shared;
@@ -92,27 +93,6 @@ pub fn arity(name: &str) -> Option<i32> {
 
 pub fn is_eval(name: &str) -> bool {
     matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
-}
-
-/// What a script did beyond its writes, done once they commit.
-#[derive(Default)]
-pub struct Effects {
-    /// `(shard, channel, message)`.
-    publishes: Vec<(bool, Vec<u8>, Vec<u8>)>,
-    /// Its commands that may add elements blocked clients wait for.
-    pushes: Vec<Request>,
-}
-
-impl Effects {
-    pub fn apply(self, s: &Shared) {
-        for (shard, channel, message) in self.publishes {
-            s.pubsub.publish(shard, &channel, &message);
-        }
-        let wake = blocking::wakes_of_all(&self.pushes);
-        if !wake.is_empty() {
-            s.waiters.wake(wake);
-        }
-    }
 }
 
 /// `EVAL`/`EVALSHA` (and their `_RO` forms) outside `MULTI`: the script
@@ -265,17 +245,10 @@ fn run_command(
         },
         "echo" => Reply::Bulk(req[1].clone()),
         "time" => crate::admin::time_reply(),
-        "publish" | "spublish" => {
-            let shard = name == "spublish";
-            let receivers = s.pubsub.receivers(shard, &req[1]);
-            effects
-                .publishes
-                .push((shard, req[1].clone(), req[2].clone()));
-            Reply::Int(receivers as i64)
-        }
+        "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
         _ => {
             let reply = to_reply(commands::run(&name, &req, acc, &s.cursors));
-            effects.pushes.push(req);
+            effects.ran(req);
             reply
         }
     }

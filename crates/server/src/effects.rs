@@ -1,0 +1,45 @@
+//! [`Effects`]: what a transaction (`EXEC`) or a script did beyond its
+//! writes, done once they commit: its `PUBLISH`es are sent, and the
+//! clients blocked on the lists and sorted sets it pushed to are woken.
+//! A subscriber told of a change then reads it, and a transaction that
+//! fails or is retried publishes nothing twice.
+
+use crate::collections::blocking;
+use crate::resp::{Reply, Request};
+use crate::Shared;
+
+/// What a script (or a transaction) did beyond its writes, done once they
+/// commit.
+#[derive(Default)]
+pub struct Effects {
+    /// `(shard, channel, message)`.
+    publishes: Vec<(bool, Vec<u8>, Vec<u8>)>,
+    /// Its commands that may add elements blocked clients wait for.
+    pushes: Vec<Request>,
+}
+
+impl Effects {
+    /// A `PUBLISH` (or `SPUBLISH`) `req` to send once the transaction
+    /// commits; its reply, the subscribers there are now.
+    pub fn publish(&mut self, s: &Shared, shard: bool, req: &Request) -> Reply {
+        let receivers = s.pubsub.receivers(shard, &req[1]);
+        self.publishes.push((shard, req[1].clone(), req[2].clone()));
+        Reply::Int(receivers as i64)
+    }
+
+    /// A data command `req` ran: once committed, it may wake clients
+    /// blocked on what it pushed.
+    pub fn ran(&mut self, req: Request) {
+        self.pushes.push(req);
+    }
+
+    pub fn apply(self, s: &Shared) {
+        for (shard, channel, message) in self.publishes {
+            s.pubsub.publish(shard, &channel, &message);
+        }
+        let wake = blocking::wakes_of_all(&self.pushes);
+        if !wake.is_empty() {
+            s.waiters.wake(wake);
+        }
+    }
+}
