@@ -24,6 +24,8 @@ counts that take the whole set are sent), times the two servers computed a few m
 (TTL, PTTL, and EXPIRETIME of a relative expiry: within 5 units), and
 database numbers other than 0 (slsm serve has one database; SELECT 1 is
 refused). Only times that cannot expire during a run are generated.
+Member ranges (BYLEX) are sent with bounds only to keys whose members all
+have one score, since Redis defines them only there.
 """
 import argparse
 import random
@@ -63,7 +65,34 @@ INDEXES = ["0", "1", "-1", "2", "-2", "10", "-10", "abc", "9223372036854775807",
            "-9223372036854775808"]
 
 
+# Member ranges (BYLEX) are defined only on a sorted set whose members
+# share one score: these keys get members of score 0 and nothing else.
+LEX_KEYS = ["lx1", "lx2"]
+LEX = ["-", "+", "[m1", "(m1", "[m2", "(x", "[", "(", "[\x00z", "m1", "", "+x", "(m3"]
+# Keys that only ever hold sorted sets (of any scores): inputs of the
+# algebra that are neither missing nor of another type.
+ZKEYS = ["z1", "z2"]
+WEIGHTS = ["1", "2", "-1", "0", "inf", "-inf", "0.5", "x", "nan", ""]
+
+
 def m(): return random.choice(MEMBERS)
+def lk(): return random.choice(LEX_KEYS)
+def lex(): return random.choice(LEX)
+
+
+def zset_algebra():
+    name = random.choice(["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE",
+                          "ZDIFFSTORE", "ZINTERCARD"])
+    keys = [random.choice(KEYS + LEX_KEYS + ZKEYS * 4) for _ in range(random.randint(1, 3))]
+    numkeys = str(len(keys)) if random.random() < 0.9 else random.choice(["0", "-1", "x", "5"])
+    options = random.choice([
+        [], ["WEIGHTS"] + [random.choice(WEIGHTS) for _ in keys],
+        ["WEIGHTS"] + [random.choice(["2", "-1", "0.5", "3", "inf"]) for _ in keys],
+        ["WEIGHTS"] + [random.choice(["2", "-1", "0.5", "3"]) for _ in keys] + ["WITHSCORES"],
+        ["AGGREGATE", random.choice(["SUM", "min", "MAX", "avg"])], ["WITHSCORES"],
+        ["LIMIT", random.choice(["0", "1", "2", "-1", "x"])], ["WEIGHTS", "1"], ["AGGREGATE"],
+        ["WEIGHTS"] + ["2" for _ in keys] + ["AGGREGATE", "max", "WITHSCORES"]])
+    return [name] + ([k()] if name.endswith("STORE") else []) + [numkeys] + keys + options
 def sc(): return random.choice(SCORES)
 def ix(): return random.choice(INDEXES)
 
@@ -148,6 +177,27 @@ def collection_command():
                  random.choice(["left", "RIGHT"]), random.choice(["0.01", "x"])],
         lambda: ["BRPOPLPUSH", k(), k(), random.choice(["0.01", "-0.5"])],
         lambda: ["ZREMRANGEBYRANK", k(), ix(), ix()],
+        zset_algebra,
+        zset_algebra,
+        zset_algebra,
+        zset_algebra,
+        lambda: ["ZADD", lk()] + [x for _ in range(random.randint(1, 3)) for x in ("0", m())],
+        lambda: ["ZADD", random.choice(ZKEYS)]
+        + [x for _ in range(random.randint(1, 3)) for x in (random.choice(["1", "-2.5", "3", "inf", "-inf", "0"]), m())],
+        lambda: [random.choice(["ZPOPMIN", "ZREM"]), random.choice(ZKEYS), m()],
+        lambda: [random.choice(["ZRANGEBYLEX", "ZREVRANGEBYLEX"]), lk(), lex(), lex()]
+        + random.choice([[], ["LIMIT", ix(), ix()], ["WITHSCORES"], ["LIMIT", "1"]]),
+        lambda: ["ZRANGE", lk(), lex(), lex(), "BYLEX"] + random.choice(
+            [[], ["REV"], ["LIMIT", ix(), ix()], ["REV", "LIMIT", "0", "2"], ["WITHSCORES"],
+             ["BYSCORE"]]),
+        lambda: [random.choice(["ZLEXCOUNT", "ZREMRANGEBYLEX"]), lk(), lex(), lex()],
+        lambda: [random.choice(["ZLEXCOUNT", "ZRANGEBYLEX", "ZREMRANGEBYLEX"]), k(), "-", "+"],
+        lambda: ["ZRANGESTORE", k(), k(), ix(), ix()]
+        + random.choice([[], ["REV"], ["WITHSCORES"], ["LIMIT", "0", "1"]]),
+        lambda: ["ZRANGESTORE", k(), k(), random.choice(BOUNDS), random.choice(BOUNDS), "BYSCORE"]
+        + random.choice([[], ["REV"], ["LIMIT", ix(), ix()]]),
+        lambda: ["ZRANGESTORE", k(), lk(), lex(), lex(), "BYLEX"]
+        + random.choice([[], ["REV"], ["LIMIT", ix(), ix()]]),
         lambda: ["ZREMRANGEBYSCORE", k(), random.choice(BOUNDS), random.choice(BOUNDS)],
     ])()
 
@@ -370,7 +420,7 @@ CONTENT = {b"+string": ["GET"], b"+list": ["LRANGE", "0", "-1"], b"+hash": ["HGE
 
 def state(conn):
     out = []
-    for key in KEYS:
+    for key in KEYS + LEX_KEYS + ZKEYS:
         kind = conn.call(["TYPE", key])
         read = CONTENT.get(kind)
         content = None

@@ -100,7 +100,7 @@ fn bulks(members: impl IntoIterator<Item = Vec<u8>>) -> Vec<Reply> {
     members.into_iter().map(Reply::Bulk).collect()
 }
 
-fn is_member(acc: &mut dyn Access, set: Option<&Coll>, m: &[u8]) -> Result<bool, Fail> {
+pub(super) fn is_member(acc: &mut dyn Access, set: Option<&Coll>, m: &[u8]) -> Result<bool, Fail> {
     match set {
         Some(set) => Ok(acc.item(&member_key(set, m))?.is_some()),
         None => Ok(false),
@@ -158,7 +158,7 @@ fn member_of(sub: &[u8]) -> Result<Vec<u8>, Fail> {
     }
 }
 
-fn members(acc: &mut dyn Access, set: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
+pub(super) fn members(acc: &mut dyn Access, set: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
     let mut subs = Vec::new();
     set.for_each(acc, |sub, _| {
         subs.push(sub.to_vec());

@@ -1,7 +1,9 @@
 //! Sorted-set commands: ZADD ZINCRBY ZSCORE ZMSCORE ZCARD ZREM ZCOUNT
-//! ZRANK ZREVRANK ZRANGE (by rank or BYSCORE, REV, LIMIT, WITHSCORES)
-//! ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZPOPMIN ZPOPMAX
-//! ZREMRANGEBYRANK ZREMRANGEBYSCORE.
+//! ZRANK ZREVRANK ZRANGE (by rank, BYSCORE or BYLEX, REV, LIMIT,
+//! WITHSCORES) ZRANGESTORE ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE
+//! ZRANGEBYLEX ZREVRANGEBYLEX ZLEXCOUNT ZPOPMIN ZPOPMAX ZREMRANGEBYRANK
+//! ZREMRANGEBYSCORE ZREMRANGEBYLEX; the algebra (`algebra.rs`): ZUNION
+//! ZINTER ZDIFF, their STORE forms, ZINTERCARD.
 //!
 //! A member is two elements: `m` + member holding its score (the `f64`'s
 //! bits), and `s` + the score in an order-preserving form + member, empty,
@@ -12,10 +14,11 @@
 //! (`ZRANK`, `ZREVRANK`, a `ZRANGE` from deep inside) go through the rank
 //! index (`counts.rs`): O(n / 1024 + 1024) entries read (Redis's skiplist:
 //! log n).
-//! `BYLEX` is not served.
 
+mod algebra;
 mod counts;
 pub(crate) use counts::{COUNTED, ONE_BUCKET};
+mod lex;
 mod range;
 mod remove_range;
 mod walk;
@@ -49,6 +52,18 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("zremrangebyrank", 4),
     ("zremrangebyscore", 4),
     ("zscan", -3),
+    ("zrangestore", -5),
+    ("zrangebylex", -4),
+    ("zrevrangebylex", -4),
+    ("zlexcount", 4),
+    ("zremrangebylex", 4),
+    ("zunion", -3),
+    ("zinter", -3),
+    ("zdiff", -3),
+    ("zunionstore", -4),
+    ("zinterstore", -4),
+    ("zdiffstore", -4),
+    ("zintercard", -3),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -117,9 +132,25 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "zrevrange" => range::zrange(a, acc, Order::Desc, Mode::Rank),
         "zrangebyscore" => range::zrange(a, acc, Order::Asc, Mode::Score),
         "zrevrangebyscore" => range::zrange(a, acc, Order::Desc, Mode::Score),
-        "zpopmin" | "zpopmax" => range::pop(name, a, acc),
+        "zrangebylex" => range::zrange(a, acc, Order::Asc, Mode::Lex),
+        "zrevrangebylex" => range::zrange(a, acc, Order::Desc, Mode::Lex),
+        "zrangestore" => range::zrangestore(a, acc),
+        "zlexcount" => {
+            let (min, max) = (lex::lex_arg(&a[2]), lex::lex_arg(&a[3]));
+            let (Ok(min), Ok(max)) = (min, max) else {
+                return Err(fail("ERR min or max not valid string range item"));
+            };
+            Ok(Reply::Int(match Coll::load(acc, &a[1], Kind::ZSet)? {
+                Some(z) => lex::count(acc, &z, &min, &max)?,
+                None => 0,
+            }))
+        }
+        "zunion" | "zinter" | "zdiff" | "zunionstore" | "zinterstore" | "zdiffstore"
+        | "zintercard" => algebra::run(name, a, acc),
+        "zpopmin" | "zpopmax" => remove_range::pop(name, a, acc),
         "zremrangebyrank" => remove_range::by_rank_command(a, acc),
         "zremrangebyscore" => remove_range::by_score_command(a, acc),
+        "zremrangebylex" => remove_range::by_lex_command(a, acc),
         _ => Err(fail("ERR unknown command")),
     }
 }
@@ -203,6 +234,29 @@ pub(super) fn order_end(score: f64) -> [u8; 8] {
     u64::from_be_bytes(order_bytes(score))
         .wrapping_add(1)
         .to_be_bytes()
+}
+
+/// Members picked from a sorted set, with their scores, in order.
+pub(super) type Picked = Vec<(f64, Vec<u8>)>;
+
+/// Replaces whatever `dst` held (its expiry too) with a sorted set of
+/// `picked` (distinct members); an empty one deletes it. The reply is the
+/// count stored, as Redis's STORE commands answer.
+pub(super) fn store_result(
+    acc: &mut dyn Access,
+    dst: &[u8],
+    picked: Vec<(f64, Vec<u8>)>,
+) -> Outcome {
+    crate::collections::delete_key(acc, dst)?;
+    if picked.is_empty() {
+        return Ok(Reply::Int(0));
+    }
+    let mut z = Coll::load_or_new(acc, dst, Kind::ZSet)?;
+    for (score, member) in &picked {
+        set_score(acc, &mut z, member, None, *score)?;
+    }
+    z.save(acc)?;
+    Ok(Reply::Int(picked.len() as i64))
 }
 
 /// Sets `member`'s score, which was `old` (`None`: a new member).

@@ -1,11 +1,12 @@
-//! The sorted-set commands that read ranges: ZRANGE and its older forms,
-//! ZRANK, ZREVRANK, ZPOPMIN, ZPOPMAX.
+//! The sorted-set commands that read ranges: ZRANGE, its older forms and
+//! ZRANGESTORE, ZRANK, ZREVRANK.
 
+use super::lex::{by_lex, lex_arg};
 use super::{
-    counts, order_end, order_key, order_start, remove_scored, score_of, strtod, walk_down,
-    walk_from, Cursor,
+    counts, order_end, order_key, order_start, score_of, store_result, strtod, walk_down,
+    walk_from, Cursor, Picked,
 };
-use crate::collections::{positions, positive_count, Coll};
+use crate::collections::{positions, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
@@ -69,10 +70,21 @@ impl Order {
 pub(super) enum Mode {
     Rank,
     Score,
+    Lex,
 }
 
-/// The options after a range: `BYSCORE`, `REV`, `LIMIT o c`, `WITHSCORES`
-/// (`ZRANGE` takes all four; the older commands `LIMIT` and `WITHSCORES`).
+/// The command a range comes from: `ZRANGE` and `ZRANGESTORE` choose the
+/// mode and the order in their options, and only the first takes
+/// `WITHSCORES`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Zrange,
+    Store,
+    Older,
+}
+
+/// The options after a range: `BYSCORE` or `BYLEX`, `REV`, `LIMIT o c`,
+/// `WITHSCORES`.
 struct RangeOptions {
     order: Order,
     mode: Mode,
@@ -80,9 +92,11 @@ struct RangeOptions {
     with_scores: bool,
 }
 
+/// The options of request `a` (the range's key at `a[1]`, options from
+/// `a[4]`), in Redis's order of checks.
 fn range_options(
     a: &[Vec<u8>],
-    zrange: bool,
+    form: Form,
     order: Order,
     mode: Mode,
 ) -> Result<RangeOptions, Fail> {
@@ -92,17 +106,17 @@ fn range_options(
         limit: None,
         with_scores: false,
     };
+    let chooses = form != Form::Older;
+    let (mut mode_given, mut rev_given) = (false, false);
     let mut i = 4;
     while i < a.len() {
         match a[i].to_ascii_lowercase().as_slice() {
-            b"withscores" => o.with_scores = true,
-            b"byscore" if zrange => o.mode = Mode::Score,
-            b"rev" if zrange => o.order = Order::Desc,
-            b"limit" => {
-                let (Some(off), Some(count)) = (a.get(i + 1), a.get(i + 2)) else {
-                    return Err(syntax_error());
-                };
-                o.limit = Some((int_arg(off)?, int_arg(count)?));
+            b"withscores" if form != Form::Store => o.with_scores = true,
+            b"byscore" if chooses && !mode_given => (o.mode, mode_given) = (Mode::Score, true),
+            b"bylex" if chooses && !mode_given => (o.mode, mode_given) = (Mode::Lex, true),
+            b"rev" if chooses && !rev_given => (o.order, rev_given) = (Order::Desc, true),
+            b"limit" if i + 2 < a.len() => {
+                o.limit = Some((int_arg(&a[i + 1])?, int_arg(&a[i + 2])?));
                 i += 2;
             }
             _ => return Err(syntax_error()),
@@ -114,17 +128,46 @@ fn range_options(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         ));
     }
+    if o.with_scores && o.mode == Mode::Lex {
+        return Err(fail(
+            "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
+        ));
+    }
     Ok(o)
 }
 
 pub(super) fn zrange(a: &[Vec<u8>], acc: &mut dyn Access, order: Order, mode: Mode) -> Outcome {
-    let zrange = a[0].eq_ignore_ascii_case(b"zrange");
-    let o = range_options(a, zrange, order, mode)?;
+    let form = match a[0].eq_ignore_ascii_case(b"zrange") {
+        true => Form::Zrange,
+        false => Form::Older,
+    };
+    let (picked, o) = range_of(a, acc, form, order, mode)?;
+    Ok(members_reply(picked, o.with_scores))
+}
+
+/// `ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT o c]`: the
+/// range replaces what `dst` held; an empty one deletes it.
+pub(super) fn zrangestore(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    // From `dst` on, the request reads as a ZRANGE whose name is `dst`.
+    let (picked, _) = range_of(&a[1..], acc, Form::Store, Order::Asc, Mode::Rank)?;
+    store_result(acc, &a[1], picked)
+}
+
+/// The members request `a` selects (the key at `a[1]`, the range at
+/// `a[2..4]`, options after), and its options.
+fn range_of(
+    a: &[Vec<u8>],
+    acc: &mut dyn Access,
+    form: Form,
+    order: Order,
+    mode: Mode,
+) -> Result<(Picked, RangeOptions), Fail> {
+    let o = range_options(a, form, order, mode)?;
     let picked = match o.mode {
         Mode::Rank => {
             let (start, stop) = (int_arg(&a[2])?, int_arg(&a[3])?);
             let Some(z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
-                return Ok(Reply::Array(Vec::new()));
+                return Ok((Vec::new(), o));
             };
             by_rank(acc, &z, start, stop, o.order)?
         }
@@ -136,15 +179,29 @@ pub(super) fn zrange(a: &[Vec<u8>], acc: &mut dyn Access, order: Order, mode: Mo
                 Order::Desc => (y, x),
             };
             let Some(z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
-                return Ok(Reply::Array(Vec::new()));
+                return Ok((Vec::new(), o));
             };
             by_score(acc, &z, min, max, o.order, o.limit)?
         }
+        Mode::Lex => {
+            let (x, y) = (lex_arg(&a[2]), lex_arg(&a[3]));
+            let (Ok(x), Ok(y)) = (x, y) else {
+                return Err(fail("ERR min or max not valid string range item"));
+            };
+            let (min, max) = match o.order {
+                Order::Asc => (x, y),
+                Order::Desc => (y, x),
+            };
+            let Some(z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+                return Ok((Vec::new(), o));
+            };
+            by_lex(acc, &z, &min, &max, o.order, o.limit)?
+        }
     };
-    Ok(members_reply(picked, o.with_scores))
+    Ok((picked, o))
 }
 
-fn members_reply(picked: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Reply {
+pub(super) fn members_reply(picked: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Reply {
     match with_scores {
         true => Reply::Pairs(
             picked
@@ -227,24 +284,10 @@ pub(super) fn by_score(
     order: Order,
     limit: Option<(i64, i64)>,
 ) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
-    // LIMIT's offset skips matches in the walk's order; a negative count
-    // takes the rest, a negative offset nothing (as Redis).
-    let (skip, count) = match limit {
-        Some((offset, _)) if offset < 0 => return Ok(Vec::new()),
-        Some((offset, count)) => (offset as u64, u64::try_from(count).unwrap_or(u64::MAX)),
-        None => (0, u64::MAX),
+    let Some(mut picks) = Limit::new(limit) else {
+        return Ok(Vec::new());
     };
-    let (mut out, mut seen) = (Vec::new(), 0u64);
-    let mut take = |s: f64, m: &[u8]| {
-        if seen >= skip {
-            if out.len() as u64 >= count {
-                return false;
-            }
-            out.push((s, m.to_vec()));
-        }
-        seen += 1;
-        true
-    };
+    let mut take = |s: f64, m: &[u8]| picks.take(s, m);
     match order {
         Order::Asc => walk_from(acc, z, &order_start(min.score), |s, m| {
             if max.below(s) {
@@ -265,7 +308,45 @@ pub(super) fn by_score(
             })?
         }
     }
-    Ok(out)
+    Ok(picks.out)
+}
+
+/// `LIMIT offset count` over the matches of a walk, in the walk's order:
+/// a negative count takes the rest, a negative offset nothing (as Redis).
+pub(super) struct Limit {
+    skip: u64,
+    count: u64,
+    seen: u64,
+    pub(super) out: Picked,
+}
+
+impl Limit {
+    /// `None` if the limit selects nothing.
+    pub(super) fn new(limit: Option<(i64, i64)>) -> Option<Limit> {
+        let (skip, count) = match limit {
+            Some((offset, _)) if offset < 0 => return None,
+            Some((offset, count)) => (offset as u64, u64::try_from(count).unwrap_or(u64::MAX)),
+            None => (0, u64::MAX),
+        };
+        Some(Limit {
+            skip,
+            count,
+            seen: 0,
+            out: Vec::new(),
+        })
+    }
+
+    /// Offers the next match; false once the count is reached.
+    pub(super) fn take(&mut self, s: f64, m: &[u8]) -> bool {
+        if self.seen >= self.skip {
+            if self.out.len() as u64 >= self.count {
+                return false;
+            }
+            self.out.push((s, m.to_vec()));
+        }
+        self.seen += 1;
+        true
+    }
 }
 
 pub(super) fn rank(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -318,43 +399,4 @@ fn first_at(batch: &[crate::store::Item], reached: impl Fn(&[u8]) -> bool) -> Op
         .iter()
         .position(|(sub, _)| reached(sub))
         .map(|i| i as i64)
-}
-
-pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    if a.len() > 3 {
-        return Err(syntax_error());
-    }
-    let count = a.get(2).map(|c| positive_count(c)).transpose()?;
-    let Some(mut z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
-        return Ok(Reply::Array(Vec::new()));
-    };
-    let n = count.unwrap_or(1).min(z.count() as usize);
-    let popped = match name {
-        _ if n == 0 => Vec::new(),
-        "zpopmin" => by_rank(acc, &z, 0, n as i64 - 1, Order::Asc)?,
-        _ => by_rank(acc, &z, 0, n as i64 - 1, Order::Desc)?,
-    };
-    for (score, m) in &popped {
-        remove_scored(acc, &mut z, m, *score)?;
-    }
-    if let Some((score, m)) = popped.last() {
-        // Nothing is left beyond what was popped.
-        let taken = order_key(*score, m)[1..].to_vec();
-        match name {
-            "zpopmin" => z.mark = taken,
-            _ => z.high = taken,
-        }
-    }
-    if !popped.is_empty() {
-        z.save(acc)?;
-    }
-    Ok(match count {
-        Some(_) => members_reply(popped, true),
-        None => Reply::Array(
-            popped
-                .into_iter()
-                .flat_map(|(s, m)| [Reply::Bulk(m), Reply::Double(s)])
-                .collect(),
-        ),
-    })
 }

@@ -1,5 +1,6 @@
-//! The sorted-set commands that remove a range: ZREMRANGEBYRANK and
-//! ZREMRANGEBYSCORE.
+//! The sorted-set commands that remove a range: ZREMRANGEBYRANK,
+//! ZREMRANGEBYSCORE, ZREMRANGEBYLEX, and the pops from either end,
+//! ZPOPMIN and ZPOPMAX.
 //!
 //! A range that begins at the lowest member moves the low mark past it
 //! and one that ends at the highest moves the high mark below it, as pops
@@ -7,11 +8,12 @@
 //! on every request) then never walks over the deletion markers of the
 //! members it removed before.
 
-use super::range::{bound_arg, by_rank, by_score, Order};
+use super::lex::{by_lex, lex_arg};
+use super::range::{bound_arg, by_rank, by_score, members_reply, Order};
 use super::walk::first_from;
 use super::{order_key, remove_scored};
-use crate::collections::{positions, Coll};
-use crate::commands::{int_arg, Outcome};
+use crate::collections::{positions, positive_count, Coll};
+use crate::commands::{fail, int_arg, syntax_error, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
@@ -43,6 +45,18 @@ pub(super) fn by_score_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         top: (max.score == f64::INFINITY && !max.exclusive).then_some(true),
     };
     remove_all(acc, &mut z, picked, ends)
+}
+
+pub(super) fn by_lex_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let (min, max) = (lex_arg(&a[2]), lex_arg(&a[3]));
+    let (Ok(min), Ok(max)) = (min, max) else {
+        return Err(fail("ERR min or max not valid string range item"));
+    };
+    let Some(mut z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+        return Ok(Reply::Int(0));
+    };
+    let picked = by_lex(acc, &z, &min, &max, Order::Asc, None)?;
+    remove_all(acc, &mut z, picked, Ends::default())
 }
 
 /// Whether a removed range begins at the lowest member and ends at the
@@ -86,4 +100,43 @@ fn remove_all(
     }
     z.save(acc)?;
     Ok(Reply::Int(picked.len() as i64))
+}
+
+pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    if a.len() > 3 {
+        return Err(syntax_error());
+    }
+    let count = a.get(2).map(|c| positive_count(c)).transpose()?;
+    let Some(mut z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
+        return Ok(Reply::Array(Vec::new()));
+    };
+    let n = count.unwrap_or(1).min(z.count() as usize);
+    let popped = match name {
+        _ if n == 0 => Vec::new(),
+        "zpopmin" => by_rank(acc, &z, 0, n as i64 - 1, Order::Asc)?,
+        _ => by_rank(acc, &z, 0, n as i64 - 1, Order::Desc)?,
+    };
+    for (score, m) in &popped {
+        remove_scored(acc, &mut z, m, *score)?;
+    }
+    if let Some((score, m)) = popped.last() {
+        // Nothing is left beyond what was popped.
+        let taken = order_key(*score, m)[1..].to_vec();
+        match name {
+            "zpopmin" => z.mark = taken,
+            _ => z.high = taken,
+        }
+    }
+    if !popped.is_empty() {
+        z.save(acc)?;
+    }
+    Ok(match count {
+        Some(_) => members_reply(popped, true),
+        None => Reply::Array(
+            popped
+                .into_iter()
+                .flat_map(|(s, m)| [Reply::Bulk(m), Reply::Double(s)])
+                .collect(),
+        ),
+    })
 }
