@@ -80,6 +80,17 @@ def lk(): return random.choice(LEX_KEYS)
 def lex(): return random.choice(LEX)
 
 
+def multi_pop():
+    name = random.choice(["LMPOP", "ZMPOP", "BLMPOP", "BZMPOP"])
+    keys = [random.choice(KEYS + ZKEYS) for _ in range(random.randint(1, 3))]
+    numkeys = str(len(keys)) if random.random() < 0.9 else random.choice(["0", "-1", "x", "5"])
+    end = random.choice(["LEFT", "right", "MIN", "max", "up"])
+    options = random.choice([[], [], ["COUNT", random.choice(["1", "2", "10", "0", "-1", "x"])],
+                             ["COUNT"], ["COUNT", "1", "COUNT", "1"], ["FOO"]])
+    timeout = [random.choice(["0.01", "x", "-1"])] if name.startswith("B") else []
+    return [name] + timeout + [numkeys] + keys + [end] + options
+
+
 def zset_algebra():
     name = random.choice(["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE",
                           "ZDIFFSTORE", "ZINTERCARD"])
@@ -176,6 +187,8 @@ def collection_command():
         lambda: ["BLMOVE", k(), k(), random.choice(["LEFT", "right", "up"]),
                  random.choice(["left", "RIGHT"]), random.choice(["0.01", "x"])],
         lambda: ["BRPOPLPUSH", k(), k(), random.choice(["0.01", "-0.5"])],
+        lambda: multi_pop(),
+        lambda: multi_pop(),
         lambda: ["ZREMRANGEBYRANK", k(), ix(), ix()],
         zset_algebra,
         zset_algebra,
@@ -248,6 +261,8 @@ def command():
         lambda: ["TOUCH", k(), k()],
         lambda: ["TYPE", k()],
         lambda: ["RENAME", k(), k()],
+        lambda: ["COPY", k(), k()] + random.choice([[], ["REPLACE"], ["DB", "0"], ["DB", "x"],
+                                                    ["REPLACE", "REPLACE"], ["FOO"], ["DB"]]),
         lambda: ["RENAMENX", k(), k()],
         lambda: ["EXPIRE", k(), t()] + random.choice([[], ["NX"], ["XX"], ["GT"], ["LT"], ["FOO"]]),
         lambda: ["PEXPIRE", k(), t()],

@@ -195,9 +195,9 @@ pub fn start(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Re
     let outcome = run_data(s, name, &req);
     let nothing = matches!(outcome, Ok(Reply::NullArray | Reply::Null));
     // The attempt read the timeout already: only a valid one gets here.
-    let timeout = req.last().map(|t| blocking::timeout_arg(t));
+    let timeout = blocking::timeout_arg(blocking::timeout_of(name, &req));
     match (nothing, timeout) {
-        (true, Some(Ok(timeout))) => {
+        (true, Ok(timeout)) => {
             session.blocked = Some(Blocked {
                 name: name.to_string(),
                 keys: blocking::keys_of(name, &req),

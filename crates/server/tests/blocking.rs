@@ -13,20 +13,7 @@ use std::time::{Duration, Instant};
 use redis::{cmd, Commands, Value};
 
 mod common;
-use common::{request, Server};
-
-/// Waits until `INFO clients` shows `n` blocked clients.
-fn wait_blocked(c: &mut redis::Connection, n: usize) {
-    let want = format!("blocked_clients:{n}\r");
-    for _ in 0..2000 {
-        let info: String = cmd("INFO").arg("clients").query(c).unwrap();
-        if info.contains(&want) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    panic!("never saw {want}");
-}
+use common::{request, wait_blocked, Server};
 
 #[test]
 fn a_blocked_pop_is_served_by_a_later_push() {

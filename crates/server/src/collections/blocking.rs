@@ -1,4 +1,5 @@
-//! The blocking pops: BLPOP BRPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX.
+//! The blocking pops: BLPOP BRPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX
+//! BLMPOP BZMPOP.
 //!
 //! Here is one attempt: the first non-empty key's pop, or nothing (the
 //! reply a command gives inside `MULTI`, where Redis never blocks). Waiting
@@ -21,6 +22,8 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("brpoplpush", 4),
     ("bzpopmin", -3),
     ("bzpopmax", -3),
+    ("blmpop", -5),
+    ("bzmpop", -5),
 ];
 
 /// True for a blocking command.
@@ -37,7 +40,7 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
         "linsert" | "zincrby" => key(1, 1),
         "zadd" => key(1, a.len().saturating_sub(2) / 2),
         "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => key(2, 1),
-        "rename" | "renamenx" => key(2, usize::MAX),
+        "rename" | "renamenx" | "copy" => key(2, usize::MAX),
         "zunionstore" | "zinterstore" | "zdiffstore" | "zrangestore" => key(1, usize::MAX),
         _ => Vec::new(),
     }
@@ -55,12 +58,30 @@ pub fn wakes_of_all(requests: &[Vec<Vec<u8>>]) -> Wake {
 pub fn keys_of(name: &str, a: &[Vec<u8>]) -> Vec<Vec<u8>> {
     match name {
         "blmove" | "brpoplpush" => a[1..2].to_vec(),
+        "blmpop" | "bzmpop" => {
+            super::mpop::parse(name, a, 2).map_or(Vec::new(), |p| p.keys.to_vec())
+        }
         _ => a[1..a.len() - 1].to_vec(),
+    }
+}
+
+/// The timeout argument of blocking request `a` (command `name`): the
+/// first argument of BLMPOP and BZMPOP, the last of the others.
+pub fn timeout_of<'a>(name: &str, a: &'a [Vec<u8>]) -> &'a [u8] {
+    match name {
+        "blmpop" | "bzmpop" => &a[1],
+        _ => &a[a.len() - 1],
     }
 }
 
 /// One attempt of blocking command `name` (arity already checked).
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    if name == "blmpop" || name == "bzmpop" {
+        // Redis reads the timeout after the other arguments.
+        let pops = super::mpop::parse(name, a, 2)?;
+        timeout_arg(&a[1])?;
+        return super::mpop::pop_first(acc, &pops);
+    }
     let last = a.len() - 1;
     if name == "blmove" {
         // Redis reads the ends before the timeout.

@@ -48,6 +48,7 @@ pub mod blocking;
 mod coll;
 mod hashes;
 mod lists;
+pub mod mpop;
 pub mod scan;
 mod sets;
 pub mod sweep;
@@ -67,8 +68,9 @@ use crate::store::{Access, Kind, Value};
 pub(crate) const STEP: usize = 4096;
 
 /// The command tables of the four types.
-const TYPES: [&[(&str, i32)]; 5] = [
+const TYPES: [&[(&str, i32)]; 6] = [
     lists::COMMANDS,
+    mpop::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
@@ -118,6 +120,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         sets::run(name, a, acc)
     } else if of(blocking::COMMANDS) {
         blocking::run(name, a, acc)
+    } else if of(mpop::COMMANDS) {
+        mpop::run(name, a, acc)
     } else {
         zsets::run(name, a, acc)
     }
@@ -150,8 +154,17 @@ pub fn drop_items_of(acc: &mut dyn Access, key: &[u8], v: &Value) -> Result<(), 
 /// caller has deleted): a collection's elements are copied under a new
 /// version at `to`, and the old version's range is dropped.
 pub fn move_value(acc: &mut dyn Access, from: &[u8], to: &[u8], v: &Value) -> Result<(), Fail> {
+    copy_value(acc, from, to, v)?;
+    drop_items_of(acc, from, v)?;
+    acc.del(from)?;
+    Ok(())
+}
+
+/// Writes a copy of `v`, the value of `from`, at `to` (whose old value,
+/// if any, the caller has deleted), its expiry too: a collection's
+/// elements are copied under a new version.
+pub fn copy_value(acc: &mut dyn Access, from: &[u8], to: &[u8], v: &Value) -> Result<(), Fail> {
     if v.kind == Kind::String {
-        acc.del(from)?;
         acc.set(to, v)?;
         return Ok(());
     }
@@ -167,8 +180,6 @@ pub fn move_value(acc: &mut dyn Access, from: &[u8], to: &[u8], v: &Value) -> Re
     for (sub, value) in &items {
         acc.put_item(&new.item_key(sub), value)?;
     }
-    old.drop_items(acc)?;
-    acc.del(from)?;
     new.save(acc)
 }
 

@@ -1,9 +1,9 @@
-//! Key commands: DEL UNLINK EXISTS TOUCH TYPE RENAME RENAMENX KEYS SCAN
+//! Key commands: DEL UNLINK EXISTS TOUCH TYPE RENAME RENAMENX COPY KEYS SCAN
 //! EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME PEXPIRETIME
 //! PERSIST.
 
 use super::{fail, int_arg, syntax_error, Outcome};
-use crate::collections::{delete_key, drop_items_of, move_value};
+use crate::collections::{copy_value, delete_key, drop_items_of, move_value};
 use crate::cursors::Cursors;
 use crate::glob;
 use crate::resp::Reply;
@@ -52,6 +52,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             move_value(acc, &a[1], &a[2], &v)?;
             Ok(Reply::Int(1))
         }
+        "copy" => copy(a, acc),
         "expiretime" | "pexpiretime" => Ok(Reply::Int(match acc.get(&a[1])? {
             None => -2,
             Some(v) if v.expires_at == 0 => -1,
@@ -233,5 +234,41 @@ fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         v.expires_at = at as u64;
         acc.set(&a[1], &v)?;
     }
+    Ok(Reply::Int(1))
+}
+
+/// `COPY source destination [DB 0] [REPLACE]`, in Redis 7.0's order of
+/// checks: 1 if copied (with its expiry), 0 if the source is missing or
+/// the destination exists without `REPLACE`. There is one database, so
+/// `DB` other than 0 is refused as `SELECT` refuses it.
+fn copy(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let mut replace = false;
+    let mut i = 3;
+    while i < a.len() {
+        if a[i].eq_ignore_ascii_case(b"replace") {
+            replace = true;
+            i += 1;
+        } else if a[i].eq_ignore_ascii_case(b"db") && i + 1 < a.len() {
+            if int_arg(&a[i + 1])? != 0 {
+                return Err(fail("ERR DB index is out of range"));
+            }
+            i += 2;
+        } else {
+            return Err(syntax_error());
+        }
+    }
+    if a[1] == a[2] {
+        return Err(fail("ERR source and destination objects are the same"));
+    }
+    let Some(v) = acc.get(&a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    if acc.get(&a[2])?.is_some() {
+        if !replace {
+            return Ok(Reply::Int(0));
+        }
+        delete_key(acc, &a[2])?;
+    }
+    copy_value(acc, &a[1], &a[2], &v)?;
     Ok(Reply::Int(1))
 }

@@ -69,7 +69,7 @@ pub fn arity(name: &str) -> Option<i32> {
         | "getset" => 3,
         "setex" | "psetex" | "getrange" | "setrange" => 4,
         "getex" | "mget" | "del" | "unlink" | "exists" | "touch" | "scan" => -2,
-        "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" => -3,
+        "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "copy" => -3,
         _ => return bits::arity(name).or_else(|| crate::collections::arity(name)),
     })
 }
@@ -100,8 +100,8 @@ pub fn run(
 ) -> Outcome {
     match name {
         "keys" | "scan" | "del" | "unlink" | "exists" | "touch" | "type" | "rename"
-        | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl" | "pttl"
-        | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
+        | "renamenx" | "copy" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl"
+        | "pttl" | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
         "hscan" | "sscan" | "zscan" => crate::collections::scan::run(name, args, acc, scan),
         _ if bits::arity(name).is_some() => bits::run(name, args, acc),
         _ if crate::collections::arity(name).is_some() => crate::collections::run(name, args, acc),

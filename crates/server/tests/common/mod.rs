@@ -175,3 +175,16 @@ pub fn expect_replies(s: &Server, cases: &[(&[&str], &str)]) {
     }
     c.expect_quiet();
 }
+
+/// Waits until `INFO clients` shows `n` blocked clients.
+pub fn wait_blocked(c: &mut redis::Connection, n: usize) {
+    let want = format!("blocked_clients:{n}\r");
+    for _ in 0..2000 {
+        let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
+        if info.contains(&want) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    panic!("never saw {want}");
+}
