@@ -91,6 +91,37 @@ def multi_pop():
     return [name] + timeout + [numkeys] + keys + [end] + options
 
 
+# Keys that only ever hold streams; their entries get explicit IDs (an
+# automatic one is the server's clock).
+XKEYS = ["x1", "x2"]
+XIDS = ["1", "1-1", "2-*", "3", "3-0", "5-*", "0-0", "0-1", "7-2", "-", "+", "bad", "9-x",
+        "18446744073709551615-18446744073709551615", " 4", "(3", "(3-0", "(", "(-", "$", ">"]
+
+
+def xk(): return random.choice(XKEYS + XKEYS + [k()])
+def xid(): return random.choice(XIDS)
+
+
+def stream_command():
+    fields = [x for _ in range(random.randint(0, 2)) for x in (m(), v())]
+    trim = random.choice([[], [], ["MAXLEN", random.choice(["0", "1", "3", "-1", "x"])],
+                          ["MAXLEN", "=", "2"], ["MINID", xid()], ["MINID", "=", "3"],
+                          ["LIMIT", "1"], ["NOMKSTREAM"],
+                          ["MAXLEN", "1", "MINID", "1"]])
+    return random.choice([
+        lambda: ["XADD", random.choice(XKEYS)] + trim + [xid()] + fields,
+        lambda: ["XADD", xk()] + trim + [xid()] + fields,
+        lambda: ["XLEN", xk()],
+        lambda: [random.choice(["XRANGE", "XREVRANGE"]), xk(), xid(), xid()]
+        + random.choice([[], ["COUNT", random.choice(["0", "1", "2", "-1", "x"])], ["FOO"]]),
+        lambda: ["XDEL", xk()] + [xid() for _ in range(random.randint(1, 3))],
+        lambda: ["XTRIM", xk()] + (trim or ["MAXLEN", "2"]),
+        lambda: ["XREAD"] + random.choice([[], ["COUNT", random.choice(["1", "0", "x"])],
+                                           ["BLOCK", random.choice(["10", "-1", "x"])]])
+        + ["STREAMS"] + random.choice([[xk(), xid()], [xk(), xk(), xid(), xid()], [xk()]]),
+    ])()
+
+
 def zset_algebra():
     name = random.choice(["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE",
                           "ZDIFFSTORE", "ZINTERCARD"])
@@ -194,6 +225,10 @@ def collection_command():
         zset_algebra,
         zset_algebra,
         zset_algebra,
+        stream_command,
+        stream_command,
+        stream_command,
+        stream_command,
         lambda: ["ZADD", lk()] + [x for _ in range(random.randint(1, 3)) for x in ("0", m())],
         lambda: ["ZADD", random.choice(ZKEYS)]
         + [x for _ in range(random.randint(1, 3)) for x in (random.choice(["1", "-2.5", "3", "inf", "-inf", "0"]), m())],
@@ -430,12 +465,13 @@ def same_exec(want, got, queued):
 
 # How to read a key of each type whole.
 CONTENT = {b"+string": ["GET"], b"+list": ["LRANGE", "0", "-1"], b"+hash": ["HGETALL"],
-           b"+set": ["SMEMBERS"], b"+zset": ["ZRANGE", "0", "-1", "WITHSCORES"]}
+           b"+set": ["SMEMBERS"], b"+zset": ["ZRANGE", "0", "-1", "WITHSCORES"],
+           b"+stream": ["XRANGE", "-", "+"]}
 
 
 def state(conn):
     out = []
-    for key in KEYS + LEX_KEYS + ZKEYS:
+    for key in KEYS + LEX_KEYS + ZKEYS + XKEYS:
         kind = conn.call(["TYPE", key])
         read = CONTENT.get(kind)
         content = None

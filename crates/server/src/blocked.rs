@@ -191,11 +191,19 @@ impl Blocked {
 
 /// Runs a blocking command: its reply, or, when it found nothing, the wait
 /// it starts (`Then::Block`, with `session.blocked` saying for what).
-pub fn start(s: &Shared, session: &mut Session, name: &str, req: Request) -> (Reply, Then) {
+pub fn start(s: &Shared, session: &mut Session, name: &str, mut req: Request) -> (Reply, Then) {
+    if name == "xread" {
+        let (sp, opts) = (s.store.spaces(), s.write_options());
+        let mut direct = Direct {
+            sp: &sp,
+            opts: &opts,
+        };
+        crate::collections::streams::resolve_last_ids(&mut direct, &mut req);
+    }
     let outcome = run_data(s, name, &req);
     let nothing = matches!(outcome, Ok(Reply::NullArray | Reply::Null));
     // The attempt read the timeout already: only a valid one gets here.
-    let timeout = blocking::timeout_arg(blocking::timeout_of(name, &req));
+    let timeout = blocking::timeout(name, &req);
     match (nothing, timeout) {
         (true, Ok(timeout)) => {
             session.blocked = Some(Blocked {

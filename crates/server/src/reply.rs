@@ -15,6 +15,8 @@ pub enum Reply {
     Array(Vec<Reply>),
     /// A map in RESP3, a flat array of pairs in RESP2.
     Map(Vec<(Reply, Reply)>),
+    /// A map in RESP3, an array of two-element arrays in RESP2 (`XREAD`).
+    Keyed(Vec<(Reply, Reply)>),
     /// A double in RESP3, a bulk string in RESP2.
     Double(f64),
     /// A set in RESP3, an array in RESP2.
@@ -112,6 +114,8 @@ impl Reply {
                     v.encode(proto, out);
                 }
             }
+            Reply::Keyed(pairs) if proto >= 3 => Reply::Map(pairs.clone()).encode(proto, out),
+            Reply::Keyed(pairs) => Reply::Pairs(pairs.clone()).encode(3, out),
             Reply::Pairs(pairs) if proto >= 3 => {
                 push_line(out, b'*', pairs.len().to_string().as_bytes());
                 for (k, v) in pairs {

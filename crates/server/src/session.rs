@@ -336,7 +336,9 @@ pub(crate) fn control(
             Reply::ok()
         }
         "exec" => transaction::exec(s, session),
-        data if blocking::is_blocking(data) => return crate::blocked::start(s, session, data, req),
+        data if blocking::may_block(data, &req) => {
+            return crate::blocked::start(s, session, data, req)
+        }
         other => match pubsub::subscription_command(other) {
             Some((space, subscribe)) => pubsub::run(s, session, space, subscribe, &req[1..]),
             None => to_reply(run_data(s, other, &req)),

@@ -38,6 +38,7 @@ pub enum Kind {
     Hash,
     Set,
     ZSet,
+    Stream,
 }
 
 impl Kind {
@@ -49,6 +50,7 @@ impl Kind {
             Kind::Hash => "hash",
             Kind::Set => "set",
             Kind::ZSet => "zset",
+            Kind::Stream => "stream",
         }
     }
 
@@ -57,7 +59,7 @@ impl Kind {
     }
 
     fn of_tag(tag: u8) -> Option<Kind> {
-        [Kind::List, Kind::Hash, Kind::Set, Kind::ZSet]
+        [Kind::List, Kind::Hash, Kind::Set, Kind::ZSet, Kind::Stream]
             .into_iter()
             .find(|k| k.tag() == tag)
     }

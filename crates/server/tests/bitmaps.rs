@@ -250,3 +250,36 @@ fn bitcount_and_bitpos_agree_with_a_bit_by_bit_model() {
         }
     }
 }
+
+/// As in Redis 7.0, `SETBIT` that leaves the bit as it was writes nothing,
+/// so a `WATCH` on the key does not see it; one that changes the bit, or
+/// grows the string, does.
+#[test]
+fn setbit_to_the_same_value_leaves_a_watch_untouched() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let exec_after = |c: &mut redis::Connection, args: &[&str]| -> redis::Value {
+        let _: () = redis::cmd("WATCH").arg("k").query(c).unwrap();
+        let _: i64 = redis::cmd(args[0]).arg(&args[1..]).query(c).unwrap();
+        let _: () = redis::cmd("MULTI").query(c).unwrap();
+        let _: () = redis::cmd("PING").query(c).unwrap();
+        redis::cmd("EXEC").query(c).unwrap()
+    };
+    let _: i64 = redis::cmd("SETBIT")
+        .arg("k")
+        .arg(3)
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    let ran = redis::Value::Array(vec![redis::Value::SimpleString("PONG".into())]);
+    assert_eq!(exec_after(&mut c, &["SETBIT", "k", "3", "1"]), ran);
+    assert_eq!(exec_after(&mut c, &["SETBIT", "k", "4", "0"]), ran);
+    assert_eq!(
+        exec_after(&mut c, &["SETBIT", "k", "3", "0"]),
+        redis::Value::Nil
+    );
+    assert_eq!(
+        exec_after(&mut c, &["SETBIT", "k", "100", "0"]),
+        redis::Value::Nil
+    );
+}

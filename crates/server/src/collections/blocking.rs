@@ -41,6 +41,8 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
         "zadd" => key(1, a.len().saturating_sub(2) / 2),
         "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => key(2, 1),
         "rename" | "renamenx" | "copy" => key(2, usize::MAX),
+        // Every reader of a stream gets its new entries.
+        "xadd" => key(1, usize::MAX),
         "zunionstore" | "zinterstore" | "zdiffstore" | "zrangestore" => key(1, usize::MAX),
         _ => Vec::new(),
     }
@@ -61,17 +63,29 @@ pub fn keys_of(name: &str, a: &[Vec<u8>]) -> Vec<Vec<u8>> {
         "blmpop" | "bzmpop" => {
             super::mpop::parse(name, a, 2).map_or(Vec::new(), |p| p.keys.to_vec())
         }
+        "xread" => match a.iter().position(|x| x.eq_ignore_ascii_case(b"streams")) {
+            Some(at) => a[at + 1..at + 1 + (a.len() - at - 1) / 2].to_vec(),
+            None => Vec::new(),
+        },
         _ => a[1..a.len() - 1].to_vec(),
     }
 }
 
-/// The timeout argument of blocking request `a` (command `name`): the
-/// first argument of BLMPOP and BZMPOP, the last of the others.
-pub fn timeout_of<'a>(name: &str, a: &'a [Vec<u8>]) -> &'a [u8] {
+/// How long blocking request `a` (command `name`) may wait (`None`: for
+/// ever): the first argument of BLMPOP and BZMPOP, the last of the other
+/// pops (seconds), XREAD's `BLOCK` (milliseconds).
+pub fn timeout(name: &str, a: &[Vec<u8>]) -> Result<Option<Duration>, Fail> {
     match name {
-        "blmpop" | "bzmpop" => &a[1],
-        _ => &a[a.len() - 1],
+        "blmpop" | "bzmpop" => timeout_arg(&a[1]),
+        "xread" => super::streams::read::wait_of(a),
+        _ => timeout_arg(&a[a.len() - 1]),
     }
+}
+
+/// True if request `a` (command `name`) may wait: the blocking pops, and
+/// `XREAD` with `BLOCK`.
+pub fn may_block(name: &str, a: &[Vec<u8>]) -> bool {
+    is_blocking(name) || (name == "xread" && super::streams::read::blocks(a))
 }
 
 /// One attempt of blocking command `name` (arity already checked).

@@ -125,9 +125,10 @@ impl Coll {
     }
 
     /// Writes the metadata with a new revision; an empty collection is
-    /// deleted, as Redis deletes a key whose last element goes.
+    /// deleted, as Redis deletes a key whose last element goes (a stream
+    /// stays, as in Redis).
     pub fn save(&mut self, acc: &mut dyn Access) -> Result<(), Fail> {
-        if self.count() <= 0 {
+        if self.count() <= 0 && self.kind != Kind::Stream {
             acc.del(&self.key)?;
             return Ok(());
         }

@@ -51,6 +51,7 @@ mod lists;
 pub mod mpop;
 pub mod scan;
 mod sets;
+pub mod streams;
 pub mod sweep;
 mod versions;
 mod zsets;
@@ -68,8 +69,9 @@ use crate::store::{Access, Kind, Value};
 pub(crate) const STEP: usize = 4096;
 
 /// The command tables of the four types.
-const TYPES: [&[(&str, i32)]; 6] = [
+const TYPES: [&[(&str, i32)]; 7] = [
     lists::COMMANDS,
+    streams::COMMANDS,
     mpop::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
@@ -122,6 +124,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         blocking::run(name, a, acc)
     } else if of(mpop::COMMANDS) {
         mpop::run(name, a, acc)
+    } else if of(streams::COMMANDS) {
+        streams::run(name, a, acc)
     } else {
         zsets::run(name, a, acc)
     }

@@ -64,15 +64,22 @@ fn setbit(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         _ => return Err(fail("ERR bit is not an integer or out of range")),
     };
     // The key keeps its expiry: the string is changed in place.
-    let mut v = string(acc, &a[1])?.unwrap_or(Value::new(Vec::new(), 0));
+    let found = string(acc, &a[1])?;
+    let mut dirty = found.is_none();
+    let mut v = found.unwrap_or(Value::new(Vec::new(), 0));
     let byte = (offset >> 3) as usize;
     if v.data.len() <= byte {
         v.data.resize(byte + 1, 0);
+        dirty = true;
     }
     let shift = 7 - (offset & 7) as u32;
     let old = (v.data[byte] >> shift) & 1;
-    v.data[byte] = (v.data[byte] & !(1 << shift)) | (on << shift);
-    acc.set(&a[1], &v)?;
+    // As Redis 7.0: a bit set to what it was is no write (a WATCH on the
+    // key does not see it).
+    if dirty || old != on {
+        v.data[byte] = (v.data[byte] & !(1 << shift)) | (on << shift);
+        acc.set(&a[1], &v)?;
+    }
     Ok(Reply::Int(old as i64))
 }
 

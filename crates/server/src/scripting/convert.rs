@@ -67,6 +67,12 @@ pub fn to_lua(lua: &Lua, reply: Reply, depth: usize) -> mlua::Result<Value> {
             array(items)?
         }
         Reply::Map(pairs) | Reply::Pairs(pairs) => flat(pairs)?,
+        Reply::Keyed(pairs) => array(
+            pairs
+                .into_iter()
+                .map(|(k, v)| Reply::Array(vec![k, v]))
+                .collect(),
+        )?,
         Reply::Bulks(b) => array(b.iter().map(|v| Reply::Bulk(v.to_vec())).collect())?,
     })
 }
