@@ -6,7 +6,9 @@
 //! lookups share their path down the skiplists), blind writes (`SET k v`,
 //! `MSET`) as one write batch (one commit, one log record, one sync under
 //! `appendfsync always`), and counters (`INCR`, `DECR`, `INCRBY`,
-//! `DECRBY`) in one transaction, retried whole on a conflict. The replies
+//! `DECRBY`) and stream appends (`XADD`) in one transaction, retried whole
+//! on a conflict (clients appending to one stream conflict on every
+//! append: a pipeline's appends then commit together, not one by one). The replies
 //! are those of running the requests one by one; a group is atomic, which
 //! is more than Redis promises between a pipeline's commands and never
 //! less. A group whose engine call fails runs again request by request, so
@@ -44,8 +46,9 @@ pub const OUTPUT_CHUNK: usize = 1 << 20;
 enum Kind {
     Get,
     BlindWrite,
-    /// A counter command, by its lowercase name.
-    Counter(&'static str),
+    /// A read-modify-write command run in a group's transaction (a counter
+    /// or `XADD`), by its lowercase name.
+    Grouped(&'static str),
     Other,
 }
 
@@ -56,10 +59,11 @@ fn kind(req: &Request) -> Kind {
         2 if is("get") => Kind::Get,
         3 if is("set") => Kind::BlindWrite,
         n if n >= 3 && !n.is_multiple_of(2) && is("mset") => Kind::BlindWrite,
-        2 if is("incr") => Kind::Counter("incr"),
-        2 if is("decr") => Kind::Counter("decr"),
-        3 if is("incrby") => Kind::Counter("incrby"),
-        3 if is("decrby") => Kind::Counter("decrby"),
+        2 if is("incr") => Kind::Grouped("incr"),
+        2 if is("decr") => Kind::Grouped("decr"),
+        3 if is("incrby") => Kind::Grouped("incrby"),
+        3 if is("decrby") => Kind::Grouped("decrby"),
+        n if n >= 5 && is("xadd") => Kind::Grouped("xadd"),
         _ => Kind::Other,
     }
 }
@@ -148,7 +152,7 @@ fn run_group(
     let done = match k {
         Kind::Get if group.len() > 1 => gets(&sp.ks, &group, session.proto, out),
         Kind::BlindWrite => writes(shared, &sp.ks, &group, out),
-        Kind::Counter(name) if group.len() > 1 => {
+        Kind::Grouped(name) if group.len() > 1 => {
             counters(shared, &sp, name, &group, session.proto, out)
         }
         _ => false,
@@ -212,7 +216,9 @@ fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) 
     true
 }
 
-/// Counter commands in one transaction, retried whole on a conflict.
+/// Counter commands (or `XADD`s) in one transaction, retried whole on a
+/// conflict; the clients blocked on the streams appended to are woken
+/// once it commits.
 fn counters(
     shared: &Shared,
     sp: &store::Spaces,
@@ -236,6 +242,9 @@ fn counters(
         match tx.commit_opt(&shared.write_options()) {
             Ok(()) => {
                 store::apply_drops(sp, drops);
+                shared
+                    .waiters
+                    .wake(crate::collections::blocking::wakes_of_all(group));
                 replies.iter().for_each(|r| r.encode(proto, out));
                 return true;
             }

@@ -333,3 +333,93 @@ fn streams_survive_a_restart() {
         .unwrap();
     assert_eq!(id, "7-1");
 }
+
+/// Clients appending to one stream in pipelines (whose `XADD`s commit as
+/// one transaction each) lose nothing and get distinct, growing IDs; a
+/// reader blocked on the stream is woken by such a pipeline.
+#[test]
+fn pipelined_appends_from_many_clients_all_land_in_order() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let reader = {
+        let mut conn = s.conn();
+        std::thread::spawn(move || -> redis::Value {
+            cmd("XREAD")
+                .arg("BLOCK")
+                .arg(10_000)
+                .arg("STREAMS")
+                .arg("jobs")
+                .arg("$")
+                .query(&mut conn)
+                .unwrap()
+        })
+    };
+    wait_blocked(&mut c, 1);
+    // Woken by the pipeline's commit, well before the periodic recheck.
+    let t = Instant::now();
+    let mut first = redis::pipe();
+    for n in 0..2 {
+        first
+            .cmd("XADD")
+            .arg("jobs")
+            .arg("*")
+            .arg("w")
+            .arg("first")
+            .arg("n")
+            .arg(n);
+    }
+    let _: Vec<String> = first.query(&mut c).unwrap();
+    let got: Vec<(String, Vec<Entry>)> = redis::from_redis_value(&reader.join().unwrap()).unwrap();
+    assert!(
+        t.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!((got[0].0.as_str(), got[0].1.len()), ("jobs", 2));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let mut conn = s.conn();
+            std::thread::spawn(move || {
+                for round in 0..5 {
+                    let mut p = redis::pipe();
+                    for i in 0..100 {
+                        p.cmd("XADD")
+                            .arg("jobs")
+                            .arg("*")
+                            .arg("w")
+                            .arg(w)
+                            .arg("n")
+                            .arg(round * 100 + i);
+                    }
+                    let ids: Vec<String> = p.query(&mut conn).unwrap();
+                    assert_eq!(ids.len(), 100);
+                }
+            })
+        })
+        .collect();
+    writers.into_iter().for_each(|w| w.join().unwrap());
+    let all: Vec<Entry> = cmd("XRANGE")
+        .arg("jobs")
+        .arg("-")
+        .arg("+")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(all.len(), 2002);
+    let ids: Vec<(u64, u64)> = all
+        .iter()
+        .map(|(id, _)| {
+            let (ms, seq) = id.split_once('-').unwrap();
+            (ms.parse().unwrap(), seq.parse().unwrap())
+        })
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    // Each writer's entries in its own order.
+    for w in 0..4 {
+        let mine: Vec<u64> = all
+            .iter()
+            .filter(|(_, f)| f[1] == w.to_string())
+            .map(|(_, f)| f[3].parse().unwrap())
+            .collect();
+        assert_eq!(mine, (0..500).collect::<Vec<u64>>());
+    }
+}
