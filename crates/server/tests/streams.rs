@@ -142,6 +142,21 @@ fn streams_answer_as_redis_does() {
     expect_replies(&s, REDIS_REPLIES);
 }
 
+/// A client reading `key` from its end, blocked for up to 10 s.
+fn blocked_reader(s: &Server, key: &'static str) -> std::thread::JoinHandle<redis::Value> {
+    let mut conn = s.conn();
+    std::thread::spawn(move || {
+        cmd("XREAD")
+            .arg("BLOCK")
+            .arg(10_000)
+            .arg("STREAMS")
+            .arg(key)
+            .arg("$")
+            .query(&mut conn)
+            .unwrap()
+    })
+}
+
 /// Every client blocked on a stream gets an entry added after it asked
 /// (`$` meaning the last ID when it asked, however often its read is
 /// tried again), and only such entries.
@@ -156,21 +171,7 @@ fn blocked_readers_each_get_the_entries_added_after_they_asked() {
         .arg("x")
         .query(&mut c)
         .unwrap();
-    let readers: Vec<_> = (0..3)
-        .map(|_| {
-            let mut conn = s.conn();
-            std::thread::spawn(move || -> redis::Value {
-                cmd("XREAD")
-                    .arg("BLOCK")
-                    .arg(10_000)
-                    .arg("STREAMS")
-                    .arg("events")
-                    .arg("$")
-                    .query(&mut conn)
-                    .unwrap()
-            })
-        })
-        .collect();
+    let readers: Vec<_> = (0..3).map(|_| blocked_reader(&s, "events")).collect();
     wait_blocked(&mut c, 3);
     // A write to another key wakes nobody.
     let _: String = cmd("XADD")
@@ -341,19 +342,7 @@ fn streams_survive_a_restart() {
 fn pipelined_appends_from_many_clients_all_land_in_order() {
     let s = Server::start(None);
     let mut c = s.conn();
-    let reader = {
-        let mut conn = s.conn();
-        std::thread::spawn(move || -> redis::Value {
-            cmd("XREAD")
-                .arg("BLOCK")
-                .arg(10_000)
-                .arg("STREAMS")
-                .arg("jobs")
-                .arg("$")
-                .query(&mut conn)
-                .unwrap()
-        })
-    };
+    let reader = blocked_reader(&s, "jobs");
     wait_blocked(&mut c, 1);
     // Woken by the pipeline's commit, well before the periodic recheck.
     let t = Instant::now();
