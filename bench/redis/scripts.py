@@ -15,10 +15,9 @@ Prints requests per second, p50 and p99 (medians), and slsm/redis. Needs
 redis-server and redis-tools, and a built `slsm` (cargo builds it).
 """
 
-import statistics
 import subprocess
 
-from servers import compare, peak_rss_mb, redis_benchmark, running
+from servers import compare, peak_rss_mb, redis_benchmark, rps_table, running
 
 SCRIPTS = {
     "incr": "return redis.call('incr', KEYS[1])",
@@ -50,19 +49,8 @@ def one_round(engine, binary, args):
 
 
 def table(rows, args):
-    names = list(rows)
-    print(f"medians of {args.rounds} rounds; 50 clients, keys from 100,000; "
-          f"{args.requests:,} requests at -P 1, {4 * args.requests:,} at -P 16")
-    print("| script | " + " | ".join(f"{e} rps (p50 / p99 ms)" for e in names) + " | slsm/redis |")
-    print("|" + " --- |" * (len(names) + 2))
-    for key in rows[names[0]][0]:
-        med = {e: [statistics.median(r[key][i] for r in rows[e]) for i in range(3)] for e in names}
-        if key == "rss":
-            cells = " | ".join(f"{med[e][0]:,.0f} MB peak RSS" for e in names)
-            print(f"| {key} | {cells} | |")
-            continue
-        cells = " | ".join(f"{med[e][0]:,.0f} ({med[e][1]:.3f} / {med[e][2]:.3f})" for e in names)
-        print(f"| {key} | {cells} | {med['slsm'][0] / med['redis'][0]:.2f} |")
+    rps_table(rows, f"medians of {args.rounds} rounds; 50 clients, keys from 100,000; "
+                    f"{args.requests:,} requests at -P 1, {4 * args.requests:,} at -P 16", "script")
 
 
 def main():

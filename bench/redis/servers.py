@@ -12,6 +12,7 @@ import io
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,3 +123,21 @@ def compare(doc, options, one_round, table):
     args = ap.parse_args()
     binaries = engines(args.baseline)
     table(alternate(args.rounds, binaries, lambda e, b: one_round(e, b, args)), args)
+
+
+def rps_table(rows, caption, what):
+    """Prints `rows` ({engine: [round {test: (rps, p50, p99)}]}, a test
+    "rss" holding peak RSS) as medians: requests per second (p50 / p99
+    ms) per engine, and slsm/redis."""
+    names = list(rows)
+    print(caption)
+    print(f"| {what} | " + " | ".join(f"{e} rps (p50 / p99 ms)" for e in names) + " | slsm/redis |")
+    print("|" + " --- |" * (len(names) + 2))
+    for key in rows[names[0]][0]:
+        med = {e: [statistics.median(r[key][i] for r in rows[e]) for i in range(3)] for e in names}
+        if key == "rss":
+            cells = " | ".join(f"{med[e][0]:,.0f} MB peak RSS" for e in names)
+            print(f"| {key} | {cells} | |")
+            continue
+        cells = " | ".join(f"{med[e][0]:,.0f} ({med[e][1]:.3f} / {med[e][2]:.3f})" for e in names)
+        print(f"| {key} | {cells} | {med['slsm'][0] / med['redis'][0]:.2f} |")

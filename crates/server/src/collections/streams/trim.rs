@@ -126,9 +126,16 @@ pub(super) fn trim_stream(acc: &mut dyn Access, s: &mut Stream, t: &Trim) -> Res
         return Ok(0);
     };
     let mut removed = 0;
+    // Read what is about to go, not more: a capped log trims one entry per
+    // append, and a read of a few hundred for it cost 10x the append.
+    let mut step = 1;
     loop {
-        let batch = s.entries(acc, s.low, MAX, 256)?;
-        let full = batch.len() == 256;
+        if let Strategy::MaxLen(n) = strategy {
+            step = usize::try_from(s.coll.len - n).unwrap_or(0).clamp(1, 256);
+        }
+        let batch = s.entries(acc, s.low, MAX, step)?;
+        let full = batch.len() == step;
+        step = (step * 8).min(256);
         for (id, _) in batch {
             let keep = match strategy {
                 Strategy::MaxLen(n) => s.coll.len <= *n,
