@@ -25,7 +25,10 @@ counts that take the whole set are sent), times the two servers computed a few m
 database numbers other than 0 (slsm serve has one database; SELECT 1 is
 refused). Only times that cannot expire during a run are generated.
 Member ranges (BYLEX) are sent with bounds only to keys whose members all
-have one score, since Redis defines them only there.
+have one score, since Redis defines them only there. Stream entries get
+explicit IDs; claims use a minimum idle time of 0 and XPENDING's ranges
+only forms that print no idle time; XADD and XTRIM do not send `~` (slsm
+trims exactly where Redis keeps whole nodes).
 """
 import argparse
 import random
@@ -99,6 +102,8 @@ XIDS = ["1", "1-1", "2-*", "3", "3-0", "5-*", "0-0", "0-1", "7-2", "-", "+", "ba
 
 
 def xk(): return random.choice(XKEYS + XKEYS + [k()])
+def grp(): return random.choice(["g1", "g2", "g1"])
+def cons(): return random.choice(["c1", "c2", ""])
 def xid(): return random.choice(XIDS)
 
 
@@ -116,6 +121,24 @@ def stream_command():
         + random.choice([[], ["COUNT", random.choice(["0", "1", "2", "-1", "x"])], ["FOO"]]),
         lambda: ["XDEL", xk()] + [xid() for _ in range(random.randint(1, 3))],
         lambda: ["XTRIM", xk()] + (trim or ["MAXLEN", "2"]),
+        lambda: ["XGROUP", random.choice(["CREATE", "create"]), xk(), grp(), xid()]
+        + random.choice([[], [], ["MKSTREAM"], ["ENTRIESREAD", "3"], ["FOO"]]),
+        lambda: ["XGROUP", random.choice(["SETID", "DESTROY", "CREATECONSUMER", "DELCONSUMER",
+                                          "FOO"]), xk(), grp()]
+        + random.choice([[], [xid()], [cons()]]),
+        lambda: ["XREADGROUP", "GROUP", grp(), cons()]
+        + random.choice([[], ["COUNT", random.choice(["1", "2", "x"])], ["NOACK"],
+                         ["BLOCK", "10"]])
+        + ["STREAMS"] + random.choice([[xk(), ">"], [xk(), xid()], [xk(), xk(), ">", ">"], [xk()]]),
+        lambda: ["XACK", xk(), grp()] + [xid() for _ in range(random.randint(1, 2))],
+        lambda: ["XPENDING", xk(), grp()] + random.choice(
+            [[], [], ["-", "+", "10", "nobody"], ["-", "+", "x"], ["IDLE", "5", "-", "+"]]),
+        lambda: ["XCLAIM", xk(), grp(), cons(), random.choice(["0", "x"])]
+        + [xid() for _ in range(random.randint(1, 2))]
+        + random.choice([[], ["JUSTID"], ["FORCE", "JUSTID"], ["RETRYCOUNT", "3"],
+                         ["LASTID", xid()], ["FOO"]]),
+        lambda: ["XAUTOCLAIM", xk(), grp(), cons(), random.choice(["0", "x"]), xid()]
+        + random.choice([[], ["COUNT", random.choice(["1", "2", "0"])], ["JUSTID"], ["FOO"]]),
         lambda: ["XREAD"] + random.choice([[], ["COUNT", random.choice(["1", "0", "x"])],
                                            ["BLOCK", random.choice(["10", "-1", "x"])]])
         + ["STREAMS"] + random.choice([[xk(), xid()], [xk(), xk(), xid(), xid()], [xk()]]),
@@ -467,6 +490,8 @@ def same_exec(want, got, queued):
 CONTENT = {b"+string": ["GET"], b"+list": ["LRANGE", "0", "-1"], b"+hash": ["HGETALL"],
            b"+set": ["SMEMBERS"], b"+zset": ["ZRANGE", "0", "-1", "WITHSCORES"],
            b"+stream": ["XRANGE", "-", "+"]}
+# What a stream's groups hold, compared after every command too.
+GROUP_STATE = [["XPENDING", None, "g1"], ["XPENDING", None, "g2"]]
 
 
 def state(conn):
@@ -477,6 +502,8 @@ def state(conn):
         content = None
         if read:
             content = normalized(conn.call(read[:1] + [key] + read[1:]), read)
+        if kind == b"+stream":
+            content = (content, [conn.call([q[0], key] + q[2:]) for q in GROUP_STATE])
         ttl = conn.call(["PTTL", key])
         out.append((kind, content, ttl if ttl in (b":-1", b":-2") else b"expires"))
     return out

@@ -114,8 +114,21 @@ impl Reply {
                     v.encode(proto, out);
                 }
             }
-            Reply::Keyed(pairs) if proto >= 3 => Reply::Map(pairs.clone()).encode(proto, out),
-            Reply::Keyed(pairs) => Reply::Pairs(pairs.clone()).encode(3, out),
+            Reply::Keyed(pairs) if proto >= 3 => {
+                push_line(out, b'%', pairs.len().to_string().as_bytes());
+                for (k, v) in pairs {
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
+            Reply::Keyed(pairs) => {
+                push_line(out, b'*', pairs.len().to_string().as_bytes());
+                for (k, v) in pairs {
+                    out.extend_from_slice(b"*2\r\n");
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
             Reply::Pairs(pairs) if proto >= 3 => {
                 push_line(out, b'*', pairs.len().to_string().as_bytes());
                 for (k, v) in pairs {
@@ -271,6 +284,14 @@ mod tests {
         r.encode(3, &mut three);
         assert_eq!(two, b"*2\r\n$1\r\nm\r\n$1\r\n2\r\n");
         assert_eq!(three, b"*1\r\n*2\r\n$1\r\nm\r\n,2\r\n");
+        // Keyed (XREAD): a map in RESP3, pairs of two in RESP2, each
+        // element in the connection's protocol.
+        let r = Reply::Keyed(vec![(Reply::bulk("k"), Reply::NullArray)]);
+        let (mut two, mut three) = (Vec::new(), Vec::new());
+        r.encode(2, &mut two);
+        r.encode(3, &mut three);
+        assert_eq!(two, b"*1\r\n*2\r\n$1\r\nk\r\n*-1\r\n");
+        assert_eq!(three, b"%1\r\n$1\r\nk\r\n_\r\n");
         // Sets and verbatim text, as Redis 7 sends COMMAND INFO's flags
         // and INFO.
         let r = Reply::Array(vec![

@@ -191,6 +191,14 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         }
         return (arity_error(&name), Then::Continue);
     }
+    if name == "xgroup" {
+        if let Err(fail) = crate::collections::streams::xgroup::xgroup_arity(&req) {
+            if session.queued.is_some() {
+                session.queue_failed = true;
+            }
+            return (to_reply(Err(fail)), Then::Continue);
+        }
+    }
     if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
         return (
             Reply::err("NOAUTH Authentication required."),

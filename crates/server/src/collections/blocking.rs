@@ -63,7 +63,7 @@ pub fn keys_of(name: &str, a: &[Vec<u8>]) -> Vec<Vec<u8>> {
         "blmpop" | "bzmpop" => {
             super::mpop::parse(name, a, 2).map_or(Vec::new(), |p| p.keys.to_vec())
         }
-        "xread" => match a.iter().position(|x| x.eq_ignore_ascii_case(b"streams")) {
+        "xread" | "xreadgroup" => match a.iter().position(|x| x.eq_ignore_ascii_case(b"streams")) {
             Some(at) => a[at + 1..at + 1 + (a.len() - at - 1) / 2].to_vec(),
             None => Vec::new(),
         },
@@ -77,7 +77,7 @@ pub fn keys_of(name: &str, a: &[Vec<u8>]) -> Vec<Vec<u8>> {
 pub fn timeout(name: &str, a: &[Vec<u8>]) -> Result<Option<Duration>, Fail> {
     match name {
         "blmpop" | "bzmpop" => timeout_arg(&a[1]),
-        "xread" => super::streams::read::wait_of(a),
+        "xread" | "xreadgroup" => super::streams::read::wait_of(a),
         _ => timeout_arg(&a[a.len() - 1]),
     }
 }
@@ -85,7 +85,8 @@ pub fn timeout(name: &str, a: &[Vec<u8>]) -> Result<Option<Duration>, Fail> {
 /// True if request `a` (command `name`) may wait: the blocking pops, and
 /// `XREAD` with `BLOCK`.
 pub fn may_block(name: &str, a: &[Vec<u8>]) -> bool {
-    is_blocking(name) || (name == "xread" && super::streams::read::blocks(a))
+    is_blocking(name)
+        || ((name == "xread" || name == "xreadgroup") && super::streams::read::blocks(a))
 }
 
 /// One attempt of blocking command `name` (arity already checked).

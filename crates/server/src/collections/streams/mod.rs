@@ -1,6 +1,7 @@
-//! Streams: XADD XLEN XDEL XTRIM (here), XRANGE XREVRANGE XREAD (with
-//! `BLOCK`; `read.rs`). Consumer groups (`XGROUP`, `XREADGROUP`, `XACK`,
-//! `XPENDING`, `XCLAIM`) and `XINFO` are not served.
+//! Streams: XADD XLEN XDEL (here), XTRIM (`trim.rs`), XRANGE XREVRANGE
+//! XREAD XREADGROUP (with `BLOCK`; `read.rs`), consumer groups (their
+//! state in `groups.rs`): XGROUP XACK (`xgroup.rs`), XPENDING XCLAIM
+//! XAUTOCLAIM (`claim.rs`). `XINFO` and `XSETID` are not served.
 //!
 //! A stream is a collection (`collections`): its metadata holds the last
 //! ID given out, the highest ID deleted, the count of entries ever added
@@ -16,9 +17,12 @@
 //! nodes of its radix tree there and so may keep more entries than asked;
 //! both keep at least the threshold, which is all `~` promises.
 
+mod claim;
+mod groups;
 mod id;
 pub mod read;
 mod trim;
+pub mod xgroup;
 
 pub use id::StreamId;
 use id::{invalid_id, parse_strict, MAX};
@@ -38,6 +42,12 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("xrange", -4),
     ("xrevrange", -4),
     ("xread", -4),
+    ("xreadgroup", -7),
+    ("xgroup", -2),
+    ("xack", -4),
+    ("xpending", -3),
+    ("xclaim", -6),
+    ("xautoclaim", -6),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -50,6 +60,11 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "xtrim" => xtrim(a, acc),
         "xrange" => read::xrange(a, acc, false),
         "xrevrange" => read::xrange(a, acc, true),
+        "xgroup" => xgroup::xgroup(a, acc),
+        "xack" => xgroup::xack(a, acc),
+        "xpending" => claim::xpending(a, acc),
+        "xclaim" => claim::xclaim(a, acc),
+        "xautoclaim" => claim::xautoclaim(a, acc),
         _ => read::xread(a, acc),
     }
 }
@@ -71,7 +86,7 @@ impl Stream {
             .transpose()
     }
 
-    fn load_or_new(acc: &mut dyn Access, key: &[u8]) -> Result<Stream, Fail> {
+    pub(super) fn load_or_new(acc: &mut dyn Access, key: &[u8]) -> Result<Stream, Fail> {
         Stream::decode(Coll::load_or_new(acc, key, Kind::Stream)?)
     }
 
@@ -237,15 +252,20 @@ fn too_small() -> Fail {
     fail("ERR The ID specified in XADD is equal or smaller than the target stream top item")
 }
 
+/// Concrete IDs, all checked before any is used (`XDEL`, `XACK`: all or
+/// nothing).
+pub(super) fn strict_ids(args: &[Vec<u8>]) -> Result<Vec<StreamId>, Fail> {
+    args.iter()
+        .map(|arg| Ok(parse_strict(arg, 0, false)?.id))
+        .collect()
+}
+
 fn xdel(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     // Redis reads the key first, then checks every ID before deleting.
     let Some(mut s) = Stream::load(acc, &a[1])? else {
         return Ok(Reply::Int(0));
     };
-    let ids = a[2..]
-        .iter()
-        .map(|arg| Ok(parse_strict(arg, 0, false)?.id))
-        .collect::<Result<Vec<_>, Fail>>()?;
+    let ids = strict_ids(&a[2..])?;
     let mut removed = 0;
     for id in ids {
         if id < s.low || acc.item(&s.coll.item_key(&id.sub_key()))?.is_none() {

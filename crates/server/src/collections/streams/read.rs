@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::groups::{stream_and_group, Pending};
 use super::id::{parse_end, parse_strict, StreamId, MAX};
 use super::{bad_id, entry_reply, Stream};
 use crate::collections::wrong_type;
@@ -123,15 +124,23 @@ struct ReadArgs<'a> {
     blocks: bool,
     keys: &'a [Vec<u8>],
     ids: &'a [Vec<u8>],
+    /// `XREADGROUP`'s group and consumer.
+    group: Option<(&'a [u8], &'a [u8])>,
+    noack: bool,
 }
 
+/// The arguments of `XREAD`, or of `XREADGROUP` (`a[0]` says which), in
+/// Redis 7.0's order of checks.
 fn read_args(a: &[Vec<u8>]) -> Result<ReadArgs<'_>, Fail> {
+    let grouped = a[0].eq_ignore_ascii_case(b"xreadgroup");
     let mut r = ReadArgs {
         count: 0,
         block: None,
         blocks: false,
         keys: &[],
         ids: &[],
+        group: None,
+        noack: false,
     };
     let mut i = 1;
     while i < a.len() {
@@ -149,11 +158,26 @@ fn read_args(a: &[Vec<u8>]) -> Result<ReadArgs<'_>, Fail> {
             b"streams" if more > 0 => {
                 let rest = &a[i + 1..];
                 if !rest.len().is_multiple_of(2) {
+                    // Redis 7.0 names XREAD and `$` for XREADGROUP too.
                     return Err(fail("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
                 }
                 let (keys, ids) = rest.split_at(rest.len() / 2);
                 (r.keys, r.ids) = (keys, ids);
+                if grouped && r.group.is_none() {
+                    return Err(fail("ERR Missing GROUP option for XREADGROUP"));
+                }
                 return Ok(r);
+            }
+            b"group" if grouped && more >= 2 => {
+                r.group = Some((&a[i + 1], &a[i + 2]));
+                i += 2;
+            }
+            b"noack" if grouped => r.noack = true,
+            b"group" | b"noack"
+                if !grouped && (more >= 2 || a[i].eq_ignore_ascii_case(b"noack")) =>
+            {
+                let option = String::from_utf8_lossy(&a[i]).to_ascii_uppercase();
+                return Err(fail(&format!("ERR The {option} option is only supported by XREADGROUP. You called XREAD instead.")));
             }
             _ => return Err(syntax_error()),
         }
@@ -174,12 +198,13 @@ fn block_timeout(arg: &[u8]) -> Result<Option<Duration>, Fail> {
     Ok((ms > 0).then(|| Duration::from_millis(ms as u64)))
 }
 
-/// True if request `a` is an `XREAD` that may wait (`BLOCK` given).
+/// True if request `a` is an `XREAD` or `XREADGROUP` that may wait
+/// (`BLOCK` given).
 pub fn blocks(a: &[Vec<u8>]) -> bool {
     read_args(a).is_ok_and(|r| r.blocks)
 }
 
-/// How long `XREAD` request `a` may wait (`None`: for ever), if it may.
+/// How long `XREAD` or `XREADGROUP` request `a` may wait (`None`: for ever), if it may.
 pub fn wait_of(a: &[Vec<u8>]) -> Result<Option<Duration>, Fail> {
     Ok(read_args(a)?.block)
 }
@@ -188,6 +213,9 @@ pub fn wait_of(a: &[Vec<u8>]) -> Result<Option<Duration>, Fail> {
 /// `[key, entries]` (a map in RESP3); a null array if none has any.
 pub fn xread(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let r = read_args(a)?;
+    if let Some(group) = r.group {
+        return xreadgroup(acc, &r, group);
+    }
     let mut after = Vec::with_capacity(r.ids.len());
     for (key, id) in r.keys.iter().zip(r.ids) {
         let stream = match acc.get(key)? {
@@ -215,4 +243,126 @@ pub fn xread(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         true => Reply::NullArray,
         false => Reply::Keyed(served),
     })
+}
+
+/// What a group read asks of one stream: new entries (`>`), or the
+/// consumer's pending entries after an ID.
+enum Want {
+    New,
+    History(StreamId),
+}
+
+/// One attempt of `XREADGROUP`: new entries are delivered to the consumer
+/// (pending until acknowledged, unless `NOACK`) and move the group's last
+/// ID; history re-delivers the consumer's pending entries (an entry
+/// deleted since comes as `[id, nil]`). Streams with nothing new are left
+/// out; history is always answered, empty or not.
+fn xreadgroup(
+    acc: &mut dyn Access,
+    r: &ReadArgs<'_>,
+    (group, consumer): (&[u8], &[u8]),
+) -> Outcome {
+    let mut wants = Vec::with_capacity(r.keys.len());
+    for (key, id) in r.keys.iter().zip(r.ids) {
+        if acc.get(key)?.is_some_and(|v| v.kind != Kind::Stream) {
+            return Err(wrong_type());
+        }
+        stream_and_group(acc, key, group, " in XREADGROUP with GROUP option")?;
+        wants.push(match id.as_slice() {
+            b">" => Want::New,
+            b"$" => return Err(fail("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")),
+            _ => Want::History(parse_strict(id, 0, false).map_err(|_| bad_id())?.id),
+        });
+    }
+    let limit = if r.count == 0 { u64::MAX } else { r.count };
+    let mut served = Vec::new();
+    for (key, want) in r.keys.iter().zip(wants) {
+        let (mut s, last) = stream_and_group(acc, key, group, "")?;
+        let entries = match want {
+            Want::New => {
+                let Some(start) = last.next() else { continue };
+                let got = s.entries(acc, start, MAX, limit.min(1 << 20) as usize)?;
+                if got.is_empty() {
+                    continue;
+                }
+                deliver(acc, &s, group, consumer, &got, r.noack)?
+            }
+            Want::History(after) => history(acc, &s, group, consumer, after, limit)?,
+        };
+        s.touch_consumer(acc, group, consumer)?;
+        s.save(acc)?;
+        served.push((Reply::Bulk(key.clone()), Reply::Array(entries)));
+    }
+    Ok(match served.is_empty() {
+        true => Reply::NullArray,
+        false => Reply::Keyed(served),
+    })
+}
+
+/// Delivers new entries `got` to `consumer`: the group's last ID moves to
+/// the last of them, and each becomes pending for the consumer (taken from
+/// another consumer that had it, after an `XGROUP SETID` back).
+fn deliver(
+    acc: &mut dyn Access,
+    s: &Stream,
+    group: &[u8],
+    consumer: &[u8],
+    got: &[(StreamId, Vec<u8>)],
+    noack: bool,
+) -> Result<Vec<Reply>, Fail> {
+    let now = crate::store::now_ms();
+    let mut out = Vec::with_capacity(got.len());
+    for (id, stored) in got {
+        if !noack {
+            let p = Pending {
+                id: *id,
+                delivered_at: now,
+                count: 1,
+                consumer: consumer.to_vec(),
+            };
+            s.put_pending(acc, group, &p)?;
+        }
+        out.push(entry_reply(*id, stored)?);
+    }
+    if let Some((last, _)) = got.last() {
+        s.set_group_last(acc, group, *last)?;
+    }
+    Ok(out)
+}
+
+/// The consumer's pending entries after `after`, each delivered again.
+fn history(
+    acc: &mut dyn Access,
+    s: &Stream,
+    group: &[u8],
+    consumer: &[u8],
+    after: StreamId,
+    limit: u64,
+) -> Result<Vec<Reply>, Fail> {
+    let Some(from) = after.next() else {
+        return Ok(Vec::new());
+    };
+    let now = crate::store::now_ms();
+    let mut out = Vec::new();
+    for mut p in s.all_pending_from(acc, group, from)? {
+        if out.len() as u64 >= limit {
+            break;
+        }
+        if p.consumer != consumer {
+            continue;
+        }
+        match s.entries(acc, p.id, p.id, 1)?.pop() {
+            Some((id, stored)) => {
+                out.push(entry_reply(id, &stored)?);
+                p.delivered_at = now;
+                p.count += 1;
+                s.put_pending(acc, group, &p)?;
+            }
+            None => out.push(Reply::Array(vec![
+                Reply::Bulk(p.id.to_bytes()),
+                Reply::NullArray,
+            ])),
+        }
+    }
+    Ok(out)
 }

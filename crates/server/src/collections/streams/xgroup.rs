@@ -1,0 +1,207 @@
+//! `XGROUP` (`CREATE`, `SETID`, `DESTROY`, `CREATECONSUMER`,
+//! `DELCONSUMER`, `HELP`) and `XACK`, in Redis 7.0's order of checks.
+
+use super::groups::consumer_key;
+use super::id::{parse_end, parse_strict, StreamId};
+use super::Stream;
+use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::resp::Reply;
+use crate::store::Access;
+
+const XGROUP_HELP: &[&str] = &[
+    "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CREATE <key> <groupname> <id|$> [option]",
+    "    Create a new consumer group. Options are:",
+    "    * MKSTREAM",
+    "      Create the empty stream if it does not exist.",
+    "    * ENTRIESREAD entries_read",
+    "      Set the group's entries_read counter (internal use).",
+    "CREATECONSUMER <key> <groupname> <consumer>",
+    "    Create a new consumer in the specified group.",
+    "DELCONSUMER <key> <groupname> <consumer>",
+    "    Remove the specified consumer.",
+    "DESTROY <key> <groupname>",
+    "    Remove the specified group.",
+    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+    "    Set the current group ID and entries_read counter.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn subcommand_error(a: &[Vec<u8>]) -> Fail {
+    fail(&format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
+        String::from_utf8_lossy(&a[1])
+    ))
+}
+
+/// `XGROUP`, in Redis 7.0's order of checks.
+/// Redis 7's check of `XGROUP`'s subcommand and its arity, made before
+/// anything else (inside `MULTI`, before the command is queued).
+pub fn xgroup_arity(a: &[Vec<u8>]) -> Result<(), Fail> {
+    let sub = a[1].to_ascii_lowercase();
+    let arity: i64 = match sub.as_slice() {
+        b"create" | b"setid" => -5,
+        b"destroy" => 4,
+        b"createconsumer" | b"delconsumer" => 5,
+        b"help" => 2,
+        _ => {
+            return Err(fail(&format!(
+                "ERR unknown subcommand '{}'. Try XGROUP HELP.",
+                String::from_utf8_lossy(&a[1])
+            )))
+        }
+    };
+    let n = a.len() as i64;
+    if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
+        return Err(fail(&format!(
+            "ERR wrong number of arguments for 'xgroup|{}' command",
+            String::from_utf8_lossy(&sub)
+        )));
+    }
+    Ok(())
+}
+
+pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    xgroup_arity(a)?;
+    let sub = a[1].to_ascii_lowercase();
+    if sub == b"help" {
+        return Ok(Reply::Array(
+            XGROUP_HELP
+                .iter()
+                .map(|l| Reply::Simple(l.to_string()))
+                .collect(),
+        ));
+    }
+    let mut mkstream = false;
+    if sub == b"create" || sub == b"setid" {
+        let mut i = 5;
+        while i < a.len() {
+            if sub == b"create" && a[i].eq_ignore_ascii_case(b"mkstream") {
+                mkstream = true;
+                i += 1;
+            } else if a[i].eq_ignore_ascii_case(b"entriesread") && i + 1 < a.len() {
+                let n = int_arg(&a[i + 1])?;
+                if n < 0 && n != -1 {
+                    return Err(fail("ERR value for ENTRIESREAD must be positive or -1"));
+                }
+                i += 2;
+            } else {
+                return Err(subcommand_error(a));
+            }
+        }
+    }
+    let (key, group) = (&a[2], &a[3]);
+    let stream = Stream::load(acc, key)?;
+    if stream.is_none() && !(sub == b"create" && mkstream) {
+        return Err(fail("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."));
+    }
+    let last = match &stream {
+        Some(s) => s.group_last(acc, group)?,
+        None => None,
+    };
+    let needs_group = matches!(
+        sub.as_slice(),
+        b"setid" | b"createconsumer" | b"delconsumer"
+    );
+    if needs_group && last.is_none() {
+        return Err(fail(&format!(
+            "NOGROUP No such consumer group '{}' for key name '{}'",
+            String::from_utf8_lossy(group),
+            String::from_utf8_lossy(key)
+        )));
+    }
+    match (sub.as_slice(), a.len()) {
+        (b"create", 5..=8) => {
+            let id = match a[4].as_slice() {
+                b"$" => stream.as_ref().map_or(StreamId::default(), |s| s.last),
+                arg => parse_strict(arg, 0, false)?.id,
+            };
+            let mut s = match stream {
+                Some(s) => s,
+                None => Stream::load_or_new(acc, key)?,
+            };
+            if last.is_some() {
+                return Err(fail("BUSYGROUP Consumer Group name already exists"));
+            }
+            s.set_group_last(acc, group, id)?;
+            s.save(acc)?;
+            Ok(Reply::ok())
+        }
+        (b"setid", 5 | 7) => {
+            let Some(mut s) = stream else {
+                return Err(subcommand_error(a));
+            };
+            let id = match a[4].as_slice() {
+                b"$" => s.last,
+                arg => parse_end(arg, 0)?.0,
+            };
+            s.set_group_last(acc, group, id)?;
+            s.save(acc)?;
+            Ok(Reply::ok())
+        }
+        (b"destroy", 4) => match (stream, last) {
+            (Some(mut s), Some(_)) => {
+                s.destroy_group(acc, group)?;
+                s.save(acc)?;
+                Ok(Reply::Int(1))
+            }
+            _ => Ok(Reply::Int(0)),
+        },
+        (b"createconsumer", 5) => {
+            let Some(mut s) = stream else {
+                return Err(subcommand_error(a));
+            };
+            if s.has_consumer(acc, group, &a[4])? {
+                return Ok(Reply::Int(0));
+            }
+            s.touch_consumer(acc, group, &a[4])?;
+            s.save(acc)?;
+            Ok(Reply::Int(1))
+        }
+        (b"delconsumer", 5) => {
+            let Some(mut s) = stream else {
+                return Err(subcommand_error(a));
+            };
+            if !s.has_consumer(acc, group, &a[4])? {
+                return Ok(Reply::Int(0));
+            }
+            let mut pending = 0;
+            for p in s.all_pending(acc, group)? {
+                if p.consumer == a[4] {
+                    s.del_pending(acc, group, p.id)?;
+                    pending += 1;
+                }
+            }
+            acc.del_item(&s.coll.item_key(&consumer_key(group, &a[4])))?;
+            s.save(acc)?;
+            Ok(Reply::Int(pending))
+        }
+        _ => Err(subcommand_error(a)),
+    }
+}
+
+/// `XACK key group id...`: the count of pending entries acknowledged.
+pub fn xack(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+    let stream = Stream::load(acc, &a[1])?;
+    let last = match &stream {
+        Some(s) => s.group_last(acc, &a[2])?,
+        None => None,
+    };
+    // No stream or no group: nothing to acknowledge, whatever the IDs.
+    let (Some(mut s), Some(_)) = (stream, last) else {
+        return Ok(Reply::Int(0));
+    };
+    let ids = super::strict_ids(&a[3..])?;
+    let mut acked = 0;
+    for id in ids {
+        if s.pending(acc, &a[2], id)?.is_some() {
+            s.del_pending(acc, &a[2], id)?;
+            acked += 1;
+        }
+    }
+    if acked > 0 {
+        s.save(acc)?;
+    }
+    Ok(Reply::Int(acked))
+}
