@@ -254,7 +254,7 @@ pub fn find(name: &str) -> Option<&'static Spec> {
 /// `COMMAND INFO`'s entry: name, arity, flags, first key, last key, step,
 /// ACL categories, tips, key specs, subcommands.
 pub fn info_reply(spec: &Spec) -> Reply {
-    let arity = crate::session::arity_of(spec.name).unwrap_or(-1);
+    let arity = crate::shape::arity_of(spec.name).unwrap_or(-1);
     let (first, last, step) = spec.keys;
     Reply::Array(vec![
         Reply::bulk(spec.name),
@@ -291,7 +291,7 @@ mod tests {
     fn every_command_has_an_arity_and_one_entry() {
         for (i, spec) in COMMANDS.iter().enumerate() {
             assert!(
-                crate::session::arity_of(spec.name).is_some(),
+                crate::shape::arity_of(spec.name).is_some(),
                 "{} has no arity",
                 spec.name
             );

@@ -43,6 +43,7 @@ pub mod reply;
 pub mod resp;
 pub mod scripting;
 pub mod session;
+pub mod shape;
 pub mod store;
 mod transaction;
 

@@ -100,49 +100,13 @@ impl Reply {
                 push_line(out, b'*', items.len().to_string().as_bytes());
                 items.iter().for_each(|r| r.encode(proto, out));
             }
-            Reply::Map(pairs) if proto >= 3 => {
-                push_line(out, b'%', pairs.len().to_string().as_bytes());
-                for (k, v) in pairs {
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
+            Reply::Map(pairs) | Reply::Keyed(pairs) if proto >= 3 => {
+                encode_pairs(pairs, PairShape::Map, proto, out)
             }
-            Reply::Map(pairs) => {
-                push_line(out, b'*', (pairs.len() * 2).to_string().as_bytes());
-                for (k, v) in pairs {
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
-            }
-            Reply::Keyed(pairs) if proto >= 3 => {
-                push_line(out, b'%', pairs.len().to_string().as_bytes());
-                for (k, v) in pairs {
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
-            }
-            Reply::Keyed(pairs) => {
-                push_line(out, b'*', pairs.len().to_string().as_bytes());
-                for (k, v) in pairs {
-                    out.extend_from_slice(b"*2\r\n");
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
-            }
-            Reply::Pairs(pairs) if proto >= 3 => {
-                push_line(out, b'*', pairs.len().to_string().as_bytes());
-                for (k, v) in pairs {
-                    out.extend_from_slice(b"*2\r\n");
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
-            }
-            Reply::Pairs(pairs) => {
-                push_line(out, b'*', (pairs.len() * 2).to_string().as_bytes());
-                for (k, v) in pairs {
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
+            Reply::Keyed(pairs) => encode_pairs(pairs, PairShape::Nested, proto, out),
+            Reply::Pairs(pairs) if proto >= 3 => encode_pairs(pairs, PairShape::Nested, proto, out),
+            Reply::Map(pairs) | Reply::Pairs(pairs) => {
+                encode_pairs(pairs, PairShape::Flat, proto, out)
             }
             Reply::Double(d) if proto >= 3 => push_line(out, b',', format_double(*d).as_bytes()),
             Reply::Double(d) => Reply::Bulk(format_double(*d).into_bytes()).encode(proto, out),
@@ -211,6 +175,31 @@ fn trim_fraction(s: &str) -> &str {
 /// Appends bulk string `b` (the same in both protocols).
 /// `items` under RESP3's aggregate `tag` (`~` a set, `>` a push), or as
 /// an array in RESP2.
+/// How pairs go on the wire: a RESP3 map, an array of two-element
+/// arrays, or one flat array.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PairShape {
+    Map,
+    Nested,
+    Flat,
+}
+
+fn encode_pairs(pairs: &[(Reply, Reply)], shape: PairShape, proto: u8, out: &mut Vec<u8>) {
+    let (tag, len) = match shape {
+        PairShape::Map => (b'%', pairs.len()),
+        PairShape::Nested => (b'*', pairs.len()),
+        PairShape::Flat => (b'*', pairs.len() * 2),
+    };
+    push_line(out, tag, len.to_string().as_bytes());
+    for (k, v) in pairs {
+        if shape == PairShape::Nested {
+            out.extend_from_slice(b"*2\r\n");
+        }
+        k.encode(proto, out);
+        v.encode(proto, out);
+    }
+}
+
 fn encode_aggregate(tag: u8, items: &[Reply], proto: u8, out: &mut Vec<u8>) {
     let tag = if proto >= 3 { tag } else { b'*' };
     push_line(out, tag, items.len().to_string().as_bytes());

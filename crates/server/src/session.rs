@@ -15,26 +15,7 @@ use crate::resp::{Reply, Request};
 use crate::store::{atomically, AtSnapshot, Direct};
 use crate::transaction::{self, Queue, Watch};
 use crate::Shared;
-use crate::{admin, info};
-
-/// Redis's arity of `name` (negative: at least), if the server knows it.
-pub fn arity_of(name: &str) -> Option<i32> {
-    commands::arity(name)
-        .or_else(|| crate::pubsub::commands::arity(name))
-        .or_else(|| crate::scripting::arity(name))
-        .or(match name {
-            "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
-            "client" | "config" => Some(-2),
-            "echo" | "select" => Some(2),
-            "auth" => Some(-2),
-            "quit" | "flushdb" | "flushall" => Some(-1),
-            "time" | "save" | "lastsave" | "reset" => Some(1),
-            "bgsave" => Some(-1),
-            "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
-            "watch" => Some(-2),
-            _ => None,
-        })
-}
+use crate::{admin, info, shape};
 
 /// What the connection does after a reply.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -136,24 +117,6 @@ impl Session {
     }
 }
 
-fn arity_error(name: &str) -> Reply {
-    Reply::err(format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
-}
-
-fn unknown(req: &Request) -> Reply {
-    let args: String = req[1..]
-        .iter()
-        .take(20)
-        .map(|a| format!("'{}' ", String::from_utf8_lossy(a)))
-        .collect();
-    Reply::err(format!(
-        "ERR unknown command '{}', with args beginning with: {args}",
-        String::from_utf8_lossy(&req[0])
-    ))
-}
-
 pub(crate) fn to_reply(outcome: commands::Outcome) -> Reply {
     match outcome {
         Ok(r) => r,
@@ -166,38 +129,21 @@ pub(crate) fn to_reply(outcome: commands::Outcome) -> Reply {
 pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then) {
     s.commands.fetch_add(1, Ordering::Relaxed);
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    let Some(arity) = arity_of(&name) else {
-        if session.queued.is_some() {
-            session.queue_failed = true;
-        }
-        return (unknown(&req), Then::Continue);
-    };
-    let n = req.len() as i32;
-    if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
+    if let Some(refused) = shape::refused(&name, &req) {
         if name == "exec" {
             // Redis aborts the transaction (and says so even outside one),
             // unwatching its keys.
             session.queued = None;
             session.watch = None;
             return (
-                Reply::err(format!(
-                    "EXECABORT Transaction discarded because of: wrong number of arguments for '{name}' command"
-                )),
+                Reply::err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"),
                 Then::Continue,
             );
         }
         if session.queued.is_some() {
             session.queue_failed = true;
         }
-        return (arity_error(&name), Then::Continue);
-    }
-    if name == "xgroup" {
-        if let Err(fail) = crate::collections::streams::xgroup::xgroup_arity(&req) {
-            if session.queued.is_some() {
-                session.queue_failed = true;
-            }
-            return (to_reply(Err(fail)), Then::Continue);
-        }
+        return (refused, Then::Continue);
     }
     if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
         return (
@@ -277,7 +223,7 @@ pub(crate) fn control(
         "ping" => match req.len() {
             1 => Reply::Simple("PONG".into()),
             2 => Reply::Bulk(req[1].clone()),
-            _ => arity_error("ping"),
+            _ => shape::arity_error("ping"),
         },
         "publish" => pubsub::publish(s, false, &req),
         "spublish" => pubsub::publish(s, true, &req),

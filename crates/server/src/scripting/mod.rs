@@ -35,7 +35,8 @@ use crate::collections::blocking;
 use crate::commands::{self, Fail, Outcome};
 use crate::effects::Effects;
 use crate::resp::{Reply, Request};
-use crate::session::{arity_of, to_reply};
+use crate::session::to_reply;
+use crate::shape::arity_of;
 use crate::Shared;
 
 /// What the server keeps of scripts.

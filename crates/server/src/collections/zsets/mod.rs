@@ -15,16 +15,18 @@
 //! index (`counts.rs`): O(n / 1024 + 1024) entries read (Redis's skiplist:
 //! log n).
 
+mod add;
 mod algebra;
 mod counts;
 pub(crate) use counts::{COUNTED, ONE_BUCKET};
 mod lex;
 mod range;
+mod rank;
 mod remove_range;
 mod walk;
 
 use super::Coll;
-use crate::commands::{fail, syntax_error, Fail, Outcome};
+use crate::commands::{fail, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 use range::{bound_arg, Mode, Order};
@@ -68,7 +70,7 @@ pub const COMMANDS: &[(&str, i32)] = &[
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
-        "zadd" => zadd(a, acc),
+        "zadd" => add::zadd(a, acc),
         "zincrby" => {
             let by = score_arg(&a[2])?;
             let mut z = Coll::load_or_new(acc, &a[1], Kind::ZSet)?;
@@ -127,7 +129,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             })?;
             Ok(Reply::Int(n))
         }
-        "zrank" | "zrevrank" => range::rank(name, a, acc),
+        "zrank" | "zrevrank" => rank::rank(name, a, acc),
         "zrange" => range::zrange(a, acc, Order::Asc, Mode::Rank),
         "zrevrange" => range::zrange(a, acc, Order::Desc, Mode::Rank),
         "zrangebyscore" => range::zrange(a, acc, Order::Asc, Mode::Score),
@@ -191,7 +193,7 @@ pub fn parse_score(arg: &[u8]) -> Option<f64> {
     (all && !range_error && !value.is_nan()).then_some(value)
 }
 
-fn score_arg(arg: &[u8]) -> Result<f64, Fail> {
+pub(super) fn score_arg(arg: &[u8]) -> Result<f64, Fail> {
     parse_score(arg).ok_or_else(|| fail("ERR value is not a valid float"))
 }
 
@@ -260,7 +262,7 @@ pub(super) fn store_result(
 }
 
 /// Sets `member`'s score, which was `old` (`None`: a new member).
-fn set_score(
+pub(super) fn set_score(
     acc: &mut dyn Access,
     z: &mut Coll,
     member: &[u8],
@@ -312,90 +314,4 @@ pub(super) fn remove_scored(
     counts::count(acc, z, &order[1..], -1)?;
     z.len -= 1;
     Ok(())
-}
-
-/// ZADD's flags.
-#[derive(Default)]
-struct AddFlags {
-    nx: bool,
-    xx: bool,
-    gt: bool,
-    lt: bool,
-    ch: bool,
-    incr: bool,
-}
-
-fn zadd(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    let mut f = AddFlags::default();
-    let mut i = 2;
-    while i < a.len() {
-        match a[i].to_ascii_lowercase().as_slice() {
-            b"nx" => f.nx = true,
-            b"xx" => f.xx = true,
-            b"gt" => f.gt = true,
-            b"lt" => f.lt = true,
-            b"ch" => f.ch = true,
-            b"incr" => f.incr = true,
-            _ => break,
-        }
-        i += 1;
-    }
-    let rest = &a[i..];
-    if rest.is_empty() || !rest.len().is_multiple_of(2) {
-        return Err(syntax_error());
-    }
-    if f.nx && f.xx {
-        return Err(fail(
-            "ERR XX and NX options at the same time are not compatible",
-        ));
-    }
-    if ((f.gt || f.lt) && f.nx) || (f.gt && f.lt) {
-        return Err(fail(
-            "ERR GT, LT, and/or NX options at the same time are not compatible",
-        ));
-    }
-    if f.incr && rest.len() > 2 {
-        return Err(fail(
-            "ERR INCR option supports a single increment-element pair",
-        ));
-    }
-    let mut pairs = Vec::with_capacity(rest.len() / 2);
-    for p in rest.chunks_exact(2) {
-        pairs.push((score_arg(&p[0])?, &p[1]));
-    }
-    let mut z = Coll::load_or_new(acc, &a[1], Kind::ZSet)?;
-    let (mut added, mut changed) = (0, 0);
-    let mut incr_result = None;
-    for (score, member) in pairs {
-        let old = score_of(acc, &z, member)?;
-        let new = match (old, f.incr) {
-            (Some(old), true) => old + score,
-            _ => score,
-        };
-        if new.is_nan() {
-            return Err(fail("ERR resulting score is not a number (NaN)"));
-        }
-        let skip = match old {
-            Some(old) => f.nx || (f.gt && new <= old) || (f.lt && new >= old),
-            None => f.xx,
-        };
-        if skip {
-            continue;
-        }
-        incr_result = Some(new);
-        if old != Some(new) {
-            set_score(acc, &mut z, member, old, new)?;
-            match old {
-                None => added += 1,
-                Some(_) => changed += 1,
-            }
-        }
-    }
-    if added + changed > 0 {
-        z.save(acc)?;
-    }
-    Ok(match f.incr {
-        true => incr_result.map_or(Reply::Null, Reply::Double),
-        false => Reply::Int(added + if f.ch { changed } else { 0 }),
-    })
 }
