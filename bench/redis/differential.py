@@ -107,6 +107,12 @@ def cons(): return random.choice(["c1", "c2", ""])
 def xid(): return random.choice(XIDS)
 
 
+def add_id():
+    """An XADD ID: one of XIDS, or one that grows over a run often enough
+    for streams to keep taking entries."""
+    return random.choice([xid(), f"{random.randint(1, 500)}-*", str(random.randint(1, 500))])
+
+
 def stream_command():
     fields = [x for _ in range(random.randint(0, 2)) for x in (m(), v())]
     trim = random.choice([[], [], ["MAXLEN", random.choice(["0", "1", "3", "-1", "x"])],
@@ -114,7 +120,8 @@ def stream_command():
                           ["LIMIT", "1"], ["NOMKSTREAM"],
                           ["MAXLEN", "1", "MINID", "1"]])
     return random.choice([
-        lambda: ["XADD", random.choice(XKEYS)] + trim + [xid()] + fields,
+        lambda: ["XADD", random.choice(XKEYS)] + trim + [add_id()] + fields,
+        lambda: ["XADD", random.choice(XKEYS), add_id(), m(), v()],
         lambda: ["XADD", xk()] + trim + [xid()] + fields,
         lambda: ["XLEN", xk()],
         lambda: [random.choice(["XRANGE", "XREVRANGE"]), xk(), xid(), xid()]
@@ -139,6 +146,14 @@ def stream_command():
                          ["LASTID", xid()], ["FOO"]]),
         lambda: ["XAUTOCLAIM", xk(), grp(), cons(), random.choice(["0", "x"]), xid()]
         + random.choice([[], ["COUNT", random.choice(["1", "2", "0"])], ["JUSTID"], ["FOO"]]),
+        lambda: ["XINFO", "STREAM", xk()] + random.choice(
+            [[], [], ["FULL"], ["FULL", "COUNT", random.choice(["1", "0", "-1", "x"])], ["FOO"]]),
+        lambda: ["XINFO", random.choice(["GROUPS", "groups"]), xk()],
+        lambda: ["XINFO", "CONSUMERS", xk(), grp()],
+        lambda: ["XINFO"] + random.choice([["HELP"], ["FOO"], ["STREAM"], ["HELP", "x"]]),
+        lambda: ["XSETID", xk(), xid()] + random.choice(
+            [[], ["ENTRIESADDED", random.choice(["5", "-1", "100", "x"])],
+             ["MAXDELETEDID", xid()], ["ENTRIESADDED", "50", "MAXDELETEDID", xid()], ["FOO"]]),
         lambda: ["XREAD"] + random.choice([[], ["COUNT", random.choice(["1", "0", "x"])],
                                            ["BLOCK", random.choice(["10", "-1", "x"])]])
         + ["STREAMS"] + random.choice([[xk(), xid()], [xk(), xk(), xid(), xid()], [xk()]]),
@@ -273,7 +288,13 @@ def collection_command():
     ])()
 
 
+# The share of commands drawn from the streams' alone (--streams-share).
+STREAM_SHARE = 0.0
+
+
 def command():
+    if random.random() < STREAM_SHARE:
+        return stream_command()
     if random.random() < 0.45:
         return collection_command()
     return random.choice([
@@ -450,9 +471,44 @@ UNORDERED = ("KEYS", "SMEMBERS", "SINTER", "SUNION", "SDIFF", "SPOP", "SRANDMEMB
              "HKEYS", "HVALS")
 
 
+# XINFO's fields that describe Redis's memory layout or the clock.
+INFO_MASKED = (b"radix-tree-keys", b"radix-tree-nodes", b"idle", b"seen-time")
+
+
+def masked_info(reply):
+    """XINFO's reply with layout and times taken out (a delivery time is
+    any integer that reads as milliseconds since 2001)."""
+    if isinstance(reply, bytes) and reply.startswith(b":") and int(reply[1:]) > 10**12:
+        return b":time"
+    if not (isinstance(reply, tuple) and isinstance(reply[1], list)):
+        return reply
+    if reply[0] == b"%":  # RESP3's map: (name, value) pairs
+        return (reply[0], [(name, b"masked" if isinstance(name, tuple) and name[1] in INFO_MASKED
+                            else masked_info(value)) for name, value in reply[1]])
+    items, out = reply[1], []
+    for i, item in enumerate(items):
+        after_name = i > 0 and isinstance(items[i - 1], tuple) and items[i - 1][1] in INFO_MASKED
+        out.append(b"masked" if after_name and i % 2 == 1 else masked_info(item))
+    return (reply[0], out)
+
+
+def masked_idle(reply):
+    """XPENDING's entries ([id, consumer, idle, deliveries]) without their
+    idle times."""
+    if not (isinstance(reply, tuple) and isinstance(reply[1], list)):
+        return reply
+    entries = [(e[0], e[1][:2] + [b"idle"] + e[1][3:])
+               if isinstance(e, tuple) and len(e[1]) == 4 else e for e in reply[1]]
+    return (reply[0], entries)
+
+
 def normalized(reply, args):
     """The reply with what may differ between two correct servers taken out."""
     name = args[0].upper()
+    if name == "XINFO":
+        return masked_info(reply)
+    if name == "XPENDING" and len(args) > 3:
+        return masked_idle(reply)
     if name in UNORDERED and isinstance(reply, tuple):
         return (reply[0], sorted(reply[1], key=repr))
     if name == "HGETALL" and isinstance(reply, tuple):
@@ -491,7 +547,9 @@ CONTENT = {b"+string": ["GET"], b"+list": ["LRANGE", "0", "-1"], b"+hash": ["HGE
            b"+set": ["SMEMBERS"], b"+zset": ["ZRANGE", "0", "-1", "WITHSCORES"],
            b"+stream": ["XRANGE", "-", "+"]}
 # What a stream's groups hold, compared after every command too.
-GROUP_STATE = [["XPENDING", None, "g1"], ["XPENDING", None, "g2"]]
+GROUP_STATE = [["XPENDING", None, "g1"], ["XPENDING", None, "g2"], ["XINFO", "GROUPS", None],
+               ["XINFO", "STREAM", None], ["XPENDING", None, "g1", "-", "+", "100"],
+               ["XPENDING", None, "g2", "-", "+", "100"]]
 
 
 def state(conn):
@@ -503,7 +561,8 @@ def state(conn):
         if read:
             content = normalized(conn.call(read[:1] + [key] + read[1:]), read)
         if kind == b"+stream":
-            content = (content, [conn.call([q[0], key] + q[2:]) for q in GROUP_STATE])
+            content = (content, [normalized(conn.call([a or key for a in q]), q)
+                                 for q in GROUP_STATE])
         ttl = conn.call(["PTTL", key])
         out.append((kind, content, ttl if ttl in (b":-1", b":-2") else b"expires"))
     return out
@@ -647,7 +706,11 @@ def main():
     parser.add_argument("--slsm", default="target/release/slsm")
     parser.add_argument("--seeds", default="1-5", help="a range, FIRST-LAST")
     parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--streams-share", type=float, default=0.0,
+                        help="draw this share of the commands from the streams' alone")
     opts = parser.parse_args()
+    global STREAM_SHARE
+    STREAM_SHARE = opts.streams_share
     first, _, last = opts.seeds.partition("-")
     seeds = range(int(first), int(last or first) + 1)
     failed = [seed for seed in seeds if run(opts.slsm, seed, opts.steps)]

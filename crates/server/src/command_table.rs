@@ -220,6 +220,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("xrevrange", "stream", "Returns the messages from a stream within a range of IDs in reverse order.", &["readonly"], ONE),
     spec("xreadgroup", "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", &["write", "blocking", "movablekeys"], NONE),
     spec("xgroup", "stream", "A container for consumer groups commands.", &[], NONE),
+    spec("xinfo", "stream", "A container for stream introspection commands.", &[], NONE),
+    spec("xsetid", "stream", "An internal command for replicating stream values.", &["write", "denyoom", "fast"], ONE),
     spec("xack", "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", D, ONE),
     spec("xpending", "stream", "Returns the information and entries from a stream consumer group's pending entries list.", &["readonly"], ONE),
     spec("xclaim", "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", D, ONE),

@@ -1,7 +1,7 @@
 //! Whether a request has a shape the server takes, checked before it
 //! runs or is queued by `MULTI`: a command it knows, Redis's number of
-//! arguments, and for a container with a table of subcommands (`XGROUP`)
-//! a subcommand Redis's table has, with its arity. The errors are Redis's.
+//! arguments, and for a container with a table of subcommands
+//! (`XGROUP`, `XINFO`) a subcommand Redis's table has, with its arity. The errors are Redis's.
 
 use crate::commands;
 use crate::resp::{Reply, Request};
@@ -39,8 +39,44 @@ pub fn refused(name: &str, req: &Request) -> Option<Reply> {
         "xgroup" => crate::collections::streams::xgroup::xgroup_arity(req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
+        "xinfo" => crate::collections::streams::info::xinfo_arity(req)
+            .err()
+            .map(|fail| crate::session::to_reply(Err(fail))),
         _ => None,
     }
+}
+
+/// Redis 7's check of a container command's subcommand against its table
+/// (lowercase names, arities: negative means "at least"), with Redis's
+/// errors.
+pub fn subcommand_shape(
+    container: &str,
+    a: &[Vec<u8>],
+    table: &[(&str, i64)],
+) -> Result<(), crate::commands::Fail> {
+    let sub = String::from_utf8_lossy(&a[1]).to_ascii_lowercase();
+    let Some((_, arity)) = table.iter().find(|(name, _)| *name == sub) else {
+        return Err(crate::commands::fail(&format!(
+            "ERR unknown subcommand '{}'. Try {container} HELP.",
+            String::from_utf8_lossy(&a[1])
+        )));
+    };
+    let n = a.len() as i64;
+    if (*arity > 0 && n != *arity) || (*arity < 0 && n < -arity) {
+        return Err(crate::commands::fail(&format!(
+            "ERR wrong number of arguments for '{}|{sub}' command",
+            container.to_ascii_lowercase()
+        )));
+    }
+    Ok(())
+}
+
+/// Redis's error for a subcommand's arguments it cannot take.
+pub fn subcommand_error(container: &str, a: &[Vec<u8>]) -> crate::commands::Fail {
+    crate::commands::fail(&format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {container} HELP.",
+        String::from_utf8_lossy(&a[1])
+    ))
 }
 
 pub fn arity_error(name: &str) -> Reply {

@@ -256,3 +256,40 @@ fn groups_survive_a_restart() {
         .unwrap();
     assert_eq!(next[0].1[0].0, "2-0");
 }
+
+/// Redis 7.0's edge cases: an entry `XCLAIM ... FORCE` puts in the pending
+/// list counts one delivery (two without `JUSTID`, which counts the claim
+/// too), and the last possible ID given to `XREADGROUP` asks for new
+/// entries, as `>` does (Redis holds `>` as that ID).
+#[test]
+fn forced_claims_and_the_last_id_as_redis_has_them() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    for id in ["1-0", "2-0", "3-0"] {
+        let _: String = cmd("XADD").arg(&["s", id, "f", "v"]).query(&mut c).unwrap();
+    }
+    let _: () = cmd("XGROUP")
+        .arg(&["CREATE", "s", "g", "0"])
+        .query(&mut c)
+        .unwrap();
+    let _: Vec<String> = cmd("XCLAIM")
+        .arg(&["s", "g", "a", "0", "1-0", "FORCE", "JUSTID"])
+        .query(&mut c)
+        .unwrap();
+    let _: redis::Value = cmd("XCLAIM")
+        .arg(&["s", "g", "a", "0", "2-0", "FORCE"])
+        .query(&mut c)
+        .unwrap();
+    let pending: Vec<(String, String, i64, i64)> = cmd("XPENDING")
+        .arg(&["s", "g", "-", "+", "10"])
+        .query(&mut c)
+        .unwrap();
+    let counts: Vec<(&str, i64)> = pending.iter().map(|p| (p.0.as_str(), p.3)).collect();
+    assert_eq!(counts, vec![("1-0", 1), ("2-0", 2)]);
+    let max = "18446744073709551615-18446744073709551615";
+    let read: Read = cmd("XREADGROUP")
+        .arg(&["GROUP", "g", "b", "COUNT", "1", "STREAMS", "s", max])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(read[0].1[0].0, "1-0");
+}

@@ -210,8 +210,10 @@ pub fn xclaim(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         j += 1;
     }
     if let Some(l) = last_id {
-        if s.group_last(acc, group)?.is_some_and(|g| l > g) {
-            s.set_group_last(acc, group, l)?;
+        if let Some(mut g) = s.group(acc, group)?.filter(|g| l > g.last) {
+            // As in Redis, the read counter stays as it was.
+            g.last = l;
+            s.set_group(acc, group, &g)?;
         }
     }
     let delivered = match delivered {
@@ -228,17 +230,19 @@ pub fn xclaim(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             }
             continue;
         }
+        // A pending entry `FORCE` creates starts as Redis's does: one
+        // delivery, and no idle time to wait for.
+        let fresh = found.is_none();
         let mut p = match (found, force) {
             (Some(p), _) => p,
             (None, true) => Pending {
                 id,
                 delivered_at: 0,
-                count: 0,
+                count: 1,
                 consumer: Vec::new(),
             },
             (None, false) => continue,
         };
-        let fresh = p.delivered_at == 0 && p.count == 0 && p.consumer.is_empty();
         if !fresh && min_idle > 0 && idle(now as u64, &p) < min_idle {
             continue;
         }

@@ -68,24 +68,70 @@ fn u64_at(v: &[u8], i: usize) -> u64 {
         .map_or(0, |w| u64::from_be_bytes(w.try_into().unwrap_or_default()))
 }
 
+/// A group's position: the last ID delivered to it and Redis 7's logical
+/// read counter (`entries_read`: how many of the stream's entries ever
+/// added lie at or before that ID, `None` when it cannot be known; see
+/// `counters.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Group {
+    pub last: StreamId,
+    pub entries_read: Option<u64>,
+}
+
+impl Group {
+    /// Stored as the last ID (two words) then the counter, `u64::MAX` for
+    /// none. A group written before the counter existed has none.
+    fn decode(v: &[u8]) -> Group {
+        let read = u64_at(v, 16);
+        Group {
+            last: StreamId {
+                ms: u64_at(v, 0),
+                seq: u64_at(v, 8),
+            },
+            entries_read: (v.len() >= 24 && read != u64::MAX).then_some(read),
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let read = self.entries_read.unwrap_or(u64::MAX);
+        [self.last.ms, self.last.seq, read]
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect()
+    }
+}
+
 impl Stream {
     /// Group `group`'s last delivered ID, `None` if there is no such group.
     pub fn group_last(&self, acc: &mut dyn Access, group: &[u8]) -> Result<Option<StreamId>, Fail> {
-        let v = acc.item(&self.coll.item_key(&group_key(group)))?;
-        Ok(v.map(|v| StreamId {
-            ms: u64_at(&v, 0),
-            seq: u64_at(&v, 8),
-        }))
+        Ok(self.group(acc, group)?.map(|g| g.last))
     }
 
-    pub fn set_group_last(
-        &self,
-        acc: &mut dyn Access,
-        group: &[u8],
-        id: StreamId,
-    ) -> Result<(), Fail> {
-        let v = [id.ms.to_be_bytes(), id.seq.to_be_bytes()].concat();
-        Ok(acc.put_item(&self.coll.item_key(&group_key(group)), &v)?)
+    /// Group `group`'s position, `None` if there is no such group.
+    pub fn group(&self, acc: &mut dyn Access, group: &[u8]) -> Result<Option<Group>, Fail> {
+        let v = acc.item(&self.coll.item_key(&group_key(group)))?;
+        Ok(v.map(|v| Group::decode(&v)))
+    }
+
+    pub fn set_group(&self, acc: &mut dyn Access, group: &[u8], g: &Group) -> Result<(), Fail> {
+        Ok(acc.put_item(&self.coll.item_key(&group_key(group)), &g.encode())?)
+    }
+
+    /// Every group, in name order (Redis's).
+    pub fn groups(&self, acc: &mut dyn Access) -> Result<Vec<(Vec<u8>, Group)>, Fail> {
+        let mut out = Vec::new();
+        let mut from = b"g".to_vec();
+        loop {
+            let batch = self.coll.items(acc, &from, Some(b"h"), 1024)?;
+            let done = batch.len() < 1024;
+            for (sub, v) in &batch {
+                out.push((sub[1..].to_vec(), Group::decode(v)));
+            }
+            match batch.last() {
+                Some((last, _)) if !done => from = [&last[..], &[0]].concat(),
+                _ => return Ok(out),
+            }
+        }
     }
 
     pub fn pending(

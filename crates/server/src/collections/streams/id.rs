@@ -85,6 +85,12 @@ pub fn parse_strict(arg: &[u8], missing_seq: u64, star: bool) -> Result<AddId, F
     parse(arg, missing_seq, star)
 }
 
+/// An ID, `-` or `+`, with no `(` (Redis's `streamParseIDOrReply`, as
+/// `XGROUP SETID` takes one).
+pub fn parse_any(arg: &[u8], missing_seq: u64) -> Result<StreamId, Fail> {
+    Ok(parse(arg, missing_seq, false)?.id)
+}
+
 /// A range end: `-`, `+`, or an ID (its sequence number `missing_seq` if
 /// missing); with a `(` (and more after it), exclusive.
 pub fn parse_end(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), Fail> {

@@ -1,7 +1,8 @@
 //! Streams: XADD XLEN XDEL (here), XTRIM (`trim.rs`), XRANGE XREVRANGE
 //! XREAD XREADGROUP (with `BLOCK`; `read.rs`), consumer groups (their
 //! state in `groups.rs`): XGROUP XACK (`xgroup.rs`), XPENDING XCLAIM
-//! XAUTOCLAIM (`claim.rs`). `XINFO` and `XSETID` are not served.
+//! XAUTOCLAIM (`claim.rs`), their read counters (`counters.rs`); XINFO
+//! and XSETID (`info.rs`).
 //!
 //! A stream is a collection (`collections`): its metadata holds the last
 //! ID given out, the highest ID deleted, the count of entries ever added
@@ -18,8 +19,10 @@
 //! both keep at least the threshold, which is all `~` promises.
 
 mod claim;
+mod counters;
 mod groups;
 mod id;
+pub mod info;
 pub mod read;
 mod trim;
 pub mod xgroup;
@@ -48,6 +51,8 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("xpending", -3),
     ("xclaim", -6),
     ("xautoclaim", -6),
+    ("xinfo", -2),
+    ("xsetid", -3),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -65,6 +70,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "xpending" => claim::xpending(a, acc),
         "xclaim" => claim::xclaim(a, acc),
         "xautoclaim" => claim::xautoclaim(a, acc),
+        "xinfo" => info::xinfo(a, acc),
+        "xsetid" => info::xsetid(a, acc),
         _ => read::xread(a, acc),
     }
 }
@@ -73,8 +80,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
 pub struct Stream {
     pub coll: Coll,
     pub last: StreamId,
-    max_deleted: StreamId,
-    added: u64,
+    pub(super) max_deleted: StreamId,
+    pub(super) added: u64,
     /// No entry's ID is below this.
     pub(super) low: StreamId,
 }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::counters::Counters;
 use super::groups::{stream_and_group, Pending};
 use super::id::{parse_end, parse_strict, StreamId, MAX};
 use super::{bad_id, entry_reply, Stream};
@@ -271,7 +272,12 @@ fn xreadgroup(
         wants.push(match id.as_slice() {
             b">" => Want::New,
             b"$" => return Err(fail("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")),
-            _ => Want::History(parse_strict(id, 0, false).map_err(|_| bad_id())?.id),
+            // Redis holds `>` as the last possible ID, so that ID asks
+            // for new entries too.
+            _ => match parse_strict(id, 0, false).map_err(|_| bad_id())?.id {
+                MAX => Want::New,
+                id => Want::History(id),
+            },
         });
     }
     let limit = if r.count == 0 { u64::MAX } else { r.count };
@@ -301,7 +307,8 @@ fn xreadgroup(
 
 /// Delivers new entries `got` to `consumer`: the group's last ID moves to
 /// the last of them, and each becomes pending for the consumer (taken from
-/// another consumer that had it, after an `XGROUP SETID` back).
+/// another consumer that had it, after an `XGROUP SETID` back), and the
+/// group's read counter counts them.
 fn deliver(
     acc: &mut dyn Access,
     s: &Stream,
@@ -312,7 +319,12 @@ fn deliver(
 ) -> Result<Vec<Reply>, Fail> {
     let now = crate::store::now_ms();
     let mut out = Vec::with_capacity(got.len());
+    let mut counters = Counters::of(s);
+    let mut g = s.group(acc, group)?.unwrap_or_default();
     for (id, stored) in got {
+        if *id > g.last {
+            counters.delivered(acc, &mut g, *id)?;
+        }
         if !noack {
             let p = Pending {
                 id: *id,
@@ -324,8 +336,8 @@ fn deliver(
         }
         out.push(entry_reply(*id, stored)?);
     }
-    if let Some((last, _)) = got.last() {
-        s.set_group_last(acc, group, *last)?;
+    if !got.is_empty() {
+        s.set_group(acc, group, &g)?;
     }
     Ok(out)
 }

@@ -1,8 +1,8 @@
 //! `XGROUP` (`CREATE`, `SETID`, `DESTROY`, `CREATECONSUMER`,
 //! `DELCONSUMER`, `HELP`) and `XACK`, in Redis 7.0's order of checks.
 
-use super::groups::consumer_key;
-use super::id::{parse_end, parse_strict, StreamId};
+use super::groups::{consumer_key, Group};
+use super::id::{parse_any, parse_strict, StreamId};
 use super::Stream;
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
@@ -29,39 +29,37 @@ const XGROUP_HELP: &[&str] = &[
 ];
 
 fn subcommand_error(a: &[Vec<u8>]) -> Fail {
-    fail(&format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
-        String::from_utf8_lossy(&a[1])
-    ))
+    crate::shape::subcommand_error("XGROUP", a)
 }
 
-/// `XGROUP`, in Redis 7.0's order of checks.
 /// Redis 7's check of `XGROUP`'s subcommand and its arity, made before
 /// anything else (inside `MULTI`, before the command is queued).
 pub fn xgroup_arity(a: &[Vec<u8>]) -> Result<(), Fail> {
-    let sub = a[1].to_ascii_lowercase();
-    let arity: i64 = match sub.as_slice() {
-        b"create" | b"setid" => -5,
-        b"destroy" => 4,
-        b"createconsumer" | b"delconsumer" => 5,
-        b"help" => 2,
-        _ => {
-            return Err(fail(&format!(
-                "ERR unknown subcommand '{}'. Try XGROUP HELP.",
-                String::from_utf8_lossy(&a[1])
-            )))
-        }
-    };
-    let n = a.len() as i64;
-    if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
-        return Err(fail(&format!(
-            "ERR wrong number of arguments for 'xgroup|{}' command",
-            String::from_utf8_lossy(&sub)
-        )));
-    }
-    Ok(())
+    const TABLE: &[(&str, i64)] = &[
+        ("create", -5),
+        ("setid", -5),
+        ("destroy", 4),
+        ("createconsumer", 5),
+        ("delconsumer", 5),
+        ("help", 2),
+    ];
+    crate::shape::subcommand_shape("XGROUP", a, TABLE)
 }
 
+/// Sets group `group`'s position and saves the stream: `OK`.
+fn place(
+    acc: &mut dyn Access,
+    s: &mut Stream,
+    group: &[u8],
+    last: StreamId,
+    entries_read: Option<u64>,
+) -> Outcome {
+    s.set_group(acc, group, &Group { last, entries_read })?;
+    s.save(acc)?;
+    Ok(Reply::ok())
+}
+
+/// `XGROUP`, in Redis 7.0's order of checks.
 pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     xgroup_arity(a)?;
     let sub = a[1].to_ascii_lowercase();
@@ -74,6 +72,7 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         ));
     }
     let mut mkstream = false;
+    let mut entries_read = None;
     if sub == b"create" || sub == b"setid" {
         let mut i = 5;
         while i < a.len() {
@@ -85,6 +84,7 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 if n < 0 && n != -1 {
                     return Err(fail("ERR value for ENTRIESREAD must be positive or -1"));
                 }
+                entries_read = u64::try_from(n).ok();
                 i += 2;
             } else {
                 return Err(subcommand_error(a));
@@ -124,9 +124,7 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             if last.is_some() {
                 return Err(fail("BUSYGROUP Consumer Group name already exists"));
             }
-            s.set_group_last(acc, group, id)?;
-            s.save(acc)?;
-            Ok(Reply::ok())
+            place(acc, &mut s, group, id, entries_read)
         }
         (b"setid", 5 | 7) => {
             let Some(mut s) = stream else {
@@ -134,11 +132,10 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             };
             let id = match a[4].as_slice() {
                 b"$" => s.last,
-                arg => parse_end(arg, 0)?.0,
+                arg => parse_any(arg, 0)?,
             };
-            s.set_group_last(acc, group, id)?;
-            s.save(acc)?;
-            Ok(Reply::ok())
+            // Without ENTRIESREAD the counter becomes unknown, as in Redis.
+            place(acc, &mut s, group, id, entries_read)
         }
         (b"destroy", 4) => match (stream, last) {
             (Some(mut s), Some(_)) => {
