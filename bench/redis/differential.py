@@ -329,6 +329,10 @@ def command():
         lambda: ["BITOP", random.choice(["AND", "OR", "XOR", "NOT", "FOO"]), k()]
         + [k() for _ in range(random.randint(1, 3))],
         lambda: [SCAN_ALL, random.choice(["*", "a*", "?", "{*"]), random.choice(["1", "3", "100"])],
+        lambda: ["PFADD", k()] + [v() for _ in range(random.randint(0, 4))],
+        lambda: ["PFADD", k()] + [str(random.randint(0, 3000)) for _ in range(random.randint(1, 40))],
+        lambda: ["PFCOUNT"] + [k() for _ in range(random.randint(0, 3))],
+        lambda: ["PFMERGE"] + [k() for _ in range(random.randint(0, 3))],
         lambda: ["INCR", k()],
         lambda: ["DECR", k()],
         lambda: ["INCRBY", k(), n()],
@@ -611,7 +615,7 @@ def run(slsm, seed, steps):
 
 # The commands a pipeline is made of: those the server groups into one
 # engine call when they come in a row (GET; SET k v and MSET; INCR, DECR,
-# INCRBY, DECRBY), and others between them.
+# INCRBY, DECRBY; PFADD), and others between them.
 def pipelined():
     return random.choice([
         lambda: ["GET", k()],
@@ -625,6 +629,7 @@ def pipelined():
         lambda: ["SET", k(), v(), "XX"],
         # A collection among the GETs (WRONGTYPE) and SETs (overwritten).
         lambda: ["RPUSH", k(), v()],
+        lambda: ["PFADD", k(), v(), v()],
     ])()
 
 

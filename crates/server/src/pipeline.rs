@@ -46,8 +46,9 @@ pub const OUTPUT_CHUNK: usize = 1 << 20;
 enum Kind {
     Get,
     BlindWrite,
-    /// A read-modify-write command run in a group's transaction (a counter
-    /// or `XADD`), by its lowercase name.
+    /// A read-modify-write command run in a group's transaction (a counter,
+    /// `XADD` or `PFADD`: clients adding to one key would conflict on every
+    /// commit), by its lowercase name.
     Grouped(&'static str),
     Other,
 }
@@ -64,6 +65,7 @@ fn kind(req: &Request) -> Kind {
         3 if is("incrby") => Kind::Grouped("incrby"),
         3 if is("decrby") => Kind::Grouped("decrby"),
         n if n >= 5 && is("xadd") => Kind::Grouped("xadd"),
+        n if n >= 2 && is("pfadd") => Kind::Grouped("pfadd"),
         _ => Kind::Other,
     }
 }
@@ -216,7 +218,7 @@ fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) 
     true
 }
 
-/// Counter commands (or `XADD`s) in one transaction, retried whole on a
+/// Counter commands (or `XADD`s, or `PFADD`s) in one transaction, retried whole on a
 /// conflict; the clients blocked on the streams appended to are woken
 /// once it commits.
 fn counters(

@@ -4,6 +4,7 @@
 //! connection decides which (see [`needs_transaction`]).
 
 mod bits;
+mod hyperloglog;
 mod keys;
 mod strings;
 
@@ -70,7 +71,11 @@ pub fn arity(name: &str) -> Option<i32> {
         "setex" | "psetex" | "getrange" | "setrange" => 4,
         "getex" | "mget" | "del" | "unlink" | "exists" | "touch" | "scan" => -2,
         "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "copy" => -3,
-        _ => return bits::arity(name).or_else(|| crate::collections::arity(name)),
+        _ => {
+            return bits::arity(name)
+                .or_else(|| hyperloglog::arity(name))
+                .or_else(|| crate::collections::arity(name))
+        }
     })
 }
 
@@ -104,6 +109,7 @@ pub fn run(
         | "pttl" | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
         "hscan" | "sscan" | "zscan" => crate::collections::scan::run(name, args, acc, scan),
         _ if bits::arity(name).is_some() => bits::run(name, args, acc),
+        _ if hyperloglog::arity(name).is_some() => hyperloglog::run(name, args, acc),
         _ if crate::collections::arity(name).is_some() => crate::collections::run(name, args, acc),
         _ => strings::run(name, args, acc),
     }
