@@ -317,6 +317,10 @@ def command():
         lambda: ["STRLEN", k()],
         lambda: ["GETRANGE", k(), n(), n()],
         lambda: ["GETRANGE", k(), "0", "-1"],
+        lambda: ["SUBSTR", k(), n(), n()],
+        lambda: ["LCS", k(), k()] + random.choice(
+            [[], ["LEN"], ["IDX"], ["IDX", "WITHMATCHLEN"], ["IDX", "MINMATCHLEN", random.choice(["2", "-1", "x"])],
+             ["LEN", "IDX"], ["FOO"], ["MINMATCHLEN"]]),
         lambda: ["SETRANGE", k(), random.choice(["0", "3", "-1", "abc", "10", "536870912"]), v()],
         lambda: ["SETRANGE", k(), "536870911", ""],
         lambda: ["SETBIT", k(), random.choice(["0", "7", "8", "100", "-1", "abc"]),

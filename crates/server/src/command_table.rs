@@ -99,6 +99,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("append", "string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", W, ONE),
     spec("strlen", "string", "Returns the length of a string value.", R, ONE),
     spec("getrange", "string", "Returns a substring of the string stored at a key.", &["readonly"], ONE),
+    spec("substr", "string", "Returns a substring from a string value.", &["readonly"], ONE),
+    spec("lcs", "string", "Finds the longest common substring.", &["readonly"], (1, 2, 1)),
     spec("setrange", "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", WS, ONE),
     spec("incr", "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", W, ONE),
     spec("incrby", "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", W, ONE),

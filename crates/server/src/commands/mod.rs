@@ -6,6 +6,7 @@
 mod bits;
 mod hyperloglog;
 mod keys;
+mod lcs;
 mod strings;
 
 pub(crate) use keys::{count_arg, cursor_arg};
@@ -68,7 +69,8 @@ pub fn arity(name: &str) -> Option<i32> {
         "expiretime" | "pexpiretime" => 2,
         "setnx" | "append" | "incrby" | "decrby" | "incrbyfloat" | "rename" | "renamenx"
         | "getset" => 3,
-        "setex" | "psetex" | "getrange" | "setrange" => 4,
+        "setex" | "psetex" | "getrange" | "substr" | "setrange" => 4,
+        "lcs" => -3,
         "getex" | "mget" | "del" | "unlink" | "exists" | "touch" | "scan" => -2,
         "set" | "mset" | "msetnx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "copy" => -3,
         _ => {
@@ -85,8 +87,9 @@ pub fn arity(name: &str) -> Option<i32> {
 pub fn needs_transaction(name: &str, args: &[Vec<u8>]) -> bool {
     match name {
         "getbit" | "bitcount" | "bitpos" => false,
-        "get" | "mget" | "strlen" | "getrange" | "ttl" | "pttl" | "expiretime" | "pexpiretime"
-        | "type" | "exists" | "touch" | "keys" | "scan" | "setex" | "psetex" => false,
+        "get" | "mget" | "strlen" | "getrange" | "substr" | "lcs" | "ttl" | "pttl"
+        | "expiretime" | "pexpiretime" | "type" | "exists" | "touch" | "keys" | "scan"
+        | "setex" | "psetex" => false,
         // A plain SET (with at most EX/PX/EXAT/PXAT) writes blindly.
         "set" => args[3..].iter().any(|a| {
             let a = a.to_ascii_lowercase();

@@ -82,7 +82,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "strlen" => Ok(Reply::Int(
             string(acc, &a[1])?.map_or(0, |v| v.data.len() as i64),
         )),
-        "getrange" => getrange(a, acc),
+        "getrange" | "substr" => getrange(a, acc),
+        "lcs" => super::lcs::lcs(a, acc),
         "setrange" => setrange(a, acc),
         "incr" => incr_by(acc, &a[1], 1),
         "decr" => incr_by(acc, &a[1], -1),
