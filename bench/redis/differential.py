@@ -230,6 +230,11 @@ def collection_command():
         lambda: ["ZSCORE", k(), m()],
         lambda: ["ZMSCORE", k()] + [m() for _ in range(random.randint(0, 3))],
         lambda: ["ZCARD", k()],
+        # Random picks whose replies chance does not decide: a count
+        # covering the whole collection, zero, the errors.
+        lambda: [random.choice(["ZRANDMEMBER", "HRANDFIELD"]), k()]
+        + random.choice([["1000"], ["0"], ["x"], ["1000", "WITHSCORES"], ["1000", "WITHVALUES"],
+                         ["0", "FOO"], ["9223372036854775807", "WITHSCORES"]]),
         lambda: ["ZREM", k()] + [m() for _ in range(random.randint(0, 3))],
         lambda: ["ZCOUNT", k(), random.choice(BOUNDS), random.choice(BOUNDS)],
         lambda: [random.choice(["ZRANK", "ZREVRANK"]), k(), m()],
@@ -476,7 +481,7 @@ TIMING = ("TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME")
 # Replies whose order Redis leaves unspecified: sorted before comparing
 # (HGETALL's as pairs).
 UNORDERED = ("KEYS", "SMEMBERS", "SINTER", "SUNION", "SDIFF", "SPOP", "SRANDMEMBER",
-             "HKEYS", "HVALS")
+             "HKEYS", "HVALS", "HRANDFIELD")
 
 
 # XINFO's fields that describe Redis's memory layout or the clock.

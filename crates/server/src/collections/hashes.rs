@@ -1,5 +1,5 @@
 //! Hash commands: HSET HMSET HSETNX HGET HMGET HDEL HLEN HEXISTS HSTRLEN
-//! HGETALL HKEYS HVALS HINCRBY HINCRBYFLOAT. A field is one element, its
+//! HGETALL HKEYS HVALS HINCRBY HINCRBYFLOAT (HRANDFIELD in `random.rs`). A field is one element, its
 //! sub-key the field's bytes.
 
 use super::Coll;
@@ -26,11 +26,13 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("hkeys", 2),
     ("hvals", 2),
     ("hscan", -3),
+    ("hrandfield", -2),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
         "hset" | "hmset" => hset(name, a, acc),
+        "hrandfield" => super::random::hrandfield(a, acc),
         "hsetnx" => {
             let mut hash = Coll::load_or_new(acc, &a[1], Kind::Hash)?;
             if field(acc, &hash, &a[2])?.is_some() {

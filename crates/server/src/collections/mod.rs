@@ -49,6 +49,7 @@ mod coll;
 mod hashes;
 mod lists;
 pub mod mpop;
+mod random;
 pub mod scan;
 mod sets;
 pub mod streams;

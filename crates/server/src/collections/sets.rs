@@ -225,7 +225,7 @@ fn srandmember(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let Some(count) = count else {
         return Ok(Reply::Bulk(random_member(acc, &set)?));
     };
-    if count.unsigned_abs() > MAX_RANDOM_REPLY {
+    if count < 0 && count.unsigned_abs() > MAX_RANDOM_REPLY {
         // Redis would build the reply; here a request may not make the
         // server hold an unbounded one.
         return Err(fail("ERR count is too large for one reply"));

@@ -66,11 +66,13 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("zinterstore", -4),
     ("zdiffstore", -4),
     ("zintercard", -3),
+    ("zrandmember", -2),
 ];
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
         "zadd" => add::zadd(a, acc),
+        "zrandmember" => super::random::zrandmember(a, acc),
         "zincrby" => {
             let by = score_arg(&a[2])?;
             let mut z = Coll::load_or_new(acc, &a[1], Kind::ZSet)?;
@@ -206,6 +208,23 @@ fn order_bytes(score: f64) -> [u8; 8] {
         _ => bits | (1 << 63),
     }
     .to_be_bytes()
+}
+
+/// Every member with its score, from the highest score down.
+pub(super) fn all_members_desc(
+    acc: &mut dyn Access,
+    z: &Coll,
+) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
+    range::by_rank(acc, z, 0, -1, range::Order::Desc)
+}
+
+/// The member at rank `r` (ascending), through the rank index.
+pub(super) fn member_at_rank(
+    acc: &mut dyn Access,
+    z: &Coll,
+    r: i64,
+) -> Result<Option<(f64, Vec<u8>)>, Fail> {
+    Ok(range::by_rank(acc, z, r, r, range::Order::Asc)?.pop())
 }
 
 pub(super) fn score_of(acc: &mut dyn Access, z: &Coll, member: &[u8]) -> Result<Option<f64>, Fail> {
