@@ -331,6 +331,13 @@ def command():
         lambda: ["SETBIT", k(), random.choice(["0", "7", "8", "100", "-1", "abc"]),
                  random.choice(["0", "1", "2"])],
         lambda: ["GETBIT", k(), random.choice(["0", "7", "1000", "-1"])],
+        lambda: [random.choice(["BITFIELD", "BITFIELD", "BITFIELD_RO"]), k()] + [
+            x for _ in range(random.randint(0, 3)) for x in random.choice([
+                ["GET", random.choice(["u8", "i5", "i64", "u63", "u64", "x"]),
+                 random.choice(["0", "#1", "13", "-1"])],
+                ["SET", random.choice(["u8", "i5", "i64"]), random.choice(["0", "#2", "7"]), n()],
+                ["INCRBY", random.choice(["u2", "i8", "i64"]), random.choice(["0", "#1", "9"]), n()],
+                ["OVERFLOW", random.choice(["WRAP", "SAT", "FAIL", "FOO"])], ["FOO"]])],
         lambda: ["BITCOUNT", k()] + random.choice([[], [ix(), ix()], [ix(), ix(), "BIT"],
                                                    [ix(), ix(), "BYTE"], [ix()], [ix(), ix(), "X"]]),
         lambda: ["BITPOS", k(), random.choice(["0", "1", "2"])] + random.choice(

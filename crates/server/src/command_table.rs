@@ -235,6 +235,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("getbit", "bitmap", "Returns a bit value by offset.", R, ONE),
     spec("bitcount", "bitmap", "Counts the number of set bits (population counting) in a string.", &["readonly"], ONE),
     spec("bitpos", "bitmap", "Finds the first set (1) or clear (0) bit in a string.", &["readonly"], ONE),
+    spec("bitfield", "bitmap", "Performs arbitrary bitfield integer operations on strings.", WS, ONE),
+    spec("bitfield_ro", "bitmap", "Performs arbitrary read-only bitfield integer operations on strings.", R, ONE),
     spec("bitop", "bitmap", "Performs bitwise operations on multiple strings, and stores the result.", WS, (2, -1, 1)),
     spec("pfadd", "hyperloglog", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", W, ONE),
     spec("pfcount", "hyperloglog", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", &["readonly", "may_replicate"], ALL),

@@ -1,4 +1,5 @@
-//! Bit commands on strings: SETBIT GETBIT BITCOUNT BITPOS BITOP, as Redis
+//! Bit commands on strings: SETBIT GETBIT BITCOUNT BITPOS BITOP (BITFIELD
+//! and BITFIELD_RO in `bitfield.rs`), as Redis
 //! 7.0's `bitops.c` answers them (bit 0 is the most significant bit of
 //! the first byte; ranges in bytes, or in bits with `BIT`; negative ends
 //! count from the end of the string).
@@ -14,6 +15,8 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("bitcount", -2),
     ("bitpos", -3),
     ("bitop", -4),
+    ("bitfield", -2),
+    ("bitfield_ro", -2),
 ];
 
 pub fn arity(name: &str) -> Option<i32> {
@@ -31,6 +34,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "bitcount" => bitcount(a, acc),
         "bitpos" => bitpos(a, acc),
         "bitop" => bitop(a, acc),
+        "bitfield" => super::bitfield::bitfield(a, acc, false),
+        "bitfield_ro" => super::bitfield::bitfield(a, acc, true),
         _ => Err(fail("ERR unknown command")),
     }
 }

@@ -3,6 +3,7 @@
 //! (straight, or inside a transaction) and returns its reply; the
 //! connection decides which (see [`needs_transaction`]).
 
+mod bitfield;
 mod bits;
 mod hyperloglog;
 mod keys;
@@ -86,7 +87,7 @@ pub fn arity(name: &str) -> Option<i32> {
 /// conflict, so they are atomic under concurrent clients.
 pub fn needs_transaction(name: &str, args: &[Vec<u8>]) -> bool {
     match name {
-        "getbit" | "bitcount" | "bitpos" => false,
+        "getbit" | "bitcount" | "bitpos" | "bitfield_ro" => false,
         "get" | "mget" | "strlen" | "getrange" | "substr" | "lcs" | "ttl" | "pttl"
         | "expiretime" | "pexpiretime" | "type" | "exists" | "touch" | "keys" | "scan"
         | "setex" | "psetex" => false,
