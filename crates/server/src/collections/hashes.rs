@@ -76,6 +76,18 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     }
 }
 
+/// Field `name` of the hash at `key` (`None` if either is missing).
+pub(super) fn field_of(
+    acc: &mut dyn Access,
+    key: &[u8],
+    name: &[u8],
+) -> Result<Option<Vec<u8>>, Fail> {
+    match Coll::load(acc, key, Kind::Hash)? {
+        Some(hash) => field(acc, &hash, name),
+        None => Ok(None),
+    }
+}
+
 fn field(acc: &mut dyn Access, hash: &Coll, name: &[u8]) -> Result<Option<Vec<u8>>, Fail> {
     Ok(acc.item(&hash.item_key(name))?)
 }

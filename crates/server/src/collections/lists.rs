@@ -246,6 +246,20 @@ fn rewrite(acc: &mut dyn Access, list: &mut Coll, values: &[Vec<u8>]) -> Result<
     list.save(acc)
 }
 
+/// Every element of `list`, head first.
+pub(super) fn all_of(acc: &mut dyn Access, list: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
+    all_elements(acc, list)
+}
+
+/// A new list at `key` (which holds nothing) of `values`, head first.
+pub(super) fn store(acc: &mut dyn Access, key: &[u8], values: &[Vec<u8>]) -> Result<(), Fail> {
+    let mut list = Coll::load_or_new(acc, key, Kind::List)?;
+    for v in values {
+        push_one(acc, &mut list, End::Right, v)?;
+    }
+    list.save(acc)
+}
+
 fn all_elements(acc: &mut dyn Access, list: &Coll) -> Result<Vec<Vec<u8>>, Fail> {
     match list.count() {
         0 => Ok(Vec::new()),

@@ -52,6 +52,7 @@ pub mod mpop;
 mod random;
 pub mod scan;
 mod sets;
+mod sort;
 pub mod streams;
 pub mod sweep;
 mod versions;
@@ -70,7 +71,7 @@ use crate::store::{Access, Kind, Value};
 pub(crate) const STEP: usize = 4096;
 
 /// The command tables of the four types.
-const TYPES: [&[(&str, i32)]; 7] = [
+const TYPES: [&[(&str, i32)]; 8] = [
     lists::COMMANDS,
     streams::COMMANDS,
     mpop::COMMANDS,
@@ -78,6 +79,7 @@ const TYPES: [&[(&str, i32)]; 7] = [
     sets::COMMANDS,
     zsets::COMMANDS,
     blocking::COMMANDS,
+    sort::COMMANDS,
 ];
 
 /// Every collection command's name.
@@ -127,6 +129,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         mpop::run(name, a, acc)
     } else if of(streams::COMMANDS) {
         streams::run(name, a, acc)
+    } else if of(sort::COMMANDS) {
+        sort::sort(a, acc, name == "sort_ro")
     } else {
         zsets::run(name, a, acc)
     }
