@@ -69,7 +69,7 @@ impl Source for SortedSet {
 
     fn all(&self, acc: &mut dyn Access) -> Result<Vec<Element>, Fail> {
         // From the highest score down, the order Redis lists a whole set in.
-        let members = zsets::all_members_desc(acc, &self.0)?;
+        let members = zsets::all_members(acc, &self.0, true)?;
         Ok(members
             .into_iter()
             .map(|(s, m)| (m, Reply::Double(s)))

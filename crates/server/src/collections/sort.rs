@@ -120,11 +120,10 @@ fn elements(acc: &mut dyn Access, key: &[u8]) -> Result<(Vec<Vec<u8>>, bool), Fa
         return Ok((Vec::new(), false));
     };
     Ok(match kind {
-        Kind::List => (lists::all_of(acc, &c)?, false),
+        Kind::List => (lists::all_elements(acc, &c)?, false),
         Kind::Set => (sets::members(acc, &c)?, true),
         _ => {
-            let mut members = zsets::all_members_desc(acc, &c)?;
-            members.reverse();
+            let members = zsets::all_members(acc, &c, false)?;
             (members.into_iter().map(|(_, m)| m).collect(), false)
         }
     })
@@ -207,8 +206,11 @@ fn sorted(acc: &mut dyn Access, items: Vec<Vec<u8>>, o: &Options) -> Result<Vec<
             // A missing BY value weighs 0, as in Redis.
             (false, None) => Weight::Number(0.0),
             (false, Some(v)) => {
-                let (n, all, _) = zsets::strtod(&v);
-                bad_number |= !all || n.is_nan() || range_error(&v);
+                let (n, all, overflowed) = zsets::strtod(&v);
+                // C's strtod also sets ERANGE for a subnormal result,
+                // which Redis's SORT refuses too.
+                let subnormal = n != 0.0 && n.abs() < f64::MIN_POSITIVE;
+                bad_number |= !all || n.is_nan() || overflowed || subnormal;
                 Weight::Number(n)
             }
         };
@@ -242,11 +244,4 @@ fn sorted(acc: &mut dyn Access, items: Vec<Vec<u8>>, o: &Options) -> Result<Vec<
         }
     });
     Ok(weighted.into_iter().map(|(_, e)| e).collect())
-}
-
-/// Whether C's `strtod` would set `ERANGE` on `v` (over- or underflow,
-/// a denormal result included), which Redis's `SORT` refuses.
-fn range_error(v: &[u8]) -> bool {
-    let (n, _, overflowed) = zsets::strtod(v);
-    overflowed || (n != 0.0 && n.abs() < f64::MIN_POSITIVE)
 }

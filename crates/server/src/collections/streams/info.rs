@@ -8,6 +8,8 @@
 //! Redis's for a stream that never lost entries from its middle and whose
 //! entries are small. Tools read them as a size hint, nothing more.
 
+use std::collections::HashMap;
+
 use super::counters::Counters;
 use super::groups::{Group, Pending};
 use super::id::{parse_strict, StreamId, MAX};
@@ -79,9 +81,10 @@ fn consumers(acc: &mut dyn Access, s: &Stream, key: &[u8], group: &[u8]) -> Outc
         )));
     }
     let pending = s.all_pending(acc, group)?;
+    let counts = per_consumer(&pending);
     let now = now_ms();
     let out = s.consumers(acc, group)?.into_iter().map(|(name, seen)| {
-        let count = pending.iter().filter(|p| p.consumer == name).count();
+        let count = counts.get(&name).map_or(0, Vec::len);
         Reply::Map(vec![
             field("name", Reply::Bulk(name)),
             field("pending", Reply::Int(count as i64)),
@@ -187,8 +190,9 @@ fn full_group(
     });
     let listed = Reply::Array(listed.collect());
     let mut consumers = Vec::new();
+    let mut by_consumer = per_consumer(&pending);
     for (consumer, seen) in s.consumers(acc, &name)? {
-        let own: Vec<&Pending> = pending.iter().filter(|p| p.consumer == consumer).collect();
+        let own = by_consumer.remove(&consumer).unwrap_or_default();
         let own_listed = own.iter().take(limit).map(|p| {
             Reply::Array(vec![
                 id_reply(p.id),
@@ -213,6 +217,16 @@ fn full_group(
         field("pending", listed),
         field("consumers", Reply::Array(consumers)),
     ]))
+}
+
+/// A group's pending entries by consumer, each in ID order (one pass, not
+/// one per consumer).
+fn per_consumer(pending: &[Pending]) -> HashMap<Vec<u8>, Vec<&Pending>> {
+    let mut out: HashMap<Vec<u8>, Vec<&Pending>> = HashMap::new();
+    for p in pending {
+        out.entry(p.consumer.clone()).or_default().push(p);
+    }
+    out
 }
 
 /// The stream's last entry, if it has one.

@@ -210,12 +210,18 @@ fn order_bytes(score: f64) -> [u8; 8] {
     .to_be_bytes()
 }
 
-/// Every member with its score, from the highest score down.
-pub(super) fn all_members_desc(
+/// Every member with its score, in the set's order or (`descending`)
+/// from the highest score down.
+pub(super) fn all_members(
     acc: &mut dyn Access,
     z: &Coll,
+    descending: bool,
 ) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
-    range::by_rank(acc, z, 0, -1, range::Order::Desc)
+    let order = match descending {
+        true => range::Order::Desc,
+        false => range::Order::Asc,
+    };
+    range::by_rank(acc, z, 0, -1, order)
 }
 
 /// The member at rank `r` (ascending), through the rank index.

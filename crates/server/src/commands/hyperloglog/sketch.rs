@@ -223,14 +223,12 @@ pub fn set(data: &mut Vec<u8>, index: usize, count: u8) -> Result<bool, Corrupt>
     if value > 0 && value >= count {
         return Ok(false);
     }
-    if run == 1 {
+    if run == 1 && oplen == 1 {
         // A lone VAL below `count`, or a lone ZERO: one byte.
-        if oplen == 1 {
-            data[p] = val(count, 1);
-            merge_adjacent(data, prev.unwrap_or(HDR));
-            invalidate(data);
-            return Ok(true);
-        }
+        data[p] = val(count, 1);
+        merge_adjacent(data, prev.unwrap_or(HDR));
+        invalidate(data);
+        return Ok(true);
     }
     let last = first + span - 1;
     let mut seq = Vec::with_capacity(5);
