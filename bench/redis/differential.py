@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """slsm serve against redis-server, reply by reply: seeded random sequences
-of the string, list, hash, set, sorted-set, key and transaction commands
+of the string, list, hash, set, sorted-set, geo, key and transaction commands
 (over the same few keys, so commands meet keys of other kinds; with
 edge-case arguments:
 "-0", "+1", " 1", overflowing integers and times, floats with exponents,
@@ -177,6 +177,62 @@ def sc(): return random.choice(SCORES)
 def ix(): return random.choice(INDEXES)
 
 
+# Geo sets: points near a few places (so searches find some, at equal
+# distances too), and edge coordinates.
+GKEYS = ["g1", "g2"]
+PLACES = [(13.36, 38.11), (15.08, 37.50), (0.0, 0.0), (179.99, -60.0), (-73.98, 40.75)]
+EDGES = ["180", "-180", "85.05112878", "-85.05112878", "85.06", "181", "0", "-0", "1e-300",
+         "x", "inf", "nan", ""]
+
+
+def gk(): return random.choice(GKEYS + GKEYS + [k()])
+
+
+def lonlat():
+    if random.random() < 0.1:
+        return [random.choice(EDGES), random.choice(EDGES)]
+    lon, lat = random.choice(PLACES)
+    spread = random.choice([0.0, 0.001, 0.1, 1.0])
+    return ["%.4f" % max(-180, min(180, lon + random.uniform(-spread, spread))),
+            "%.4f" % max(-85, min(85, lat + random.uniform(-spread, spread)))]
+
+
+def geo_units(): return [random.choice(["1", "10", "100", "1000", "0", "-1", "x", "inf"]),
+                         random.choice(["m", "KM", "km", "mi", "ft", "au"])]
+
+
+def geo_options(store):
+    o = random.sample(["WITHDIST", "WITHHASH", "WITHCOORD", "ASC", "DESC", "ANY"],
+                      random.randint(0, 3))
+    if random.random() < 0.4:
+        o += ["COUNT", random.choice(["1", "2", "3", "0", "-1", "x"])]
+    if store and random.random() < 0.2:
+        o += [random.choice(["STORE", "STOREDIST"]), gk()]
+    random.shuffle(o)
+    return o
+
+
+def geo_command():
+    return random.choice([
+        lambda: ["GEOADD", gk()] + random.choice([[], [], ["NX"], ["XX"], ["CH"], ["XX", "CH"], ["GT"]])
+        + [x for _ in range(random.randint(1, 3)) for x in lonlat() + [m()]],
+        lambda: [random.choice(["GEOPOS", "GEOHASH"]), gk()] + [m() for _ in range(random.randint(0, 3))],
+        lambda: ["GEODIST", gk(), m(), m()] + random.choice([[], ["km"], ["mi"], ["au"], ["m", "x"]]),
+        lambda: [random.choice(["GEORADIUS", "GEORADIUS_RO"]), gk()] + lonlat() + geo_units()
+        + geo_options(True),
+        lambda: [random.choice(["GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"]), gk(), m()]
+        + geo_units() + geo_options(True),
+        lambda: ["GEOSEARCH", gk()]
+        + random.choice([["FROMMEMBER", m()], ["FROMLONLAT"] + lonlat(), []])
+        + random.choice([["BYRADIUS"] + geo_units(), ["BYBOX", random.choice(["1", "100", "500"])]
+                         + geo_units(), []]) + geo_options(False),
+        lambda: ["GEOSEARCHSTORE", gk(), gk()]
+        + random.choice([["FROMMEMBER", m()], ["FROMLONLAT"] + lonlat()])
+        + random.choice([["BYRADIUS"] + geo_units(), ["BYBOX", "200"] + geo_units()])
+        + random.choice([[], ["STOREDIST"], ["WITHDIST"], ["COUNT", "2"], ["COUNT", "2", "ANY"]]),
+    ])()
+
+
 def collection_command():
     return random.choice([
         lambda: [random.choice(["LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]), k()]
@@ -279,6 +335,9 @@ def collection_command():
         stream_command,
         stream_command,
         stream_command,
+        geo_command,
+        geo_command,
+        geo_command,
         lambda: ["ZADD", lk()] + [x for _ in range(random.randint(1, 3)) for x in ("0", m())],
         lambda: ["ZADD", random.choice(ZKEYS)]
         + [x for _ in range(random.randint(1, 3)) for x in (random.choice(["1", "-2.5", "3", "inf", "-inf", "0"]), m())],

@@ -19,6 +19,9 @@ pub enum Reply {
     Keyed(Vec<(Reply, Reply)>),
     /// A double in RESP3, a bulk string in RESP2.
     Double(f64),
+    /// A double given as its text, where Redis prints one its own way
+    /// (`GEOPOS`'s coordinates): a double in RESP3, a bulk string in RESP2.
+    DoubleText(String),
     /// A set in RESP3, an array in RESP2.
     Set(Vec<Reply>),
     /// Pairs (a sorted set's members with their scores): an array of
@@ -110,6 +113,8 @@ impl Reply {
             }
             Reply::Double(d) if proto >= 3 => push_line(out, b',', format_double(*d).as_bytes()),
             Reply::Double(d) => Reply::Bulk(format_double(*d).into_bytes()).encode(proto, out),
+            Reply::DoubleText(t) if proto >= 3 => push_line(out, b',', t.as_bytes()),
+            Reply::DoubleText(t) => encode_bulk(t.as_bytes(), out),
             Reply::Set(items) => encode_aggregate(b'~', items, proto, out),
             Reply::Verbatim(text) if proto >= 3 => {
                 push_line(out, b'=', (text.len() + 4).to_string().as_bytes());

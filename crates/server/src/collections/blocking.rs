@@ -44,6 +44,13 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
         // Every reader of a stream gets its new entries.
         "xadd" => key(1, usize::MAX),
         "zunionstore" | "zinterstore" | "zdiffstore" | "zrangestore" => key(1, usize::MAX),
+        "geoadd" => key(1, a.len().saturating_sub(2) / 3),
+        "georadius" | "georadiusbymember" | "geosearchstore" => {
+            super::zsets::geo_store_key(name, a)
+                .map(|k| (k.to_vec(), usize::MAX))
+                .into_iter()
+                .collect()
+        }
         _ => Vec::new(),
     }
 }

@@ -70,14 +70,15 @@ use crate::store::{Access, Kind, Value};
 /// walked (deleted, renamed, listed).
 pub(crate) const STEP: usize = 4096;
 
-/// The command tables of the four types.
-const TYPES: [&[(&str, i32)]; 8] = [
+/// The command tables of the collection types.
+const TYPES: [&[(&str, i32)]; 9] = [
     lists::COMMANDS,
     streams::COMMANDS,
     mpop::COMMANDS,
     hashes::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    zsets::GEO_COMMANDS,
     blocking::COMMANDS,
     sort::COMMANDS,
 ];

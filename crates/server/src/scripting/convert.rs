@@ -63,6 +63,7 @@ pub fn to_lua(lua: &Lua, reply: Reply, depth: usize) -> mlua::Result<Value> {
         }
         Reply::Error(e) => error_table(lua, &e)?,
         Reply::Double(d) => Value::String(lua.create_string(format_double(d))?),
+        Reply::DoubleText(t) => Value::String(lua.create_string(t)?),
         Reply::Array(items) | Reply::Set(items) | Reply::Push(items) | Reply::Several(items) => {
             array(items)?
         }

@@ -3,7 +3,8 @@
 //! WITHSCORES) ZRANGESTORE ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE
 //! ZRANGEBYLEX ZREVRANGEBYLEX ZLEXCOUNT ZPOPMIN ZPOPMAX ZREMRANGEBYRANK
 //! ZREMRANGEBYSCORE ZREMRANGEBYLEX; the algebra (`algebra.rs`): ZUNION
-//! ZINTER ZDIFF, their STORE forms, ZINTERCARD.
+//! ZINTER ZDIFF, their STORE forms, ZINTERCARD; the geo commands
+//! (`geo/`), whose sets are sorted sets scored by geohash.
 //!
 //! A member is two elements: `m` + member holding its score (the `f64`'s
 //! bits), and `s` + the score in an order-preserving form + member, empty,
@@ -19,6 +20,8 @@ mod add;
 mod algebra;
 mod counts;
 pub(crate) use counts::{COUNTED, ONE_BUCKET};
+mod geo;
+pub(crate) use geo::{store_key as geo_store_key, COMMANDS as GEO_COMMANDS};
 mod lex;
 mod range;
 mod rank;
@@ -155,6 +158,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "zremrangebyrank" => remove_range::by_rank_command(a, acc),
         "zremrangebyscore" => remove_range::by_score_command(a, acc),
         "zremrangebylex" => remove_range::by_lex_command(a, acc),
+        _ if name.starts_with("geo") => geo::run(name, a, acc),
         _ => Err(fail("ERR unknown command")),
     }
 }
