@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${SECONDS_PER_TARGET:-20}"
-targets=(run_reader wal_reader manifest_decode db_model resp_parser)
+targets=(run_reader wal_reader manifest_decode db_model resp_parser dump_payload)
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"
     echo "== $t (${secs}s)"

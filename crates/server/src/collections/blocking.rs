@@ -41,6 +41,7 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
         "zadd" => key(1, a.len().saturating_sub(2) / 2),
         "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => key(2, 1),
         "rename" | "renamenx" | "copy" => key(2, usize::MAX),
+        "restore" => key(1, usize::MAX),
         // Every reader of a stream gets its new entries.
         "xadd" => key(1, usize::MAX),
         "zunionstore" | "zinterstore" | "zdiffstore" | "zrangestore" => key(1, usize::MAX),

@@ -46,6 +46,7 @@
 
 pub mod blocking;
 mod coll;
+pub mod dump;
 mod hashes;
 mod lists;
 pub mod mpop;
@@ -71,7 +72,7 @@ use crate::store::{Access, Kind, Value};
 pub(crate) const STEP: usize = 4096;
 
 /// The command tables of the collection types.
-const TYPES: [&[(&str, i32)]; 9] = [
+const TYPES: [&[(&str, i32)]; 10] = [
     lists::COMMANDS,
     streams::COMMANDS,
     mpop::COMMANDS,
@@ -81,6 +82,7 @@ const TYPES: [&[(&str, i32)]; 9] = [
     zsets::GEO_COMMANDS,
     blocking::COMMANDS,
     sort::COMMANDS,
+    dump::COMMANDS,
 ];
 
 /// Every collection command's name.
@@ -132,6 +134,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         streams::run(name, a, acc)
     } else if of(sort::COMMANDS) {
         sort::sort(a, acc, name == "sort_ro")
+    } else if of(dump::COMMANDS) {
+        dump::run(name, a, acc)
     } else {
         zsets::run(name, a, acc)
     }
