@@ -218,6 +218,8 @@ pub const COMMANDS: &[Spec] = &[
     spec("zintercard", "sorted-set", "Returns the number of members of the intersect of multiple sorted sets.", &["readonly", "movablekeys"], NONE),
     spec("dump", "generic", "Returns a serialized representation of the value stored at a key.", &["readonly"], ONE),
     spec("restore", "generic", "Creates a key from the serialized representation of a value.", WS, ONE),
+    spec("object", "generic", "A container for object introspection commands.", &[], NONE),
+    spec("memory", "server", "A container for memory diagnostics commands.", &[], NONE),
     spec("sort", "generic", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", &["write", "denyoom", "movablekeys"], ONE),
     spec("sort_ro", "generic", "Returns the sorted elements of a list, a set, or a sorted set.", &["readonly", "movablekeys"], ONE),
     spec("xadd", "stream", "Appends a new message to a stream. Creates the key if it doesn't exist.", W, ONE),

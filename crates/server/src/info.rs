@@ -131,3 +131,56 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     Ok(Reply::Verbatim(sections.join("\r\n").into_bytes()))
 }
+
+const MEMORY_HELP: &[&str] = &[
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// `MEMORY` but `USAGE` (a data command: `collections/object.rs`).
+/// `STATS` gives the fields it can fill from the engine's accounting
+/// (what `INFO memory` reports) under Redis's names, and the engine's own;
+/// the allocator's and replication's fields, which have no counterpart,
+/// are left out.
+pub fn memory(s: &Shared, a: &[Vec<u8>]) -> Outcome {
+    crate::collections::object::shape("memory", a)?;
+    let stats = s.store.db.stats();
+    match a[1].to_ascii_lowercase().as_slice() {
+        b"help" => Ok(Reply::Array(
+            MEMORY_HELP
+                .iter()
+                .map(|l| Reply::Simple(l.to_string()))
+                .collect(),
+        )),
+        b"purge" => Ok(Reply::ok()),
+        b"malloc-stats" => Ok(Reply::bulk("Stats not supported for the current allocator")),
+        b"doctor" => Ok(Reply::Verbatim(
+            b"Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n".to_vec(),
+        )),
+        _ => {
+            let total = stats.memory.total() as i64;
+            let keys = dbsize(s).map_err(crate::commands::Fail::Engine)?;
+            let field = |name: &str, v: i64| (Reply::Simple(name.into()), Reply::Int(v));
+            Ok(Reply::Map(vec![
+                field("total.allocated", total),
+                field("keys.count", keys),
+                field("keys.bytes-per-key", total.checked_div(keys).unwrap_or(0)),
+                field("slsm.memory-budget", stats.memory.budget as i64),
+                field("slsm.block-cache.bytes", stats.memory.cache.usage as i64),
+                field("slsm.block-cache.capacity", stats.memory.cache.capacity as i64),
+            ]))
+        }
+    }
+}

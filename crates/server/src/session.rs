@@ -259,6 +259,7 @@ pub(crate) fn control(
         "command" => to_reply(admin::command(&req)),
         "config" => to_reply(admin::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),
+        "memory" if !req[1].eq_ignore_ascii_case(b"usage") => to_reply(info::memory(s, &req)),
         "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
         "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
             // ASYNC and SYNC both empty the database before the reply.

@@ -42,6 +42,9 @@ pub fn refused(name: &str, req: &Request) -> Option<Reply> {
         "xinfo" => crate::collections::streams::info::xinfo_arity(req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
+        "object" | "memory" => crate::collections::object::shape(name, req)
+            .err()
+            .map(|fail| crate::session::to_reply(Err(fail))),
         _ => None,
     }
 }

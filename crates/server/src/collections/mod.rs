@@ -50,6 +50,7 @@ pub mod dump;
 mod hashes;
 mod lists;
 pub mod mpop;
+pub mod object;
 mod random;
 pub mod scan;
 mod sets;
@@ -72,7 +73,7 @@ use crate::store::{Access, Kind, Value};
 pub(crate) const STEP: usize = 4096;
 
 /// The command tables of the collection types.
-const TYPES: [&[(&str, i32)]; 10] = [
+const TYPES: [&[(&str, i32)]; 11] = [
     lists::COMMANDS,
     streams::COMMANDS,
     mpop::COMMANDS,
@@ -83,6 +84,7 @@ const TYPES: [&[(&str, i32)]; 10] = [
     blocking::COMMANDS,
     sort::COMMANDS,
     dump::COMMANDS,
+    object::COMMANDS,
 ];
 
 /// Every collection command's name.
@@ -136,6 +138,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         sort::sort(a, acc, name == "sort_ro")
     } else if of(dump::COMMANDS) {
         dump::run(name, a, acc)
+    } else if of(object::COMMANDS) {
+        object::run(name, a, acc)
     } else {
         zsets::run(name, a, acc)
     }
