@@ -152,7 +152,39 @@ fn config_params(s: &Shared) -> Vec<(&'static str, String)> {
             "requirepass",
             s.opts.requirepass.clone().unwrap_or_default(),
         ),
+        (
+            "slowlog-log-slower-than",
+            s.slowlog.slower_than_us.load(Ordering::Relaxed).to_string(),
+        ),
+        (
+            "slowlog-max-len",
+            s.slowlog.max_len.load(Ordering::Relaxed).to_string(),
+        ),
     ]
+}
+
+/// The parameters `CONFIG SET` changes while the server runs: name, and
+/// Redis's range.
+const RUNTIME_PARAMS: &[(&str, i64, i64)] = &[
+    ("slowlog-log-slower-than", -1, i64::MAX),
+    ("slowlog-max-len", 0, i64::MAX),
+];
+
+/// A runtime parameter's new value, checked as Redis checks it.
+fn runtime_value(name: &str, value: &[u8], (min, max): (i64, i64)) -> Result<i64, Fail> {
+    let failed = |why: &str| {
+        fail(&format!(
+            "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+        ))
+    };
+    let v = crate::commands::int_arg(value)
+        .map_err(|_| failed("argument couldn't be parsed into an integer"))?;
+    if !(min..=max).contains(&v) {
+        return Err(failed(&format!(
+            "argument must be between {min} and {max} inclusive"
+        )));
+    }
+    Ok(v)
 }
 
 /// `CONFIG GET pattern...`, `CONFIG SET`, `CONFIG RESETSTAT`,
@@ -211,8 +243,14 @@ pub(crate) fn subcommand_error(
 
 fn config_set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
     let params = config_params(s);
+    // Every pair is checked before any is applied, as in Redis.
+    let mut changes = Vec::new();
     for pair in pairs.chunks_exact(2) {
         let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
+        if let Some((_, min, max)) = RUNTIME_PARAMS.iter().find(|(n, ..)| *n == name) {
+            changes.push((name.clone(), runtime_value(&name, &pair[1], (*min, *max))?));
+            continue;
+        }
         let Some((_, current)) = params.iter().find(|(n, _)| *n == name) else {
             return Err(fail(&format!(
                 "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
@@ -222,6 +260,15 @@ fn config_set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
             return Err(fail(&format!(
                 "ERR CONFIG SET failed (possibly related to argument '{name}') - slsm sets it when the server starts (slsm serve --help)"
             )));
+        }
+    }
+    for (name, value) in changes {
+        match name.as_str() {
+            "slowlog-log-slower-than" => s.slowlog.slower_than_us.store(value, Ordering::Relaxed),
+            _ => {
+                s.slowlog.max_len.store(value as u64, Ordering::Relaxed);
+                s.slowlog.trim();
+            }
         }
     }
     Ok(Reply::ok())

@@ -218,6 +218,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("zintercard", "sorted-set", "Returns the number of members of the intersect of multiple sorted sets.", &["readonly", "movablekeys"], NONE),
     spec("dump", "generic", "Returns a serialized representation of the value stored at a key.", &["readonly"], ONE),
     spec("restore", "generic", "Creates a key from the serialized representation of a value.", WS, ONE),
+    spec("slowlog", "server", "A container for slow log commands.", &[], NONE),
     spec("object", "generic", "A container for object introspection commands.", &[], NONE),
     spec("memory", "server", "A container for memory diagnostics commands.", &[], NONE),
     spec("sort", "generic", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", &["write", "denyoom", "movablekeys"], ONE),

@@ -44,6 +44,7 @@ pub mod resp;
 pub mod scripting;
 pub mod session;
 pub mod shape;
+pub mod slowlog;
 pub mod store;
 mod transaction;
 
@@ -167,6 +168,8 @@ pub struct Shared {
     pub pubsub: pubsub::PubSub,
     /// Lua scripts by SHA1.
     pub scripts: scripting::Scripts,
+    /// Commands slower than `slowlog-log-slower-than` (`SLOWLOG`).
+    pub slowlog: slowlog::SlowLog,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -248,6 +251,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         waiters: blocked::Waiters::default(),
         pubsub: pubsub::PubSub::default(),
         scripts: scripting::Scripts::default(),
+        slowlog: slowlog::SlowLog::default(),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });

@@ -151,6 +151,7 @@ fn run_group(
     out: &mut Vec<u8>,
 ) {
     let sp = shared.store.spaces();
+    let started = std::time::Instant::now();
     let done = match k {
         Kind::Get if group.len() > 1 => gets(&sp.ks, &group, session.proto, out),
         Kind::BlindWrite => writes(shared, &sp.ks, &group, out),
@@ -163,6 +164,14 @@ fn run_group(
         shared
             .commands
             .fetch_add(group.len() as u64, Ordering::Relaxed);
+        // Each member is charged its share of the group's one call.
+        let share = started.elapsed() / group.len() as u32;
+        if shared.slowlog.is_slow(share) {
+            for req in &group {
+                let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+                crate::session::record_if_slow(shared, session, &name, req, share);
+            }
+        }
         return;
     }
     for req in group {

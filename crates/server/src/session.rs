@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::blocked::Blocked;
 use crate::clients::Client;
@@ -183,6 +184,21 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     done
 }
 
+/// Logs a command that took `took` if it was slow (`slowlog.rs`).
+pub(crate) fn record_if_slow(
+    s: &Shared,
+    session: &Session,
+    name: &str,
+    args: &[Vec<u8>],
+    took: Duration,
+) {
+    if s.slowlog.is_slow(took) {
+        let client_name = String::from_utf8_lossy(&session.client.names().name).into_owned();
+        s.slowlog
+            .record(name, args, took, &session.client.addr, &client_name);
+    }
+}
+
 /// `RESET`: the connection as it was when it connected: no transaction,
 /// watch or subscription, RESP2, no name, and (with a password) not
 /// authenticated.
@@ -213,6 +229,7 @@ pub(crate) fn control(
     name: &str,
     req: Request,
 ) -> (Reply, Then) {
+    let started = Instant::now();
     let reply = match name {
         // A subscribed RESP2 client gets its PONG as an array, as a
         // message would come.
@@ -259,6 +276,7 @@ pub(crate) fn control(
         "command" => to_reply(admin::command(&req)),
         "config" => to_reply(admin::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),
+        "slowlog" => to_reply(s.slowlog.command(&req)),
         "memory" if !req[1].eq_ignore_ascii_case(b"usage") => to_reply(info::memory(s, &req)),
         "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
         "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
@@ -299,6 +317,7 @@ pub(crate) fn control(
             None => to_reply(run_data(s, other, &req)),
         },
     };
+    record_if_slow(s, session, name, &req, started.elapsed());
     (reply, Then::Continue)
 }
 
