@@ -177,6 +177,16 @@ pub struct Blocked {
 }
 
 impl Blocked {
+    /// The reply once the timeout has passed: a nil array for the pops,
+    /// `WAIT`'s count of replicas that acknowledged (none: there are no
+    /// replicas).
+    pub fn timed_out(&self) -> Reply {
+        match self.name.as_str() {
+            "wait" => Reply::Int(0),
+            _ => Reply::NullArray,
+        }
+    }
+
     /// How long to wait before trying again; `None` once the timeout has
     /// passed.
     pub fn pause(&self) -> Option<Duration> {
@@ -224,6 +234,10 @@ pub fn start(s: &Shared, session: &mut Session, name: &str, mut req: Request) ->
 /// Redis, a key it pops from that turned into another type keeps it
 /// waiting, and a `BLMOVE` destination of another type is its answer.
 pub fn retry(s: &Shared, blocked: &Blocked) -> Option<Reply> {
+    if blocked.name == "wait" {
+        // No replica will ever acknowledge: only the timeout ends it.
+        return None;
+    }
     match run_data(s, &blocked.name, &blocked.req) {
         Ok(Reply::NullArray | Reply::Null) => None,
         Err(Fail::Reply(Reply::Error(e)))
@@ -251,6 +265,40 @@ fn source_is_list(s: &Shared, blocked: &Blocked) -> bool {
     }
     .get(&blocked.req[1]);
     matches!(source, Ok(Some(v)) if v.kind == Kind::List)
+}
+
+/// `WAIT numreplicas timeout`'s arguments, in Redis's order of checks:
+/// the count, and the timeout in milliseconds (`None`: 0, for ever).
+pub fn wait_args(a: &[Vec<u8>]) -> Result<(i64, Option<Duration>), Fail> {
+    let replicas = crate::commands::int_arg(&a[1])?;
+    let ms = crate::commands::int_arg(&a[2])
+        .map_err(|_| crate::commands::fail("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(crate::commands::fail("ERR timeout is negative"));
+    }
+    Ok((replicas, (ms > 0).then(|| Duration::from_millis(ms as u64))))
+}
+
+/// `WAIT numreplicas timeout`. This server has no replicas, so as Redis
+/// without replicas it answers 0 at once when asked for none, and
+/// otherwise after the timeout (0: it waits until the client leaves).
+/// Every write it acknowledged is already in its log (synced under
+/// `--appendfsync always`), which is what a caller of `WAIT` wants to know
+/// of durability here.
+pub fn start_wait(session: &mut Session, req: Request) -> (Reply, Then) {
+    match wait_args(&req) {
+        Err(fail) => (to_reply(Err(fail)), Then::Continue),
+        Ok((replicas, _)) if replicas <= 0 => (Reply::Int(0), Then::Continue),
+        Ok((_, timeout)) => {
+            session.blocked = Some(Blocked {
+                name: "wait".into(),
+                keys: Vec::new(),
+                req,
+                deadline: timeout.and_then(|t| Instant::now().checked_add(t)),
+            });
+            (Reply::NullArray, Then::Block)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -218,6 +218,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("zintercard", "sorted-set", "Returns the number of members of the intersect of multiple sorted sets.", &["readonly", "movablekeys"], NONE),
     spec("dump", "generic", "Returns a serialized representation of the value stored at a key.", &["readonly"], ONE),
     spec("restore", "generic", "Creates a key from the serialized representation of a value.", WS, ONE),
+    spec("wait", "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", &["noscript"], NONE),
     spec("slowlog", "server", "A container for slow log commands.", &[], NONE),
     spec("object", "generic", "A container for object introspection commands.", &[], NONE),
     spec("memory", "server", "A container for memory diagnostics commands.", &[], NONE),

@@ -239,7 +239,7 @@ async fn wait_blocked(
             return Ok(Some(reply));
         }
         let Some(pause) = blocked.pause() else {
-            return Ok(Some(Reply::NullArray)); // timed out
+            return Ok(Some(blocked.timed_out()));
         };
         tokio::select! {
             _ = registered.woken() => {}

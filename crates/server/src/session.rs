@@ -309,6 +309,7 @@ pub(crate) fn control(
             Reply::ok()
         }
         "exec" => transaction::exec(s, session),
+        "wait" => return crate::blocked::start_wait(session, req),
         data if blocking::may_block(data, &req) => {
             return crate::blocked::start(s, session, data, req)
         }

@@ -15,6 +15,7 @@ pub fn arity_of(name: &str) -> Option<i32> {
             "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
             "client" | "config" | "slowlog" => Some(-2),
             "echo" | "select" => Some(2),
+            "wait" => Some(3),
             "auth" => Some(-2),
             "quit" | "flushdb" | "flushall" => Some(-1),
             "time" | "save" | "lastsave" | "reset" => Some(1),

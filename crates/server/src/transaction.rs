@@ -266,6 +266,10 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 Some(_) => to_reply(commands::run(&name, req, &mut acc, &s.cursors)),
                 // As the transaction sees the keys (its writes included).
                 None if name == "dbsize" => to_reply(count_keys(&mut acc)),
+                // Inside a transaction WAIT answers at once, as in Redis.
+                None if name == "wait" => {
+                    to_reply(crate::blocked::wait_args(req).map(|_| Reply::Int(0)))
+                }
                 // Sent once the transaction commits (below): a subscriber
                 // that reads the data when told sees the transaction's
                 // writes, and a transaction that fails publishes nothing.
