@@ -37,6 +37,7 @@ pub mod glob;
 pub mod incrbyfloat;
 pub mod info;
 mod inline;
+pub mod monitor;
 mod pipeline;
 pub mod pubsub;
 pub mod reply;
@@ -170,6 +171,8 @@ pub struct Shared {
     pub scripts: scripting::Scripts,
     /// Commands slower than `slowlog-log-slower-than` (`SLOWLOG`).
     pub slowlog: slowlog::SlowLog,
+    /// Clients in `MONITOR`.
+    pub monitors: monitor::Monitors,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -252,6 +255,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         pubsub: pubsub::PubSub::default(),
         scripts: scripting::Scripts::default(),
         slowlog: slowlog::SlowLog::default(),
+        monitors: monitor::Monitors::default(),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });

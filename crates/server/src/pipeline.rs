@@ -164,6 +164,12 @@ fn run_group(
         shared
             .commands
             .fetch_add(group.len() as u64, Ordering::Relaxed);
+        if shared.monitors.any() {
+            for req in &group {
+                let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+                shared.monitors.feed(&name, req, Some(&session.client.addr));
+            }
+        }
         // Each member is charged its share of the group's one call.
         let share = started.elapsed() / group.len() as u32;
         if shared.slowlog.is_slow(share) {

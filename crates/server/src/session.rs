@@ -52,6 +52,9 @@ pub struct Session {
     pub blocked: Option<Blocked>,
     /// Its channels, patterns and shard channels, once it subscribed.
     pub pubsub: Option<Box<Subscriptions>>,
+    /// `EXEC` is running the queued commands: they are shown to monitors
+    /// once it commits, in their order, then `EXEC` itself (as Redis 7.0).
+    pub(crate) in_exec: bool,
 }
 
 impl Session {
@@ -68,6 +71,7 @@ impl Session {
             get_group: 1,
             blocked: None,
             pubsub: None,
+            in_exec: false,
         }
     }
 }
@@ -97,7 +101,17 @@ impl Session {
     pub fn leave_pubsub(&mut self, s: &Shared) {
         if let Some(mut p) = self.pubsub.take() {
             p.leave_all(&s.pubsub);
+            s.monitors.remove(&p.sub);
         }
+    }
+
+    /// `MONITOR`: from now on every command the server runs is sent here.
+    fn monitor(&mut self, s: &Shared) -> Reply {
+        let p = self
+            .pubsub
+            .get_or_insert_with(|| Box::new(Subscriptions::new(&self.client)));
+        s.monitors.add(&p.sub);
+        Reply::ok()
     }
 
     /// Commands queued since `MULTI`, `None` outside one.
@@ -230,6 +244,9 @@ pub(crate) fn control(
     req: Request,
 ) -> (Reply, Then) {
     let started = Instant::now();
+    if !session.in_exec && name != "exec" {
+        s.monitors.feed(name, &req, Some(&session.client.addr));
+    }
     let reply = match name {
         // A subscribed RESP2 client gets its PONG as an array, as a
         // message would come.
@@ -277,6 +294,7 @@ pub(crate) fn control(
         "config" => to_reply(admin::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),
         "slowlog" => to_reply(s.slowlog.command(&req)),
+        "monitor" => session.monitor(s),
         "memory" if !req[1].eq_ignore_ascii_case(b"usage") => to_reply(info::memory(s, &req)),
         "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
         "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
@@ -308,7 +326,13 @@ pub(crate) fn control(
             session.watch = None;
             Reply::ok()
         }
-        "exec" => transaction::exec(s, session),
+        "exec" => {
+            session.in_exec = true;
+            let reply = transaction::exec(s, session);
+            session.in_exec = false;
+            s.monitors.feed(name, &req, Some(&session.client.addr));
+            reply
+        }
         "wait" => return crate::blocked::start_wait(session, req),
         data if blocking::may_block(data, &req) => {
             return crate::blocked::start(s, session, data, req)

@@ -18,7 +18,7 @@ pub fn arity_of(name: &str) -> Option<i32> {
             "wait" => Some(3),
             "auth" => Some(-2),
             "quit" | "flushdb" | "flushall" => Some(-1),
-            "time" | "save" | "lastsave" | "reset" => Some(1),
+            "time" | "save" | "lastsave" | "reset" | "monitor" => Some(1),
             "bgsave" => Some(-1),
             "dbsize" | "multi" | "exec" | "discard" | "unwatch" => Some(1),
             "watch" => Some(-2),

@@ -295,6 +295,11 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             Ok(()) => {
                 apply_drops(&sp, drops);
                 effects.apply(s);
+                // Shown to monitors once they have run for good.
+                for req in queued {
+                    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+                    s.monitors.feed(&name, req, Some(&session.client.addr));
+                }
                 return Reply::Array(replies);
             }
             Err(slsm::Error::Conflict) => {

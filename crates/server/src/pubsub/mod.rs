@@ -66,6 +66,9 @@ impl Space {
     }
 }
 
+/// The kind of a [`Message`] that is a `MONITOR` line.
+const MONITOR_LINE: &str = "monitor";
+
 /// One message on its way to one subscriber: `message`, `pmessage` (with
 /// the pattern that matched) or `smessage`.
 struct Message {
@@ -83,8 +86,15 @@ impl Message {
             + self.payload.len()
     }
 
-    /// A push in RESP3, an array in RESP2.
+    /// A push in RESP3, an array in RESP2; a `MONITOR` line is a simple
+    /// string in both, as Redis sends it.
     fn encode(&self, proto: u8, out: &mut Vec<u8>) {
+        if self.kind == MONITOR_LINE {
+            out.push(b'+');
+            out.extend_from_slice(&self.payload);
+            out.extend_from_slice(b"\r\n");
+            return;
+        }
         let n = if self.pattern.is_some() { 4 } else { 3 };
         out.push(if proto >= 3 { b'>' } else { b'*' });
         out.extend_from_slice(format!("{n}\r\n").as_bytes());
@@ -159,6 +169,16 @@ impl Subscriber {
         }
         drop(o);
         self.notify.notify_one();
+    }
+
+    /// Queues a `MONITOR` line (held to the same limits as messages).
+    pub fn deliver_line(&self, line: Arc<[u8]>) {
+        self.deliver(Message {
+            kind: MONITOR_LINE,
+            pattern: None,
+            channel: Arc::from(&b""[..]),
+            payload: line,
+        })
     }
 
     /// Encodes every queued message into `out`, oldest first, in protocol

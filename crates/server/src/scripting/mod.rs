@@ -239,6 +239,7 @@ fn run_command(
     if read_only && writes(&name) {
         return Reply::err("ERR Write commands are not allowed from read-only scripts.");
     }
+    s.monitors.feed(&name, &req, None);
     match name.as_str() {
         "ping" => match req.get(1) {
             Some(m) => Reply::Bulk(m.clone()),
