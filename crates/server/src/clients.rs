@@ -50,6 +50,12 @@ pub struct Client {
     kill: Notify,
     /// Its subscriptions: channels, patterns, shard channels.
     subscriptions: [AtomicU64; 3],
+    /// Waiting in a blocking command (`CLIENT UNBLOCK` may end it).
+    pub(crate) blocked: AtomicBool,
+    /// A `CLIENT UNBLOCK` not yet seen: with an error (true) or as a
+    /// timeout.
+    pub(crate) unblock_request: Mutex<Option<bool>>,
+    pub(crate) unblock: Notify,
 }
 
 impl Client {
@@ -170,6 +176,9 @@ impl Clients {
             killed: AtomicBool::new(false),
             kill: Notify::new(),
             subscriptions: Default::default(),
+            blocked: AtomicBool::new(false),
+            unblock_request: Mutex::new(None),
+            unblock: Notify::new(),
         });
         self.map().insert(id, Arc::clone(&client));
         Registered {
@@ -213,15 +222,33 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
         (b"id", 2) => Ok(Reply::Int(session.id as i64)),
         (b"info", 2) => Ok(Reply::Verbatim(format!("{}\n", me.line()).into_bytes())),
         (b"list", _) => list(s, &a[2..]),
-        (b"kill", n) if n >= 3 => kill(s, session, &a[2..]),
+        (b"kill", n) if n >= 3 => crate::client_kill::kill(s, session, &a[2..]),
         (b"setinfo", 4) => set_info(me, &a[2], &a[3]),
-        _ => Err(subcommand_error(
-            "client",
-            &[
-                "setname", "getname", "id", "info", "list", "kill", "setinfo",
-            ],
-            a,
-        )),
+        _ => crate::client_modes::command(s, session, a).unwrap_or_else(|| {
+            Err(subcommand_error(
+                "client",
+                &[
+                    "setname",
+                    "getname",
+                    "id",
+                    "info",
+                    "list",
+                    "kill",
+                    "setinfo",
+                    "help",
+                    "reply",
+                    "unblock",
+                    "no-evict",
+                    "tracking",
+                    "caching",
+                    "getredir",
+                    "trackinginfo",
+                    "pause",
+                    "unpause",
+                ],
+                a,
+            ))
+        }),
     }
 }
 
@@ -282,82 +309,6 @@ fn list(s: &Shared, args: &[Vec<u8>]) -> Outcome {
         }
     }
     Ok(Reply::Verbatim(out.into_bytes()))
-}
-
-/// `CLIENT KILL addr` (the old form: `OK`, or an error if no such client)
-/// or `CLIENT KILL [ID id] [ADDR addr] [LADDR addr] [TYPE t] [USER u]
-/// [SKIPME yes|no]` (how many were killed). A killed connection closes
-/// once its current batch of requests is answered.
-fn kill(s: &Shared, session: &Session, args: &[Vec<u8>]) -> Outcome {
-    if args.len() == 1 {
-        let addr = String::from_utf8_lossy(&args[0]);
-        let victim = s.registry.all().into_iter().find(|c| c.addr == addr);
-        return match victim {
-            Some(c) => {
-                c.kill();
-                Ok(Reply::ok())
-            }
-            None => Err(fail("ERR No such client")),
-        };
-    }
-    if !args.len().is_multiple_of(2) {
-        return Err(fail("ERR syntax error"));
-    }
-    let mut filter = KillFilter {
-        skip_me: true,
-        ..KillFilter::default()
-    };
-    for pair in args.chunks_exact(2) {
-        let value = String::from_utf8_lossy(&pair[1]).into_owned();
-        match pair[0].to_ascii_lowercase().as_slice() {
-            b"id" => match value.parse::<u64>() {
-                Ok(id) if id > 0 => filter.id = Some(id),
-                _ => return Err(fail("ERR client-id should be greater than 0")),
-            },
-            b"addr" => filter.addr = Some(value),
-            b"laddr" => filter.laddr = Some(value),
-            b"type" => match value.to_ascii_lowercase().as_str() {
-                "normal" => {}
-                "master" | "replica" | "slave" | "pubsub" => filter.none = true,
-                _ => return Err(fail(&format!("ERR Unknown client type '{value}'"))),
-            },
-            b"user" => filter.none |= value != "default",
-            b"skipme" => match value.to_ascii_lowercase().as_str() {
-                "yes" => filter.skip_me = true,
-                "no" => filter.skip_me = false,
-                _ => return Err(fail("ERR syntax error")),
-            },
-            _ => return Err(fail("ERR syntax error")),
-        }
-    }
-    let mut killed = 0;
-    for c in s.registry.all() {
-        if filter.matches(&c, session.id) {
-            c.kill();
-            killed += 1;
-        }
-    }
-    Ok(Reply::Int(killed))
-}
-
-#[derive(Default)]
-struct KillFilter {
-    id: Option<u64>,
-    addr: Option<String>,
-    laddr: Option<String>,
-    skip_me: bool,
-    /// A filter no client here can match (another type or user).
-    none: bool,
-}
-
-impl KillFilter {
-    fn matches(&self, c: &Client, me: u64) -> bool {
-        let skipped = self.none || (self.skip_me && c.id == me);
-        !skipped
-            && self.id.is_none_or(|id| id == c.id)
-            && self.addr.as_ref().is_none_or(|a| *a == c.addr)
-            && self.laddr.as_ref().is_none_or(|a| *a == c.laddr)
-    }
 }
 
 /// `CLIENT SETINFO LIB-NAME|LIB-VER value`: what a client library says

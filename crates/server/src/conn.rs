@@ -177,10 +177,17 @@ async fn serve_client(
                     return Ok(());
                 }
                 out.clear();
-                let Some(reply) = wait_blocked(socket, shared, session, input, stop).await? else {
+                session.client.blocked.store(true, Ordering::Release);
+                let served = wait_blocked(socket, shared, session, input, stop).await;
+                session.client.blocked.store(false, Ordering::Release);
+                let Some(reply) = served? else {
                     return Ok(());
                 };
-                reply.encode(session.proto, &mut out);
+                let (send, next) = session.reply_mode.after_command();
+                session.reply_mode = next;
+                if send {
+                    reply.encode(session.proto, &mut out);
+                }
                 unparsed = !input.bytes.is_empty();
                 then = Then::Continue;
             }
@@ -251,6 +258,15 @@ async fn wait_blocked(
             }
             _ = stop.changed() => return Ok(None),
             _ = session.client.killed() => return Ok(None),
+            _ = session.client.unblocked() => {
+                match session.client.take_unblock() {
+                    Some(true) => {
+                        return Ok(Some(Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK")))
+                    }
+                    Some(false) => return Ok(Some(blocked.timed_out())),
+                    None => {}
+                }
+            }
             // A RESP3 client gets its messages while it waits, as from Redis.
             _ = message_for(session) => {
                 if !send_messages(socket, session, stop).await? {

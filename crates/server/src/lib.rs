@@ -25,6 +25,8 @@
 pub mod access;
 pub mod admin;
 pub mod blocked;
+pub mod client_kill;
+pub mod client_modes;
 pub mod clients;
 pub mod collections;
 pub mod command_table;

@@ -112,8 +112,14 @@ pub fn run_some(
         if publishes {
             session.drain_messages(out);
         }
-        if !matches!(then, Then::Shutdown | Then::Block) {
-            reply.encode(session.proto, out);
+        // A blocked command's reply (and its turn in `CLIENT REPLY`) comes
+        // when it is served (`conn::wait_blocked`).
+        if then != Then::Block {
+            let (send, next) = session.reply_mode.after_command();
+            session.reply_mode = next;
+            if send && then != Then::Shutdown {
+                reply.encode(session.proto, out);
+            }
         }
         if then != Then::Continue {
             return then;

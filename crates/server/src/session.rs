@@ -55,6 +55,8 @@ pub struct Session {
     /// `EXEC` is running the queued commands: they are shown to monitors
     /// once it commits, in their order, then `EXEC` itself (as Redis 7.0).
     pub(crate) in_exec: bool,
+    /// `CLIENT REPLY`'s state: whether replies go out.
+    pub reply_mode: crate::client_modes::ReplyMode,
 }
 
 impl Session {
@@ -72,6 +74,7 @@ impl Session {
             blocked: None,
             pubsub: None,
             in_exec: false,
+            reply_mode: Default::default(),
         }
     }
 }
@@ -80,7 +83,10 @@ impl Session {
     /// True when commands run as they come: authenticated, not queueing a
     /// `MULTI`.
     pub fn runs_plain_commands(&self) -> bool {
-        self.authenticated && self.queued.is_none() && !(self.proto < 3 && self.subscribed())
+        self.authenticated
+            && self.queued.is_none()
+            && !(self.proto < 3 && self.subscribed())
+            && self.reply_mode == crate::client_modes::ReplyMode::On
     }
 
     /// True while the client has a subscription (`SUBSCRIBE` and the

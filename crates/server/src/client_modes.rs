@@ -1,0 +1,195 @@
+//! `CLIENT`'s subcommands beyond naming, listing and killing (`clients.rs`):
+//! `REPLY ON|OFF|SKIP`, `UNBLOCK id [TIMEOUT|ERROR]`, `NO-EVICT`,
+//! `TRACKING`, `CACHING`, `GETREDIR`, `TRACKINGINFO`, `PAUSE`, `UNPAUSE`,
+//! `HELP`, with Redis 7.0's replies and errors.
+//!
+//! Decided and written down:
+//! - `TRACKING ON` is refused. Server-assisted client-side caching needs
+//!   invalidation messages this server does not send; saying `OK` would
+//!   leave a client's cache silently stale. `TRACKING OFF`, `GETREDIR`
+//!   (-1), `TRACKINGINFO` (off) and `CACHING` (Redis's error outside
+//!   tracking) answer as Redis does for a client that does not track.
+//! - `PAUSE` is refused (holding every client's commands for a while is
+//!   not built); `UNPAUSE`, with nothing paused, is `OK`.
+//! - `NO-EVICT` is accepted and changes nothing: clients are never
+//!   evicted here.
+
+use std::sync::atomic::Ordering;
+
+use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::resp::Reply;
+use crate::session::Session;
+use crate::Shared;
+
+const HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "HELP",
+    "    Prints this help.",
+];
+
+impl crate::clients::Client {
+    /// Ends the client's wait in a blocking command (`CLIENT UNBLOCK`).
+    pub fn request_unblock(&self, with_error: bool) {
+        *self
+            .unblock_request
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(with_error);
+        self.unblock.notify_one();
+    }
+
+    /// The pending `CLIENT UNBLOCK`, if any: with an error (true) or as a
+    /// timeout.
+    pub fn take_unblock(&self) -> Option<bool> {
+        self.unblock_request
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// Resolves when [`request_unblock`](Self::request_unblock) is called.
+    pub async fn unblocked(&self) {
+        self.unblock.notified().await
+    }
+}
+
+/// What `CLIENT REPLY` asked: whether the next replies are sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    Off,
+    /// `SKIP` was the last command: the next command's reply is dropped.
+    SkipNext,
+    /// The reply being sent now is dropped (the command after `SKIP`, or
+    /// `REPLY OFF`/`SKIP` itself).
+    SkipThis,
+}
+
+impl ReplyMode {
+    /// Whether the reply of the command that just ran goes out, and the
+    /// mode for the next one.
+    pub fn after_command(self) -> (bool, ReplyMode) {
+        match self {
+            ReplyMode::On => (true, ReplyMode::On),
+            ReplyMode::Off => (false, ReplyMode::Off),
+            ReplyMode::SkipNext => (false, ReplyMode::On),
+            ReplyMode::SkipThis => (false, ReplyMode::SkipNext),
+        }
+    }
+}
+
+/// The subcommands this module answers; `None` for the others.
+pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Option<Outcome> {
+    let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
+    Some(match (sub.as_slice(), a.len()) {
+        (b"help", 2) => Ok(Reply::Array(
+            HELP.iter().map(|l| Reply::Simple(l.to_string())).collect(),
+        )),
+        (b"reply", 3) => reply(session, &a[2]),
+        (b"unblock", 3 | 4) => unblock(s, &a[2..]),
+        (b"no-evict", 3) => on_off(&a[2]).map(|_| Reply::ok()),
+        (b"tracking", n) if n >= 3 => match on_off(&a[2]) {
+            Ok(false) => Ok(Reply::ok()),
+            Ok(true) => Err(fail(
+                "ERR client-side caching (CLIENT TRACKING ON) is not supported by slsm serve",
+            )),
+            Err(e) => Err(e),
+        },
+        (b"caching", 3) => Err(fail(
+            "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled",
+        )),
+        (b"getredir", 2) => Ok(Reply::Int(-1)),
+        (b"trackinginfo", 2) => Ok(Reply::Map(vec![
+            (Reply::bulk("flags"), Reply::Set(vec![Reply::bulk("off")])),
+            (Reply::bulk("redirect"), Reply::Int(-1)),
+            (Reply::bulk("prefixes"), Reply::Array(Vec::new())),
+        ])),
+        (b"unpause", 2) => Ok(Reply::ok()),
+        (b"pause", 3 | 4) => Err(fail("ERR CLIENT PAUSE is not supported by slsm serve")),
+        _ => return None,
+    })
+}
+
+fn on_off(arg: &[u8]) -> Result<bool, Fail> {
+    match arg.to_ascii_lowercase().as_slice() {
+        b"on" => Ok(true),
+        b"off" => Ok(false),
+        _ => Err(syntax_error()),
+    }
+}
+
+/// `CLIENT REPLY ON|OFF|SKIP`: `ON` is answered, `OFF` and `SKIP` are not.
+fn reply(session: &mut Session, arg: &[u8]) -> Outcome {
+    session.reply_mode = match arg.to_ascii_lowercase().as_slice() {
+        b"on" => ReplyMode::On,
+        b"off" => ReplyMode::Off,
+        b"skip" => ReplyMode::SkipThis,
+        _ => return Err(syntax_error()),
+    };
+    Ok(Reply::ok())
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if that client was blocked (it
+/// then answers as on its timeout, or with Redis's `-UNBLOCKED` error).
+fn unblock(s: &Shared, args: &[Vec<u8>]) -> Outcome {
+    let id = int_arg(&args[0])?;
+    let with_error = match args.get(1).map(|r| r.to_ascii_lowercase()) {
+        None => false,
+        Some(r) if r == b"timeout" => false,
+        Some(r) if r == b"error" => true,
+        Some(_) => return Err(fail("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")),
+    };
+    let target = s.registry.all().into_iter().find(|c| c.id as i64 == id);
+    Ok(Reply::Int(match target {
+        Some(c) if c.blocked.load(Ordering::Acquire) => {
+            c.request_unblock(with_error);
+            1
+        }
+        _ => 0,
+    }))
+}
