@@ -152,6 +152,10 @@ fn config_params(s: &Shared) -> Vec<(&'static str, String)> {
             "requirepass",
             s.opts.requirepass.clone().unwrap_or_default(),
         ),
+        // Latency events and per-command histograms are not kept
+        // (`latency.rs`).
+        ("latency-monitor-threshold", "0".into()),
+        ("latency-tracking", "no".into()),
         (
             "slowlog-log-slower-than",
             s.slowlog.slower_than_us.load(Ordering::Relaxed).to_string(),

@@ -220,6 +220,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("restore", "generic", "Creates a key from the serialized representation of a value.", WS, ONE),
     spec("wait", "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", &["noscript"], NONE),
     spec("monitor", "server", "Listens for all requests received by the server in real-time.", &["admin", "noscript", "loading", "stale"], NONE),
+    spec("latency", "server", "A container for latency diagnostics commands.", &[], NONE),
     spec("slowlog", "server", "A container for slow log commands.", &[], NONE),
     spec("object", "generic", "A container for object introspection commands.", &[], NONE),
     spec("memory", "server", "A container for memory diagnostics commands.", &[], NONE),

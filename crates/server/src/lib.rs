@@ -39,6 +39,7 @@ pub mod glob;
 pub mod incrbyfloat;
 pub mod info;
 mod inline;
+pub mod latency;
 pub mod monitor;
 mod pipeline;
 pub mod pubsub;

@@ -13,7 +13,7 @@ pub fn arity_of(name: &str) -> Option<i32> {
         .or_else(|| crate::scripting::arity(name))
         .or(match name {
             "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
-            "client" | "config" | "slowlog" => Some(-2),
+            "client" | "config" | "slowlog" | "latency" => Some(-2),
             "echo" | "select" => Some(2),
             "wait" => Some(3),
             "auth" => Some(-2),
@@ -41,6 +41,9 @@ pub fn refused(name: &str, req: &Request) -> Option<Reply> {
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
         "xinfo" => crate::collections::streams::info::xinfo_arity(req)
+            .err()
+            .map(|fail| crate::session::to_reply(Err(fail))),
+        "latency" => crate::latency::shape(req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
         "slowlog" => crate::slowlog::shape(req)
