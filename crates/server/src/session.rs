@@ -220,8 +220,8 @@ pub(crate) fn record_if_slow(
 }
 
 /// `RESET`: the connection as it was when it connected: no transaction,
-/// watch or subscription, RESP2, no name, and (with a password) not
-/// authenticated.
+/// watch, subscription or `MONITOR`, RESP2, replies on, no name, and (with
+/// a password) not authenticated.
 fn reset(s: &Shared, session: &mut Session) -> Reply {
     session.leave_pubsub(s);
     session.queued = None;
@@ -229,6 +229,7 @@ fn reset(s: &Shared, session: &mut Session) -> Reply {
     session.watch = None;
     session.proto = 2;
     session.pending_proto = 2;
+    session.reply_mode = crate::client_modes::ReplyMode::On;
     session.authenticated = s.opts.requirepass.is_none();
     session.client.names().name.clear();
     Reply::Simple("RESET".into())

@@ -59,6 +59,9 @@ fn reply_off_and_skip_drop_what_redis_drops() {
         &["PING"],
     ]);
     c.expect("+OK\r\n$1\r\n1\r\n$1\r\n1\r\n-ERR syntax error\r\n+PONG\r\n");
+    // RESET turns replies back on, as Redis's does.
+    c.send(&[&["CLIENT", "REPLY", "OFF"], &["RESET"], &["PING"]]);
+    c.expect("+RESET\r\n+PONG\r\n");
     c.expect_quiet();
 }
 
