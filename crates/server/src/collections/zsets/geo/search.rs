@@ -63,10 +63,20 @@ pub fn store_key<'a>(name: &str, a: &'a [Vec<u8>]) -> Option<&'a [u8]> {
         return None;
     }
     let options = a.get(form.base_args()..)?;
-    let at = options
-        .iter()
-        .rposition(|o| o.eq_ignore_ascii_case(b"store") || o.eq_ignore_ascii_case(b"storedist"))?;
-    options.get(at + 1).map(|k| k.as_slice())
+    // The last STORE or STOREDIST wins, as in the parse; COUNT's number
+    // and the keys are skipped, so a key named "store" is not an option.
+    let (mut i, mut key) = (0, None);
+    while i < options.len() {
+        match options[i].to_ascii_lowercase().as_slice() {
+            b"store" | b"storedist" => {
+                key = options.get(i + 1).map(|k| k.as_slice());
+                i += 2;
+            }
+            b"count" => i += 2,
+            _ => i += 1,
+        }
+    }
+    key
 }
 
 /// What the options asked for.
@@ -388,4 +398,48 @@ fn store(acc: &mut dyn Access, dst: &[u8], found: Vec<Point>, by_dist: bool) -> 
         .map(|p| (if by_dist { p.dist } else { p.score }, p.member))
         .collect();
     store_result(acc, dst, picked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::store_key;
+
+    fn req(parts: &[&str]) -> Vec<Vec<u8>> {
+        parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn the_store_key_is_found_as_the_parse_finds_it() {
+        let a = req(&["georadius", "k", "1", "1", "1", "km", "STORE", "store"]);
+        assert_eq!(store_key("georadius", &a), Some(&b"store"[..]));
+        let a = req(&[
+            "georadius",
+            "k",
+            "1",
+            "1",
+            "1",
+            "km",
+            "COUNT",
+            "2",
+            "STORE",
+            "a",
+            "STOREDIST",
+            "b",
+        ]);
+        assert_eq!(store_key("georadius", &a), Some(&b"b"[..]));
+        let a = req(&["georadius_ro", "k", "1", "1", "1", "km", "STORE", "a"]);
+        assert_eq!(store_key("georadius_ro", &a), None);
+        let a = req(&[
+            "geosearchstore",
+            "dst",
+            "src",
+            "FROMLONLAT",
+            "1",
+            "1",
+            "BYRADIUS",
+            "1",
+            "km",
+        ]);
+        assert_eq!(store_key("geosearchstore", &a), Some(&b"dst"[..]));
+    }
 }
