@@ -12,7 +12,9 @@
 /// The `expected` bytes `input` decompresses to, or `None` if it is not
 /// a valid LZF stream of exactly that length.
 pub fn decompress(input: &[u8], expected: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(expected);
+    // Grown as bytes are decoded: a stated length is not trusted for
+    // an allocation (a repeat turns 3 input bytes into at most 264).
+    let mut out = Vec::with_capacity(expected.min(input.len().saturating_mul(88)));
     let mut i = 0;
     while i < input.len() {
         let ctrl = usize::from(input[i]);
