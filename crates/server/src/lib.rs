@@ -31,6 +31,7 @@ pub mod clients;
 pub mod collections;
 pub mod command_table;
 pub mod commands;
+pub mod compat;
 mod conn;
 pub mod cursors;
 pub mod effects;

@@ -67,7 +67,7 @@ impl Monitors {
 fn hidden(name: &str, args: &[Vec<u8>]) -> bool {
     match name {
         "config" | "save" | "bgsave" | "shutdown" | "lastsave" | "slowlog" | "monitor"
-        | "debug" | "latency" => true,
+        | "debug" | "latency" | "replicaof" | "slaveof" | "module" => true,
         "client" => args.get(1).is_some_and(|sub| {
             let sub = sub.to_ascii_lowercase();
             matches!(

@@ -302,6 +302,7 @@ pub(crate) fn control(
         "info" => to_reply(info::info(s, &req)),
         "slowlog" => to_reply(s.slowlog.command(&req)),
         "latency" => to_reply(crate::latency::command(&req)),
+        other if crate::compat::arity(other).is_some() => to_reply(crate::compat::run(other, &req)),
         "monitor" => session.monitor(s),
         "memory" if !req[1].eq_ignore_ascii_case(b"usage") => to_reply(info::memory(s, &req)),
         "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),

@@ -11,6 +11,7 @@ pub fn arity_of(name: &str) -> Option<i32> {
     commands::arity(name)
         .or_else(|| crate::pubsub::commands::arity(name))
         .or_else(|| crate::scripting::arity(name))
+        .or_else(|| crate::compat::arity(name))
         .or(match name {
             "ping" | "hello" | "command" | "info" | "shutdown" => Some(-1),
             "client" | "config" | "slowlog" | "latency" => Some(-2),
@@ -41,6 +42,9 @@ pub fn refused(name: &str, req: &Request) -> Option<Reply> {
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
         "xinfo" => crate::collections::streams::info::xinfo_arity(req)
+            .err()
+            .map(|fail| crate::session::to_reply(Err(fail))),
+        "acl" | "module" => crate::compat::shape(name, req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
         "latency" => crate::latency::shape(req)
