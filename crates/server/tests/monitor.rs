@@ -135,3 +135,41 @@ fn monitors_see_every_command_as_redis_shows_it() {
         }
     }
 }
+
+/// A monitor that never reads is disconnected once its backlog passes the
+/// pub/sub limit (32 MiB), as Redis drops a client past its output
+/// buffer limit; the client it watched is not slowed down or refused.
+#[test]
+fn a_monitor_that_does_not_read_is_dropped() {
+    let s = Server::start(None);
+    let mut stalled = TcpStream::connect(s.addr).unwrap();
+    stalled.write_all(b"MONITOR\r\n").unwrap();
+    let mut c = s.conn();
+    let count_clients = |c: &mut redis::Connection| -> usize {
+        let list: String = cmd("CLIENT").arg("LIST").query(c).unwrap();
+        list.lines().count()
+    };
+    // Wait until the MONITOR is in place (two clients), then write ~48 MiB
+    // of monitor lines: 1,600 SETs of 32 KiB values.
+    while count_clients(&mut c) < 2 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let value = "v".repeat(32 << 10);
+    for i in 0..1_600 {
+        let _: () = cmd("SET")
+            .arg(format!("k{i}"))
+            .arg(&value)
+            .query(&mut c)
+            .unwrap();
+    }
+    let mut gone = false;
+    for _ in 0..500 {
+        if count_clients(&mut c) == 1 {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(gone, "the stalled monitor is still connected");
+}
