@@ -181,7 +181,7 @@ fn run_group(
         if shared.slowlog.is_slow(share) {
             for req in &group {
                 let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-                crate::session::record_if_slow(shared, session, &name, req, share);
+                crate::slowlog::record_if_slow(shared, session, &name, req, share);
             }
         }
         return;

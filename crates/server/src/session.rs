@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::blocked::Blocked;
 use crate::clients::Client;
@@ -204,21 +204,6 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     done
 }
 
-/// Logs a command that took `took` if it was slow (`slowlog.rs`).
-pub(crate) fn record_if_slow(
-    s: &Shared,
-    session: &Session,
-    name: &str,
-    args: &[Vec<u8>],
-    took: Duration,
-) {
-    if s.slowlog.is_slow(took) {
-        let client_name = String::from_utf8_lossy(&session.client.names().name).into_owned();
-        s.slowlog
-            .record(name, args, took, &session.client.addr, &client_name);
-    }
-}
-
 /// `RESET`: the connection as it was when it connected: no transaction,
 /// watch, subscription or `MONITOR`, RESP2, replies on, no name, and (with
 /// a password) not authenticated.
@@ -351,7 +336,7 @@ pub(crate) fn control(
             None => to_reply(run_data(s, other, &req)),
         },
     };
-    record_if_slow(s, session, name, &req, started.elapsed());
+    crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
     (reply, Then::Continue)
 }
 

@@ -208,6 +208,21 @@ fn logged_args(name: &str, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Logs a command that took `took` if it was slow (`slowlog.rs`).
+pub(crate) fn record_if_slow(
+    s: &crate::Shared,
+    session: &crate::session::Session,
+    name: &str,
+    args: &[Vec<u8>],
+    took: Duration,
+) {
+    if s.slowlog.is_slow(took) {
+        let client_name = String::from_utf8_lossy(&session.client.names().name).into_owned();
+        s.slowlog
+            .record(name, args, took, &session.client.addr, &client_name);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
