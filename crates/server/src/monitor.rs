@@ -101,8 +101,12 @@ fn line(name: &str, args: &[Vec<u8>], source: Option<&str>) -> Vec<u8> {
     out
 }
 
-/// Which arguments are secrets (`AUTH`'s, `HELLO ... AUTH user pass`).
-fn secret_positions<'a>(name: &'a str, args: &'a [Vec<u8>]) -> impl Fn(usize) -> bool + 'a {
+/// Which arguments are secrets (`AUTH`'s, `HELLO ... AUTH user pass`),
+/// shown as `(redacted)` by `MONITOR` and the slow log, as in Redis.
+pub(crate) fn secret_positions<'a>(
+    name: &'a str,
+    args: &'a [Vec<u8>],
+) -> impl Fn(usize) -> bool + 'a {
     let auth_at = args.iter().position(|a| a.eq_ignore_ascii_case(b"auth"));
     move |i| match name {
         "auth" => i > 0,

@@ -178,14 +178,7 @@ fn entry_reply(e: &Entry) -> Reply {
 /// more there were), each at most 128 bytes (saying how many more), the
 /// secrets of `AUTH` and `HELLO ... AUTH` redacted.
 fn logged_args(name: &str, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let redacted = |i: usize| match name {
-        "auth" => i > 0,
-        "hello" => args
-            .iter()
-            .position(|a| a.eq_ignore_ascii_case(b"auth"))
-            .is_some_and(|at| i == at + 1 || i == at + 2),
-        _ => false,
-    };
+    let redacted = crate::monitor::secret_positions(name, args);
     let kept = args.len().min(MAX_ARGS);
     (0..kept)
         .map(|i| {

@@ -23,7 +23,7 @@
 //!   extrapolates from its samples.
 
 use super::{sets, zsets, Coll};
-use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::commands::{canonical_int, fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind, Value};
 
@@ -120,25 +120,17 @@ fn object(sub: &[u8], key: &[u8], acc: &mut dyn Access) -> Outcome {
     }
 }
 
-/// `s` as the integer Redis would hold it as (`string2ll`'s canonical
-/// form: no sign on zero, no leading zeros, no spaces).
-fn integer(s: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(s).ok()?;
-    let v: i64 = text.parse().ok()?;
-    (v.to_string() == text).then_some(v)
-}
-
 /// A string Redis would hold as one of its shared integers (0..10000).
 fn shared_integer(v: &Value) -> bool {
     v.kind == Kind::String
         && v.data.len() <= 20
-        && integer(&v.data).is_some_and(|n| (0..10_000).contains(&n))
+        && canonical_int(&v.data).is_some_and(|n| (0..10_000).contains(&n))
 }
 
 fn encoding(key: &[u8], v: &Value, acc: &mut dyn Access) -> Result<&'static str, Fail> {
     if v.kind == Kind::String {
         return Ok(match &v.data {
-            d if d.len() <= 20 && integer(d).is_some() => "int",
+            d if d.len() <= 20 && canonical_int(d).is_some() => "int",
             // A HyperLogLog is built in place: always raw in Redis.
             d if d.len() <= 44 && !d.starts_with(b"HYLL") => "embstr",
             _ => "raw",
@@ -152,7 +144,9 @@ fn encoding(key: &[u8], v: &Value, acc: &mut dyn Access) -> Result<&'static str,
         Kind::List => "quicklist",
         Kind::Set
             if c.count() <= INTSET_ENTRIES
-                && sets::members(acc, &c)?.iter().all(|m| integer(m).is_some()) =>
+                && sets::members(acc, &c)?
+                    .iter()
+                    .all(|m| canonical_int(m).is_some()) =>
         {
             "intset"
         }

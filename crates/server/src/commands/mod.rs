@@ -52,13 +52,18 @@ fn is_canonical_integer(s: &str) -> bool {
     }
 }
 
-/// A decimal integer argument, as Redis parses them.
-pub fn int_arg(arg: &[u8]) -> Result<i64, Fail> {
+/// `arg` as the integer Redis's `string2ll` reads in it, if it is one (no
+/// sign on zero, no leading zeros, no spaces, in range).
+pub fn canonical_int(arg: &[u8]) -> Option<i64> {
     std::str::from_utf8(arg)
         .ok()
         .filter(|s| is_canonical_integer(s))
         .and_then(|s| s.parse().ok())
-        .ok_or_else(not_an_integer)
+}
+
+/// A decimal integer argument, as Redis parses them.
+pub fn int_arg(arg: &[u8]) -> Result<i64, Fail> {
+    canonical_int(arg).ok_or_else(not_an_integer)
 }
 
 /// The arity of a data command (Redis's: negative means "at least"), or

@@ -129,9 +129,8 @@ fn put_len(out: &mut Vec<u8>, len: u64) {
 /// bytes (`rdbTryIntegerEncoding`), anything else as its bytes.
 fn put_string(out: &mut Vec<u8>, s: &[u8]) {
     let int = (s.len() <= 11)
-        .then(|| std::str::from_utf8(s).ok()?.parse::<i64>().ok())
-        .flatten()
-        .filter(|v| v.to_string().as_bytes() == s);
+        .then(|| crate::commands::canonical_int(s))
+        .flatten();
     match int {
         Some(v) if i8::try_from(v).is_ok() => out.extend([0xC0, v as u8]),
         Some(v) if i16::try_from(v).is_ok() => {

@@ -186,6 +186,15 @@ fn c_double_to_u64(x: f64) -> u64 {
     }
 }
 
+/// C's `(long long)` of a double as x86-64 compilers emit it: truncation
+/// in range, `i64::MIN` (the hardware's "indefinite" value) past it.
+pub fn c_double_to_i64(x: f64) -> i64 {
+    match (-9.223372036854776e18..9.223372036854776e18).contains(&x) {
+        true => x as i64,
+        false => i64::MIN,
+    }
+}
+
 /// Longitude bits sit in the odd positions, latitude bits in the even.
 const LONG_BITS: u64 = 0xaaaaaaaaaaaaaaaa;
 const LAT_BITS: u64 = 0x5555555555555555;

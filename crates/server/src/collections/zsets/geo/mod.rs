@@ -10,6 +10,7 @@
 //! Redis does (`sort.rs`), so points at equal distances come out in
 //! Redis's order too.
 
+mod args;
 mod hash;
 mod search;
 mod shape;
@@ -21,7 +22,7 @@ use crate::commands::{fail, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
-pub use search::store_key;
+pub use args::store_key;
 
 /// The commands and their arities (Redis's: negative means "at least").
 pub const COMMANDS: &[(&str, i32)] = &[
@@ -170,13 +171,9 @@ fn distance_text(d: f64) -> String {
     if d == 0.0 {
         return "0.0000".into();
     }
-    // `llrint` of the scaled value; past i64's range C's answer is
-    // i64::MIN, which prints as this.
-    let scaled = (d * 10000.0).round_ties_even();
-    let v = match (-9.223372036854776e18..9.223372036854776e18).contains(&scaled) {
-        true => scaled as i64,
-        false => i64::MIN,
-    };
+    // `llrint` of the scaled value (past i64's range C's answer is
+    // i64::MIN, which prints as this).
+    let v = hash::c_double_to_i64((d * 10000.0).round_ties_even());
     let sign = if v < 0 { "-" } else { "" };
     let u = v.unsigned_abs();
     format!("{sign}{}.{:04}", u / 10000, u % 10000)
