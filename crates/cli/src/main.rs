@@ -28,7 +28,7 @@ fn main() {
         // The reader of stdout went away (`slsm scan DB | head`): not an error.
         Err(e) if exit::is_broken_pipe(&e) => exit::OK,
         Err(e) => {
-            eprintln!("slsm: error: {e:#}");
+            eprintln!("slsm: error: {}", slsm_cli::error_message(&e));
             exit::code_for(&e)
         }
     };

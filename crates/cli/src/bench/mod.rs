@@ -26,7 +26,7 @@ pub use report::{EngineStats, RunReport, WorkloadResult};
 pub fn main_for(program: &str, factory: &dyn EngineFactory) {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Err(e) = run_cli(program, factory, &args) {
-        eprintln!("{program}: error: {e:#}");
+        eprintln!("{program}: error: {}", crate::error_message(&e));
         let usage = e
             .chain()
             .any(|c| c.downcast_ref::<flags::FlagError>().is_some());
