@@ -91,8 +91,8 @@ impl Reply {
     /// Appends the encoding for protocol `proto` (2 or 3) to `out`.
     pub fn encode(&self, proto: u8, out: &mut Vec<u8>) {
         match self {
-            Reply::Simple(s) => push_line(out, b'+', s.as_bytes()),
-            Reply::Error(s) => push_line(out, b'-', s.as_bytes()),
+            Reply::Simple(s) => push_text_line(out, b'+', s.as_bytes()),
+            Reply::Error(s) => push_text_line(out, b'-', s.as_bytes()),
             Reply::Int(n) => push_line(out, b':', n.to_string().as_bytes()),
             Reply::Bulk(b) => encode_bulk(b, out),
             Reply::Null if proto >= 3 => out.extend_from_slice(b"_\r\n"),
@@ -230,6 +230,19 @@ fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
+/// A status or error line whose text may hold anything (a script's
+/// `{ok=...}`, an error quoting an argument): a CR or LF in it becomes a
+/// space, as Redis does (`addReplyErrorLength`, `sdsmapchars`), so no
+/// text can end the line early and forge replies.
+fn push_text_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    out.extend(
+        body.iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
 fn push_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
     out.push(tag);
     out.extend_from_slice(body);
@@ -239,6 +252,14 @@ fn push_line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_breaks_in_a_status_or_an_error_become_spaces() {
+        let mut out = Vec::new();
+        Reply::Simple("x\r\ny".into()).encode(2, &mut out);
+        Reply::Error("ERR a\nb\r".into()).encode(2, &mut out);
+        assert_eq!(out, b"+x  y\r\n-ERR a b \r\n");
+    }
 
     #[test]
     fn bulks_encode_as_an_array_of_bulk_strings() {
