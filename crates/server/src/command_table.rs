@@ -283,6 +283,9 @@ pub const COMMANDS: &[Spec] = &[
     spec("eval_ro", "scripting", "Executes a read-only server-side Lua script.", EVAL_RO, NONE),
     spec("evalsha_ro", "scripting", "Executes a read-only server-side Lua script by SHA1 digest.", EVAL_RO, NONE),
     spec("script", "scripting", "A container for Lua scripts management commands.", &[], NONE),
+    spec("fcall", "scripting", "Invokes a function.", EVAL, NONE),
+    spec("fcall_ro", "scripting", "Invokes a read-only function.", EVAL_RO, NONE),
+    spec("function", "scripting", "A container for function commands.", &[], NONE),
 ];
 
 /// The description of `name` (lowercase).

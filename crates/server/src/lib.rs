@@ -173,6 +173,8 @@ pub struct Shared {
     pub pubsub: pubsub::PubSub,
     /// Lua scripts by SHA1.
     pub scripts: scripting::Scripts,
+    /// Function libraries (`FUNCTION LOAD`, `FCALL`).
+    pub functions: scripting::functions::Functions,
     /// Commands slower than `slowlog-log-slower-than` (`SLOWLOG`).
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
@@ -237,6 +239,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
     let db = slsm::Db::open(&opts.db, opts.engine.clone()).map_err(|e| e.to_string())?;
     let db = Arc::new(db);
     let store = store::Store::new(Arc::clone(&db)).map_err(|e| e.to_string())?;
+    let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;
     let listener = TcpListener::bind(opts.bind)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.bind))?;
@@ -258,6 +261,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         waiters: blocked::Waiters::default(),
         pubsub: pubsub::PubSub::default(),
         scripts: scripting::Scripts::default(),
+        functions,
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
         next_id: AtomicU64::new(0),

@@ -254,9 +254,8 @@ pub(crate) fn control(
         "publish" => pubsub::publish(s, false, &req),
         "spublish" => pubsub::publish(s, true, &req),
         "pubsub" => to_reply(pubsub::introspect(s, &req)),
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" => {
-            crate::scripting::command(s, name, &req)
-        }
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" | "fcall" | "fcall_ro"
+        | "function" => crate::scripting::command(s, name, &req),
 
         "echo" => Reply::Bulk(req[1].clone()),
         "time" => admin::time_reply(),

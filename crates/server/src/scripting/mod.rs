@@ -22,7 +22,12 @@
 //! scripts. Thread-safety: a mutex each; the interpreters are per thread.
 
 mod convert;
+mod failure;
+mod function_cmd;
+pub mod functions;
+mod library;
 mod libs;
+mod running;
 pub mod vm;
 
 use std::collections::HashMap;
@@ -39,6 +44,8 @@ use crate::session::to_reply;
 use crate::shape::arity_of;
 use crate::Shared;
 
+pub use running::{Running, RunningFunction};
+
 /// What the server keeps of scripts.
 #[derive(Default)]
 pub struct Scripts {
@@ -46,7 +53,7 @@ pub struct Scripts {
     /// Bumped by `SCRIPT FLUSH`: each thread's interpreter forgets its
     /// compiled scripts when it sees a new value.
     flushes: AtomicU64,
-    running: Mutex<Vec<Arc<AtomicBool>>>,
+    running: Mutex<Vec<Running>>,
 }
 
 impl Scripts {
@@ -54,18 +61,8 @@ impl Scripts {
         self.bodies.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn running(&self) -> MutexGuard<'_, Vec<Arc<AtomicBool>>> {
+    fn running(&self) -> MutexGuard<'_, Vec<Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Stops every running script (`SCRIPT KILL`, shutdown); false if none
-    /// was running.
-    pub fn kill_all(&self) -> bool {
-        let running = self.running();
-        running
-            .iter()
-            .for_each(|k| k.store(true, Ordering::Relaxed));
-        !running.is_empty()
     }
 
     fn add(&self, body: &[u8]) -> (String, Arc<[u8]>) {
@@ -86,14 +83,19 @@ pub fn sha1_hex(bytes: &[u8]) -> String {
 /// Redis's arity of a scripting command.
 pub fn arity(name: &str) -> Option<i32> {
     match name {
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => Some(-3),
-        "script" => Some(-2),
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => Some(-3),
+        "script" | "function" => Some(-2),
         _ => None,
     }
 }
 
+/// True for the commands that run a script or a function (`EVAL`,
+/// `FCALL` and their forms).
 pub fn is_eval(name: &str) -> bool {
-    matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
+    matches!(
+        name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    )
 }
 
 /// `EVAL`/`EVALSHA` (and their `_RO` forms) outside `MULTI`: the script
@@ -134,7 +136,12 @@ pub struct Ran {
 /// do once it has.
 pub fn eval_in(s: &Shared, acc: &mut InTx<'_>, req: &Request, effects: &mut Effects) -> Ran {
     let mut killed = false;
-    let reply = run_script(s, acc, req, effects, &mut killed);
+    let reply = match req[0].len() {
+        5 | 8 if req[0][..5].eq_ignore_ascii_case(b"fcall") => {
+            function_cmd::fcall_in(s, acc, req, effects, &mut killed)
+        }
+        _ => run_script(s, acc, req, effects, &mut killed),
+    };
     Ran { reply, killed }
 }
 
@@ -147,7 +154,7 @@ fn run_script(
 ) -> Reply {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
     let read_only = name.ends_with("_ro");
-    let (keys, argv) = match split_keys(req) {
+    let (keys, argv) = match split_keys(req, "ERR value is not an integer or out of range") {
         Ok(split) => split,
         Err(e) => return e,
     };
@@ -162,7 +169,8 @@ fn run_script(
         }
     };
     let killed = Arc::new(AtomicBool::new(false));
-    s.scripts.running().push(Arc::clone(&killed));
+    let run = Running::script(Arc::clone(&killed));
+    s.scripts.start(run.clone());
     let flushes = s.scripts.flushes.load(Ordering::Acquire);
     let mut command = |r: Request| run_command(s, acc, r, read_only, effects);
     let outcome = {
@@ -174,7 +182,7 @@ fn run_script(
             let limits = vm::Limits {
                 killed: Arc::clone(&killed),
             };
-            vm.run(&f, keys, argv, limits, &mut command)
+            vm.run(&f, vm::Call::Script { keys, argv }, limits, &mut command)
                 .map_err(|fail| {
                     Reply::Error(format!(
                         "{} script: {sha}, on @user_script:{}.",
@@ -183,7 +191,7 @@ fn run_script(
                 })
         })
     };
-    s.scripts.running().retain(|k| !Arc::ptr_eq(k, &killed));
+    s.scripts.finish(&run);
     *killed_out = killed.load(Ordering::Relaxed);
     match outcome {
         Ok(Ok(reply)) => reply,
@@ -194,10 +202,10 @@ fn run_script(
 
 type Arg = Vec<u8>;
 
-/// `numkeys key... arg...` of an `EVAL`: the keys and the arguments.
-fn split_keys(req: &Request) -> Result<(&[Arg], &[Arg]), Reply> {
-    let n = commands::int_arg(&req[2])
-        .map_err(|_| Reply::err("ERR value is not an integer or out of range"))?;
+/// `numkeys key... arg...` of an `EVAL` or `FCALL`: the keys and the
+/// arguments (`not_a_number`: the error for a `numkeys` that is not one).
+fn split_keys<'a>(req: &'a Request, not_a_number: &str) -> Result<(&'a [Arg], &'a [Arg]), Reply> {
+    let n = commands::int_arg(&req[2]).map_err(|_| Reply::err(not_a_number))?;
     if n < 0 {
         return Err(Reply::err("ERR Number of keys can't be negative"));
     }
@@ -213,7 +221,7 @@ fn split_keys(req: &Request) -> Result<(&[Arg], &[Arg]), Reply> {
 /// One `redis.call` of a script, checked as Redis checks it: known,
 /// right number of arguments, allowed in scripts, not a write in a
 /// read-only script.
-fn run_command(
+pub(super) fn run_command(
     s: &Shared,
     acc: &mut InTx<'_>,
     req: Request,
@@ -309,12 +317,7 @@ pub fn script(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             s.scripts.flushes.fetch_add(1, Ordering::AcqRel);
             Ok(Reply::ok())
         }
-        (b"kill", 2) => match s.scripts.kill_all() {
-            true => Ok(Reply::ok()),
-            false => Err(Fail::Reply(Reply::err(
-                "NOTBUSY No scripts in execution right now.",
-            ))),
-        },
+        (b"kill", 2) => s.scripts.kill(false),
         (b"help", 2) => Ok(Reply::Array(
             HELP.iter().map(|l| Reply::Simple((*l).into())).collect(),
         )),
@@ -324,8 +327,9 @@ pub fn script(s: &Shared, a: &[Vec<u8>]) -> Outcome {
 
 /// Runs a scripting command outside `MULTI`.
 pub fn command(s: &Shared, name: &str, req: &Request) -> Reply {
-    match is_eval(name) {
-        true => eval(s, req),
-        false => to_reply(script(s, req)),
+    match name {
+        "script" => to_reply(script(s, req)),
+        "function" => to_reply(function_cmd::function(s, req)),
+        _ => eval(s, req),
     }
 }

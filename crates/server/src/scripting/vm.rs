@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
 
 use super::convert::{error_table, from_lua, request_of, to_lua};
+pub use super::failure::Failure;
+use super::failure::{failure_of, lua_message, CommandFailed};
+use super::library::{Loaded, Loader};
 use crate::resp::{Reply, Request};
 
 /// Most memory one thread's interpreter may hold.
@@ -63,13 +66,6 @@ setmetatable(_G, {
 })
 "#;
 
-/// Why a script did not return a value: the error's text (for Redis's
-/// reply) and the script's line it happened on (0 if unknown).
-pub struct Failure {
-    pub message: String,
-    pub line: i64,
-}
-
 /// What stops a running script: `SCRIPT KILL`'s switch. There is no time
 /// limit: a long script holds one thread, not the server (Redis's
 /// `lua-time-limit` only starts answering `BUSY` to other clients, which
@@ -112,8 +108,37 @@ pub struct Vm {
     /// The `SCRIPT FLUSH` count `compiled` is up to date with.
     flushes: u64,
     xpcall: Function,
+    /// `xpcall` of a function with its keys and arguments.
+    xpcall_with: Function,
     on_error: Function,
+    loader: Loader,
+    /// Function libraries loaded in this thread (`library.rs`), as of
+    /// the registry's generation `libraries_generation`.
+    libraries: HashMap<String, Loaded>,
+    libraries_generation: u64,
 }
+
+/// What a run calls: a script (`EVAL`: `KEYS` and `ARGV` are globals) or
+/// a library's function (`FCALL`: they are its parameters).
+pub enum Call<'a> {
+    Script {
+        keys: &'a [Vec<u8>],
+        argv: &'a [Vec<u8>],
+    },
+    Function {
+        keys: &'a [Vec<u8>],
+        args: &'a [Vec<u8>],
+    },
+}
+
+/// Calls a function with two arguments under `xpcall` (Lua 5.1's passes
+/// none).
+const XPCALL_WITH: &str = r#"
+local xpcall = xpcall
+return function(f, handler, keys, args)
+  return xpcall(function() return f(keys, args) end, handler)
+end
+"#;
 
 thread_local! {
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
@@ -155,6 +180,8 @@ impl Vm {
             t.raw_set(2, line)?;
             Ok(t)
         })?;
+        let xpcall_with = lua.load(XPCALL_WITH).set_name("=call").eval()?;
+        let loader = Loader::new(&lua)?;
         lua.load(LOCK_GLOBALS).set_name("=lock").exec()?;
         Ok(Vm {
             lua,
@@ -162,8 +189,36 @@ impl Vm {
             compiled: HashMap::new(),
             flushes: 0,
             xpcall,
+            xpcall_with,
             on_error,
+            loader,
+            libraries: HashMap::new(),
+            libraries_generation: 0,
         })
+    }
+
+    pub(super) fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    pub(super) fn loader(&self) -> &Loader {
+        &self.loader
+    }
+
+    pub(super) fn libraries(&self) -> &HashMap<String, Loaded> {
+        &self.libraries
+    }
+
+    pub(super) fn libraries_mut(&mut self) -> &mut HashMap<String, Loaded> {
+        &mut self.libraries
+    }
+
+    pub fn libraries_generation(&self) -> u64 {
+        self.libraries_generation
+    }
+
+    pub(super) fn set_libraries_generation(&mut self, generation: u64) {
+        self.libraries_generation = generation;
     }
 
     /// The function of script `body` (SHA1 `sha`), compiled on first use;
@@ -204,13 +259,12 @@ impl Vm {
         self.flushes = flushes;
     }
 
-    /// Runs `f` with `KEYS` and `ARGV`, each `redis.call` going to
-    /// `command`; the script's reply, or why it failed.
+    /// Runs `f` as `call` says, each `redis.call` going to `command`; the
+    /// script's reply, or why it failed.
     pub fn run(
         &self,
         f: &Function,
-        keys: &[Vec<u8>],
-        argv: &[Vec<u8>],
+        call: Call<'_>,
         limits: Limits,
         command: &mut dyn FnMut(Request) -> Reply,
     ) -> Result<Reply, Failure> {
@@ -219,11 +273,13 @@ impl Vm {
             line: 0,
         };
         let lua = &self.lua;
-        let g = lua.globals();
-        g.raw_set("KEYS", self.strings(keys).map_err(internal)?)
-            .map_err(internal)?;
-        g.raw_set("ARGV", self.strings(argv).map_err(internal)?)
-            .map_err(internal)?;
+        if let Call::Script { keys, argv } = call {
+            let g = lua.globals();
+            g.raw_set("KEYS", self.strings(keys).map_err(internal)?)
+                .map_err(internal)?;
+            g.raw_set("ARGV", self.strings(argv).map_err(internal)?)
+                .map_err(internal)?;
+        }
         let killed = limits.killed;
         let started = Instant::now();
         let tries = std::cell::Cell::new(0u32);
@@ -258,12 +314,21 @@ impl Vm {
             }
         };
         let outcome = lua.scope(|scope| {
-            let call = scope.create_function(|lua, args| one(lua, args, true))?;
+            let call_fn = scope.create_function(|lua, args| one(lua, args, true))?;
             let pcall = scope.create_function(|lua, args| one(lua, args, false))?;
-            self.redis.raw_set("call", call)?;
+            self.redis.raw_set("call", call_fn)?;
             self.redis.raw_set("pcall", pcall)?;
-            self.xpcall
-                .call::<MultiValue>((f.clone(), self.on_error.clone()))
+            match call {
+                Call::Script { .. } => self
+                    .xpcall
+                    .call::<MultiValue>((f.clone(), self.on_error.clone())),
+                Call::Function { keys, args } => self.xpcall_with.call::<MultiValue>((
+                    f.clone(),
+                    self.on_error.clone(),
+                    self.strings(keys)?,
+                    self.strings(args)?,
+                )),
+            }
         });
         lua.remove_hook();
         let _ = self.redis.raw_set("call", Value::Nil);
@@ -289,70 +354,13 @@ impl Vm {
 fn user_line(lua: &Lua) -> i64 {
     (0..64)
         .map_while(|level| lua.inspect_stack(level))
-        .find(|d| d.source().source.as_deref() == Some("@user_script"))
+        .find(|d| {
+            matches!(
+                d.source().source.as_deref(),
+                Some("@user_script" | "@user_function")
+            )
+        })
         .map_or(0, |d| d.curr_line() as i64)
-}
-
-/// The error a script raised (`{e, line}` from the message handler) as
-/// Redis reports it: an `{err=...}` table's text as it is, any other
-/// error's message after `ERR`.
-fn failure_of(v: Value) -> Failure {
-    let Value::Table(t) = v else {
-        return Failure {
-            message: "ERR unknown error".into(),
-            line: 0,
-        };
-    };
-    let line = t.raw_get::<i64>(2).unwrap_or(0);
-    let message = match t.raw_get::<Value>(1) {
-        Ok(Value::Table(e)) => match e.raw_get::<Value>("err") {
-            Ok(Value::String(s)) => s.to_string_lossy(),
-            _ => "ERR unknown error".into(),
-        },
-        Ok(Value::String(s)) => format!("ERR {}", s.to_string_lossy()),
-        Ok(Value::Error(e)) => match command_failure(&e) {
-            Some(message) => message,
-            None => format!("ERR {}", lua_message(&e)),
-        },
-        Ok(other) => format!("ERR {}", other.to_string().unwrap_or_default()),
-        Err(e) => format!("ERR {e}"),
-    };
-    Failure { message, line }
-}
-
-/// A command a script ran with `redis.call` answered this error: the
-/// script fails with it (Redis raises it as the script's error).
-#[derive(Debug)]
-struct CommandFailed(String);
-
-impl std::fmt::Display for CommandFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CommandFailed {}
-
-/// The command error inside `e`, if a `redis.call` raised it.
-fn command_failure(e: &mlua::Error) -> Option<String> {
-    match e {
-        mlua::Error::CallbackError { cause, .. } => command_failure(cause),
-        mlua::Error::ExternalError(inner) => {
-            inner.downcast_ref::<CommandFailed>().map(|c| c.0.clone())
-        }
-        _ => None,
-    }
-}
-
-/// The text of a Lua error, without mlua's decoration.
-fn lua_message(e: &mlua::Error) -> String {
-    match e {
-        mlua::Error::SyntaxError { message, .. } => message.clone(),
-        mlua::Error::RuntimeError(m) => m.clone(),
-        mlua::Error::MemoryError(_) => "script used more memory than it may".into(),
-        mlua::Error::CallbackError { cause, .. } => lua_message(cause),
-        other => other.to_string(),
-    }
 }
 
 /// `redis.REDIS_VERSION_NUM`: 7.2.0 as 0x070200.

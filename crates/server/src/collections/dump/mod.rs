@@ -9,6 +9,7 @@
 //! stream payload are refused with an error that says so. `IDLETIME` and
 //! `FREQ` are checked and ignored: there is no eviction to inform.
 
+pub mod functions;
 mod lzf;
 mod packed;
 mod rdb;

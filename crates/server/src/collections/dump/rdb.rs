@@ -44,23 +44,22 @@ pub enum Refused {
 
 /// `payload`'s value, if its footer holds and the value parses.
 pub fn read(payload: &[u8]) -> Result<Object, Refused> {
-    let body_len = payload
-        .len()
-        .checked_sub(10)
-        .ok_or(Refused::VersionOrChecksum)?;
-    let version = u16::from_le_bytes([payload[body_len], payload[body_len + 1]]);
-    let crc = u64::from_le_bytes(payload[body_len + 2..].try_into().unwrap_or_default());
-    if version > NEWEST_READ || CRC.checksum(&payload[..body_len + 2]) != crc {
-        return Err(Refused::VersionOrChecksum);
-    }
+    let body = checked_body(payload).ok_or(Refused::VersionOrChecksum)?;
     if matches!(payload.first(), Some(15 | 19 | 21)) {
         return Err(Refused::Stream);
     }
-    let mut r = Reader {
-        buf: &payload[..body_len],
-        at: 0,
-    };
+    let mut r = Reader { buf: body, at: 0 };
     object(&mut r).ok_or(Refused::BadFormat)
+}
+
+/// The body of `payload` if its footer holds: an RDB version read here
+/// and the CRC of everything before it.
+pub(super) fn checked_body(payload: &[u8]) -> Option<&[u8]> {
+    let body_len = payload.len().checked_sub(10)?;
+    let version = u16::from_le_bytes([payload[body_len], payload[body_len + 1]]);
+    let crc = u64::from_le_bytes(payload[body_len + 2..].try_into().ok()?);
+    (version <= NEWEST_READ && CRC.checksum(&payload[..body_len + 2]) == crc)
+        .then(|| &payload[..body_len])
 }
 
 /// A payload holding `object`.
@@ -127,7 +126,7 @@ fn put_len(out: &mut Vec<u8>, len: u64) {
 
 /// A string as Redis writes one: a short canonical integer in 1, 2 or 4
 /// bytes (`rdbTryIntegerEncoding`), anything else as its bytes.
-fn put_string(out: &mut Vec<u8>, s: &[u8]) {
+pub(super) fn put_string(out: &mut Vec<u8>, s: &[u8]) {
     let int = (s.len() <= 11)
         .then(|| crate::commands::canonical_int(s))
         .flatten();
@@ -149,19 +148,19 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// A cursor over a payload's body.
-struct Reader<'a> {
-    buf: &'a [u8],
-    at: usize,
+pub(super) struct Reader<'a> {
+    pub(super) buf: &'a [u8],
+    pub(super) at: usize,
 }
 
 impl Reader<'_> {
-    fn bytes(&mut self, n: usize) -> Option<&[u8]> {
+    pub(super) fn bytes(&mut self, n: usize) -> Option<&[u8]> {
         let b = self.buf.get(self.at..self.at.checked_add(n)?)?;
         self.at += n;
         Some(b)
     }
 
-    fn byte(&mut self) -> Option<u8> {
+    pub(super) fn byte(&mut self) -> Option<u8> {
         self.bytes(1).map(|b| b[0])
     }
 
@@ -182,7 +181,7 @@ impl Reader<'_> {
         })
     }
 
-    fn len(&mut self) -> Option<u64> {
+    pub(super) fn len(&mut self) -> Option<u64> {
         self.len_or_encoding()?.ok()
     }
 
@@ -193,7 +192,7 @@ impl Reader<'_> {
         (n <= (self.buf.len() - self.at) as u64).then_some(n as usize)
     }
 
-    fn string(&mut self) -> Option<Vec<u8>> {
+    pub(super) fn string(&mut self) -> Option<Vec<u8>> {
         match self.len_or_encoding()? {
             Ok(len) => Some(self.bytes(usize::try_from(len).ok()?)?.to_vec()),
             Err(enc @ 0..=2) => {
