@@ -256,6 +256,39 @@ def geo_command():
     ])()
 
 
+# Function libraries of one function each (FUNCTION LIST orders a
+# library's functions by Redis's hash table), some in two versions.
+LIBRARIES = [
+    "#!lua name=fa\nredis.register_function('fset', function(keys, args) "
+    "return redis.call('set', keys[1], args[1]) end)",
+    "#!lua name=fa\nredis.register_function('fset', function(keys, args) "
+    "return {redis.call('set', keys[1], args[1] or 'none'), 'v2', #keys} end)",
+    "#!lua name=fb\nredis.register_function{function_name='fget', flags={'no-writes'}, "
+    "description='reads', callback=function(keys) return redis.call('get', keys[1]) end}",
+    "#!lua name=fc\nredis.register_function('fincr', function(keys, args) "
+    "return redis.call('incrby', keys[1], args[1]) end)",
+    "#!lua name=fd\nredis.register_function('fpush', function(keys, args) "
+    "return redis.pcall('rpush', keys[1], unpack(args)) end)",
+    "#!lua name=fe\nredis.register_function('fa', function() return 1 end)",
+    "#!lua name=fa\nlocal x = (",
+]
+FUNCTIONS = ["fset", "fget", "fincr", "fpush", "fa", "FSET", "nosuch"]
+
+
+def function_command():
+    return random.choice([
+        lambda: ["FUNCTION", "LOAD"] + random.choice([[], ["REPLACE"]])
+        + [random.choice(LIBRARIES)],
+        lambda: [random.choice(["FCALL", "FCALL", "FCALL_RO"]), random.choice(FUNCTIONS)]
+        + random.choice([["1", k(), v()], ["1", k(), n()], ["0"], ["2", k()], ["x"],
+                         ["1", k(), v(), v()]]),
+        lambda: ["FUNCTION", "DELETE", random.choice(["fa", "fb", "fc", "fd", "fe", "x"])],
+        lambda: ["FUNCTION", "LIST", "LIBRARYNAME", random.choice(["fa", "fb", "fd", "x"])]
+        + random.choice([[], ["WITHCODE"]]),
+        lambda: ["FUNCTION", random.choice(["STATS", "FLUSH", "KILL"])],
+    ])()
+
+
 def collection_command():
     return random.choice([
         lambda: [random.choice(["LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]), k()]
@@ -362,6 +395,8 @@ def collection_command():
         geo_command,
         geo_command,
         restore_command,
+        function_command,
+        function_command,
         lambda: ["ZADD", lk()] + [x for _ in range(random.randint(1, 3)) for x in ("0", m())],
         lambda: ["ZADD", random.choice(ZKEYS)]
         + [x for _ in range(random.randint(1, 3)) for x in (random.choice(["1", "-2.5", "3", "inf", "-inf", "0"]), m())],
