@@ -9,8 +9,7 @@
 //!   leave a client's cache silently stale. `TRACKING OFF`, `GETREDIR`
 //!   (-1), `TRACKINGINFO` (off) and `CACHING` (Redis's error outside
 //!   tracking) answer as Redis does for a client that does not track.
-//! - `PAUSE` is refused (holding every client's commands for a while is
-//!   not built); `UNPAUSE`, with nothing paused, is `OK`.
+//! - `PAUSE` and `UNPAUSE` hold clients as Redis does (`crate::pause`).
 //! - `NO-EVICT` is accepted and changes nothing: clients are never
 //!   evicted here.
 
@@ -149,10 +148,33 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Option<Outco
             (Reply::bulk("redirect"), Reply::Int(-1)),
             (Reply::bulk("prefixes"), Reply::Array(Vec::new())),
         ])),
-        (b"unpause", 2) => Ok(Reply::ok()),
-        (b"pause", 3 | 4) => Err(fail("ERR CLIENT PAUSE is not supported by slsm serve")),
+        (b"unpause", 2) => {
+            s.pause.stop();
+            Ok(Reply::ok())
+        }
+        (b"pause", 3 | 4) => pause(s, &a[2..]),
+        // Redis's arity for PAUSE is "at least 3": more is its syntax error.
+        (b"pause", n) if n > 4 => Err(crate::shape::subcommand_error("CLIENT", a)),
         _ => return None,
     })
+}
+
+/// `CLIENT PAUSE timeout [WRITE|ALL]` (see `crate::pause`).
+fn pause(s: &Shared, args: &[Vec<u8>]) -> Outcome {
+    let all = match args.get(1).map(|m| m.to_ascii_lowercase()) {
+        None => true,
+        Some(m) if m == b"all" => true,
+        Some(m) if m == b"write" => false,
+        Some(_) => return Err(fail("ERR CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let ms =
+        int_arg(&args[0]).map_err(|_| fail("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(fail("ERR timeout is negative"));
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
+    s.pause.start(until, all);
+    Ok(Reply::ok())
 }
 
 fn on_off(arg: &[u8]) -> Result<bool, Fail> {

@@ -172,6 +172,18 @@ async fn serve_client(
             then = on_engine(shared, || {
                 run_some(shared, session, &mut requests, &mut out)
             });
+            if then == Then::Paused {
+                if !out.is_empty() && !send(socket, &out, session, stop).await? {
+                    return Ok(());
+                }
+                out.clear();
+                tokio::select! {
+                    _ = shared.pause.wait() => {}
+                    _ = stop.changed() => return Ok(()),
+                    _ = session.client.killed() => return Ok(()),
+                }
+                then = Then::Continue;
+            }
             if then == Then::Block {
                 if !out.is_empty() && !send(socket, &out, session, stop).await? {
                     return Ok(());

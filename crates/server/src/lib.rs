@@ -42,6 +42,7 @@ pub mod info;
 mod inline;
 pub mod latency;
 pub mod monitor;
+pub mod pause;
 mod pipeline;
 pub mod pubsub;
 pub mod reply;
@@ -175,6 +176,8 @@ pub struct Shared {
     pub scripts: scripting::Scripts,
     /// Function libraries (`FUNCTION LOAD`, `FCALL`).
     pub functions: scripting::functions::Functions,
+    /// `CLIENT PAUSE`'s hold on clients.
+    pub pause: pause::Pause,
     /// Commands slower than `slowlog-log-slower-than` (`SLOWLOG`).
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
@@ -262,6 +265,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         pubsub: pubsub::PubSub::default(),
         scripts: scripting::Scripts::default(),
         functions,
+        pause: pause::Pause::default(),
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
         next_id: AtomicU64::new(0),

@@ -80,6 +80,12 @@ pub fn run_some(
     out: &mut Vec<u8>,
 ) -> Then {
     while out.len() < OUTPUT_CHUNK {
+        if requests
+            .peek()
+            .is_some_and(|r| shared.pause.holds(session, r))
+        {
+            return Then::Paused;
+        }
         let Some(first) = requests.next() else {
             break;
         };

@@ -27,6 +27,9 @@ pub enum Then {
     /// A blocking command found nothing: the connection waits
     /// (`Session::blocked` says for what) before it runs anything else.
     Block,
+    /// The next request waits for the end of a `CLIENT PAUSE`
+    /// (`crate::pause`).
+    Paused,
 }
 
 pub struct Session {

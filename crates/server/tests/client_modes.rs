@@ -3,8 +3,9 @@
 //! `TRACKINGINFO`, `CACHING`, `UNBLOCK`'s checks, `HELP`, the errors);
 //! `CLIENT REPLY OFF|ON|SKIP` drops exactly the replies Redis drops;
 //! `CLIENT UNBLOCK` ends a blocked pop as a timeout or with Redis's
-//! `-UNBLOCKED` error, and a `WAIT`; `TRACKING ON` and `PAUSE`, not built,
-//! are refused.
+//! `-UNBLOCKED` error, and a `WAIT`; `TRACKING ON`, not built, is
+//! refused; `CLIENT PAUSE` holds what Redis holds until its end or an
+//! `UNPAUSE`.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -33,6 +34,11 @@ const REDIS_REPLIES: &[(&[&str], &str)] = &[
     (&["client", "pause"], "-ERR wrong number of arguments for 'client|pause' command\r\n"),
     (&["client", "no-evict"], "-ERR wrong number of arguments for 'client|no-evict' command\r\n"),
     (&["client", "unpause"], "+OK\r\n"),
+    (&["client", "pause", "abc"], "-ERR timeout is not an integer or out of range\r\n"),
+    (&["client", "pause", "-1"], "-ERR timeout is negative\r\n"),
+    (&["client", "pause", "10", "foo"], "-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n"),
+    (&["client", "pause", "0"], "+OK\r\n"),
+    (&["client", "pause", "100", "all", "extra"], "-ERR unknown subcommand or wrong number of arguments for 'pause'. Try CLIENT HELP.\r\n"),
     (&["client", "foo"], "-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n"),
 ];
 
@@ -111,14 +117,95 @@ fn unblock_ends_a_wait_as_a_timeout_or_an_error() {
 }
 
 #[test]
-fn tracking_on_and_pause_are_refused() {
+fn tracking_on_is_refused() {
     let s = Server::start(None);
     let mut c = s.conn();
-    for args in [&["TRACKING", "ON"][..], &["PAUSE", "100"]] {
-        let err = cmd("CLIENT").arg(args).query::<()>(&mut c).unwrap_err();
-        assert!(
-            err.to_string().contains("not supported by slsm serve"),
-            "{err}"
-        );
-    }
+    let err = cmd("CLIENT")
+        .arg(&["TRACKING", "ON"])
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("not supported by slsm serve"),
+        "{err}"
+    );
+}
+
+/// Runs `args` on a connection of its own; how long it took (the
+/// connection's setup included: it is held too under `ALL`).
+fn timed(s: &Server, args: &[&str]) -> Duration {
+    let started = std::time::Instant::now();
+    let mut c = s.conn();
+    let _: redis::Value = cmd(args[0]).arg(&args[1..]).query(&mut c).unwrap();
+    started.elapsed()
+}
+
+/// `WRITE` holds writes, `EVAL`s and an `EXEC` holding a write until the
+/// pause ends, and nothing else; `UNPAUSE` releases them at once.
+#[test]
+fn a_write_pause_holds_writes_until_its_end_or_unpause() {
+    let s = std::sync::Arc::new(Server::start(None));
+    let mut c = s.conn();
+    let _: () = cmd("CLIENT")
+        .arg(&["PAUSE", "400", "WRITE"])
+        .query(&mut c)
+        .unwrap();
+    assert!(timed(&s, &["GET", "k"]) < Duration::from_millis(200));
+    assert!(timed(&s, &["PING"]) < Duration::from_millis(200));
+    assert!(timed(&s, &["SET", "k", "v"]) >= Duration::from_millis(250));
+    let _: () = cmd("CLIENT")
+        .arg(&["PAUSE", "400", "WRITE"])
+        .query(&mut c)
+        .unwrap();
+    let mut m = s.conn();
+    let (v,): (Option<String>,) = redis::pipe()
+        .atomic()
+        .cmd("GET")
+        .arg("k")
+        .query(&mut m)
+        .unwrap();
+    assert_eq!(v.as_deref(), Some("v"), "a transaction of reads runs");
+    assert!(timed(&s, &["EVAL", "return 1", "0"]) >= Duration::from_millis(200));
+    let _: () = cmd("CLIENT")
+        .arg(&["PAUSE", "10000", "WRITE"])
+        .query(&mut c)
+        .unwrap();
+    let writer = {
+        let s = std::sync::Arc::clone(&s);
+        std::thread::spawn(move || timed(&s, &["INCR", "n"]))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let n: Option<i64> = cmd("GET").arg("n").query(&mut c).unwrap();
+    assert_eq!(n, None, "held");
+    let _: () = cmd("CLIENT").arg("UNPAUSE").query(&mut c).unwrap();
+    assert!(
+        writer.join().unwrap() < Duration::from_secs(5),
+        "released by UNPAUSE"
+    );
+    let n: i64 = cmd("GET").arg("n").query(&mut c).unwrap();
+    assert_eq!(n, 1);
+}
+
+/// `ALL` holds every command, the pausing client's own next one included.
+#[test]
+fn an_all_pause_holds_every_command() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let started = std::time::Instant::now();
+    let (_, pong): ((), String) = redis::pipe()
+        .cmd("CLIENT")
+        .arg(&["PAUSE", "300"])
+        .cmd("PING")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(pong, "PONG");
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
+    let _: () = cmd("CLIENT")
+        .arg(&["PAUSE", "300", "ALL"])
+        .query(&mut c)
+        .unwrap();
+    assert!(timed(&s, &["GET", "k"]) >= Duration::from_millis(200));
 }
