@@ -148,6 +148,23 @@ fn functions_answer_as_redis_does() {
     expect_replies(&s, REDIS_REPLIES);
 }
 
+/// Library names match `LIBRARYNAME` patterns without regard to case,
+/// and `DELETE` with regard to it (redis-server 7.0.15's replies).
+#[test]
+fn library_patterns_ignore_case() {
+    let s = Server::start(None);
+    expect_replies(
+        &s,
+        &[
+    (&["function", "load", "#!lua name=CaseLib\nredis.register_function('c1', function() return 1 end)"], "$7\r\nCaseLib\r\n"),
+    (&["function", "list", "libraryname", "case*"], "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$7\r\nCaseLib\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nc1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n"),
+    (&["function", "list", "libraryname", "[a-c]ASE?IB"], "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$7\r\nCaseLib\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nc1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n"),
+    (&["function", "delete", "caselib"], "-ERR Library not found\r\n"),
+    (&["function", "delete", "CaseLib"], "+OK\r\n"),
+        ],
+    );
+}
+
 /// `FUNCTION DUMP` of redis-server 7.0.15 holding one library (its code
 /// LZF-compressed, as Redis writes strings longer than 20 bytes).
 const REDIS_DUMP: &[u8] = b"\xf5\xc3\x40\x83\x40\x91\x1f\x23\x21\x6c\x75\x61\x20\x6e\x61\x6d\x65\x3d\x63\x6f\x75\x6e\x74\x65\x72\x0a\x6c\x6f\x63\x61\x6c\x20\x66\x75\x6e\x63\x74\x69\x6f\x1a\x6e\x20\x62\x75\x6d\x70\x28\x6b\x65\x79\x73\x2c\x20\x61\x72\x67\x73\x29\x0a\x20\x20\x72\x65\x74\x75\x72\x6e\x20\x06\x03\x64\x69\x73\x2e\x20\x2c\x0b\x6c\x28\x27\x69\x6e\x63\x72\x62\x79\x27\x2c\x20\x40\x29\x02\x5b\x31\x5d\x80\x2c\x20\x08\x0a\x20\x6f\x72\x20\x31\x29\x0a\x65\x6e\x64\x0a\x80\x2f\x04\x72\x65\x67\x69\x73\x20\x67\x00\x5f\xc0\x61\x01\x28\x27\x40\x62\x20\x3a\x20\x06\x01\x70\x29\x0a\x00\x24\x21\x40\x95\x43\xc5\xd3\x9b";

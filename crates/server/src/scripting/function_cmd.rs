@@ -178,7 +178,15 @@ fn list(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let libraries = registry
         .libraries
         .values()
-        .filter(|lib| pattern.is_none_or(|p| glob::matches(p, lib.name.as_bytes())));
+        // Matched without regard to case, as Redis matches it.
+        .filter(|lib| {
+            pattern.is_none_or(|p| {
+                glob::matches(
+                    &p.to_ascii_lowercase(),
+                    lib.name.to_ascii_lowercase().as_bytes(),
+                )
+            })
+        });
     Ok(Reply::Array(
         libraries.map(|lib| library_entry(lib, with_code)).collect(),
     ))
