@@ -436,3 +436,42 @@ fn fcall_takes_part_in_transactions() {
         .unwrap();
     assert_eq!((a.as_str(), b, v), ("OK", 15, 16));
 }
+
+/// A library of thousands of functions, and thousands of libraries, load
+/// and run (their callbacks live in Lua tables, not in the interpreter's
+/// few thousand reference slots).
+#[test]
+fn thousands_of_functions_and_libraries_load_and_run() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let many: String = (0..9_000).fold(String::from("#!lua name=many\n"), |mut code, i| {
+        code.push_str(&format!(
+            "redis.register_function('m{i}', function() return {i} end)\n"
+        ));
+        code
+    });
+    let _: String = cmd("FUNCTION").arg("LOAD").arg(many).query(&mut c).unwrap();
+    let last: i64 = cmd("FCALL").arg(&["m8999", "0"]).query(&mut c).unwrap();
+    assert_eq!(last, 8_999);
+    // Thousands of libraries in one FUNCTION RESTORE payload (framed as
+    // Redis frames one: each library's code under opcode 245, then the RDB
+    // version and a CRC-64).
+    let mut payload = Vec::new();
+    for i in 0..9_000 {
+        let code =
+            format!("#!lua name=l{i}\nredis.register_function('f{i}', function() return {i} end)");
+        payload.push(0xf5);
+        payload.extend([0x40 | (code.len() >> 8) as u8, code.len() as u8]);
+        payload.extend(code.as_bytes());
+    }
+    payload.extend(9u16.to_le_bytes());
+    let crc = crc::Crc::<u64>::new(&crc::CRC_64_REDIS).checksum(&payload);
+    payload.extend(crc.to_le_bytes());
+    assert_eq!(restore(&mut c, &payload, None).unwrap(), "OK");
+    let mut pipe = redis::pipe();
+    for i in 0..9_000 {
+        pipe.cmd("FCALL").arg(format!("f{i}")).arg(0);
+    }
+    let all: Vec<i64> = pipe.query(&mut c).unwrap();
+    assert_eq!(all, (0..9_000).collect::<Vec<i64>>());
+}

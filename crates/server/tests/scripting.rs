@@ -351,3 +351,56 @@ fn shutdown_stops_a_script_that_loops_for_ever() {
         .recv_timeout(Duration::from_secs(30))
         .expect("the server stopped");
 }
+
+/// What once exhausted the interpreter's reference slots (and dropped the
+/// connection): thousands of distinct scripts on one thread, a
+/// `redis.call` with thousands of arguments, a script returning thousands
+/// of values. Each now answers, at the limit or with an error.
+#[test]
+fn scripts_at_the_interpreters_limits_answer() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let mut pipe = redis::pipe();
+    for i in 0..9_000 {
+        pipe.cmd("EVAL").arg(format!("return {i}")).arg(0);
+    }
+    let all: Vec<i64> = pipe.query(&mut c).unwrap();
+    assert_eq!(all.len(), 9_000);
+    assert_eq!(all[8_999], 8_999);
+    let push = "return redis.call('rpush', KEYS[1], unpack(ARGV))";
+    let args: Vec<String> = (0..7_798).map(|i| i.to_string()).collect();
+    let n: i64 = redis::cmd("EVAL")
+        .arg(push)
+        .arg(1)
+        .arg("l")
+        .arg(&args)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(n, 7_798, "7,800 arguments, the most a call takes");
+    let more: Vec<String> = (0..7_799).map(|i| i.to_string()).collect();
+    let e = redis::cmd("EVAL")
+        .arg(push)
+        .arg(1)
+        .arg("l")
+        .arg(&more)
+        .query::<i64>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("too many arguments"), "{e}");
+    let caught: String = redis::cmd("EVAL")
+        .arg("local r = redis.pcall('rpush', KEYS[1], unpack(ARGV)) return r.err")
+        .arg(1)
+        .arg("l")
+        .arg(&more)
+        .query(&mut c)
+        .unwrap();
+    assert!(caught.starts_with("ERR too many arguments"), "{caught}");
+    let first: String = redis::cmd("EVAL")
+        .arg("return unpack(ARGV)")
+        .arg(0)
+        .arg(&more)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(first, "0", "the first of the script's results, as in Redis");
+    let len: i64 = redis::cmd("LLEN").arg("l").query(&mut c).unwrap();
+    assert_eq!(len, 7_798);
+}

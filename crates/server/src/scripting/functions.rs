@@ -120,7 +120,7 @@ impl Registry {
             return Err(format!("Library '{name}' already exists"));
         }
         let body = &code[code.iter().position(|&b| b == b'\n').unwrap_or(0)..];
-        let registered = vm::with_vm(|vm| vm.load_library(body))
+        let (registered, _) = vm::with_vm(|vm| vm.load_library(body))
             .map_err(|e| e.trim_start_matches("ERR ").to_string())??;
         if registered.is_empty() {
             return Err("No functions registered".into());
@@ -131,10 +131,14 @@ impl Registry {
             id: next_id(),
             functions: registered.into_iter().map(info_of).collect(),
         };
-        let mut others = self.clone();
-        others.unlink(&lib.name);
-        match others.collision(&lib) {
-            Some(f) => Err(format!("Function {f} already exists")),
+        // A function of the library this one replaces is no collision.
+        let taken = lib.functions.iter().find(|f| {
+            self.functions
+                .get(&f.name.to_ascii_lowercase())
+                .is_some_and(|owner| owner.name != lib.name)
+        });
+        match taken {
+            Some(f) => Err(format!("Function {} already exists", f.name)),
             None => Ok(lib),
         }
     }

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
 
 use super::failure::lua_message;
+pub use super::registration::check_name;
+use super::registration::read_registration;
 use super::vm::Vm;
 
 /// How long a library's code may run at load (Redis's `LOAD_TIMEOUT_MS`).
@@ -37,12 +39,21 @@ pub const FLAGS: [&str; 5] = [
 /// [`FLAGS`]' `no-writes`.
 pub const NO_WRITES: u8 = 1;
 
-/// A function a library registered.
+/// A function a library registered (its callback is in the load's
+/// table of callbacks, see [`Loader`]).
 pub struct Registered {
     pub name: String,
     pub description: Option<Vec<u8>>,
     pub flags: u8,
-    pub callback: Function,
+}
+
+/// What a load under way has registered. The callbacks are kept in a Lua
+/// table, not as Rust handles: each handle takes one of mlua's ~8,000
+/// reference slots, which a library of thousands of functions would
+/// exhaust (mlua then panics).
+struct Registering {
+    functions: Vec<Registered>,
+    callbacks: Table,
 }
 
 /// Builds a library's environment (see the module's doc); returns it and
@@ -101,34 +112,53 @@ pub struct Loader {
     load_redis: Table,
     /// The functions registered by the load under way; `None` outside a
     /// load, when `redis.register_function` is an error.
-    registering: Rc<RefCell<Option<Vec<Registered>>>>,
+    registering: Rc<RefCell<Option<Registering>>>,
 }
 
-/// A library this thread has loaded: its load id and its callbacks.
+/// The libraries this thread has loaded: each one's load id, and its
+/// callbacks in a Lua table (library name to a table of function name to
+/// callback), one reference slot for them all however many there are.
 pub struct Loaded {
-    id: u64,
-    callbacks: Vec<(String, Function)>,
+    ids: std::collections::HashMap<String, u64>,
+    callbacks: Table,
+}
+
+impl Loaded {
+    pub fn new(lua: &Lua) -> mlua::Result<Loaded> {
+        Ok(Loaded {
+            ids: Default::default(),
+            callbacks: lua.create_table()?,
+        })
+    }
 }
 
 impl Loader {
     pub fn new(lua: &Lua) -> mlua::Result<Loader> {
-        let registering: Rc<RefCell<Option<Vec<Registered>>>> = Rc::default();
+        let registering: Rc<RefCell<Option<Registering>>> = Rc::default();
         let slot = Rc::clone(&registering);
         let register = lua.create_function(move |lua, args: MultiValue| {
             let mut slot = slot.borrow_mut();
-            let Some(registered) = slot.as_mut() else {
+            let Some(registering) = slot.as_mut() else {
                 return Err(mlua::Error::runtime(
                     "redis.register_function can only be called on FUNCTION LOAD command",
                 ));
             };
-            let function = read_registration(lua, args).map_err(mlua::Error::runtime)?;
+            let (function, callback) =
+                read_registration(lua, args).map_err(mlua::Error::runtime)?;
             check_name(&function.name).map_err(mlua::Error::runtime)?;
-            if registered.iter().any(|r| r.name == function.name) {
+            if registering
+                .functions
+                .iter()
+                .any(|r| r.name == function.name)
+            {
                 return Err(mlua::Error::runtime(
                     "Function already exists in the library",
                 ));
             }
-            registered.push(function);
+            registering
+                .callbacks
+                .raw_set(function.name.as_str(), callback)?;
+            registering.functions.push(function);
             Ok(())
         })?;
         let make_api: Function = lua.load(LOAD_API).set_name("=library").eval()?;
@@ -147,123 +177,6 @@ impl Loader {
             registering,
         })
     }
-}
-
-/// The name rule of libraries and functions (`functionsVerifyName`).
-pub fn check_name(name: &str) -> Result<(), String> {
-    match !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
-        true => Ok(()),
-        false => Err("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into()),
-    }
-}
-
-/// A `redis.register_function` call's arguments: `(name, callback)` or
-/// one table of named arguments, checked as Redis checks them.
-fn read_registration(lua: &Lua, args: MultiValue) -> Result<Registered, String> {
-    match args.len() {
-        1 => match args.into_iter().next() {
-            Some(Value::Table(t)) => read_named(lua, t),
-            _ => Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).".into()),
-        },
-        2 => {
-            let mut args = args.into_iter();
-            let name = args
-                .next()
-                .and_then(|v| lua_string(lua, &v))
-                .ok_or("first argument to redis.register_function must be a string")?;
-            match args.next() {
-                Some(Value::Function(callback)) => Ok(Registered {
-                    name,
-                    description: None,
-                    flags: 0,
-                    callback,
-                }),
-                _ => Err("second argument to redis.register_function must be a function".into()),
-            }
-        }
-        _ => Err("wrong number of arguments to redis.register_function".into()),
-    }
-}
-
-fn read_named(lua: &Lua, t: Table) -> Result<Registered, String> {
-    let (mut name, mut description, mut flags, mut callback) = (None, None, 0, None);
-    for pair in t.pairs::<Value, Value>() {
-        let (key, value) = pair.map_err(|e| lua_message(&e))?;
-        let key = lua_string(lua, &key)
-            .ok_or("named argument key given to redis.register_function is not a string")?;
-        match key.to_ascii_lowercase().as_str() {
-            "function_name" => {
-                name = Some(lua_string(lua, &value).ok_or(
-                    "function_name argument given to redis.register_function must be a string",
-                )?)
-            }
-            "description" => {
-                description = Some(lua_bytes(lua, &value).ok_or(
-                    "description argument given to redis.register_function must be a string",
-                )?)
-            }
-            "callback" => match value {
-                Value::Function(f) => callback = Some(f),
-                _ => {
-                    return Err(
-                        "callback argument given to redis.register_function must be a function"
-                            .into(),
-                    )
-                }
-            },
-            "flags" => match value {
-                Value::Table(list) => flags = read_flags(lua, list).ok_or("unknown flag given")?,
-                _ => return Err("flags argument to redis.register_function must be a table representing function flags".into()),
-            },
-            _ => return Err("unknown argument given to redis.register_function".into()),
-        }
-    }
-    let name = name.ok_or("redis.register_function must get a function name argument")?;
-    let callback = callback.ok_or("redis.register_function must get a callback argument")?;
-    Ok(Registered {
-        name,
-        description,
-        flags,
-        callback,
-    })
-}
-
-/// The flags of a `flags` table (its entries 1, 2, ... up to the first
-/// nil), `None` if one is not a known flag.
-fn read_flags(lua: &Lua, list: Table) -> Option<u8> {
-    let mut flags = 0;
-    for i in 1.. {
-        match list.raw_get::<Value>(i).ok()? {
-            Value::Nil => break,
-            v => {
-                let flag = lua_string(lua, &v)?;
-                let bit = FLAGS.iter().position(|f| f.eq_ignore_ascii_case(&flag))?;
-                flags |= 1 << bit;
-            }
-        }
-    }
-    Some(flags)
-}
-
-/// A string or a number as Lua's `lua_tostring` gives it.
-fn lua_bytes(lua: &Lua, v: &Value) -> Option<Vec<u8>> {
-    match v {
-        Value::String(s) => Some(s.as_bytes().to_vec()),
-        Value::Integer(_) | Value::Number(_) => lua
-            .coerce_string(v.clone())
-            .ok()
-            .flatten()
-            .map(|s| s.as_bytes().to_vec()),
-        _ => None,
-    }
-}
-
-fn lua_string(lua: &Lua, v: &Value) -> Option<String> {
-    lua_bytes(lua, v).map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// The text of an error value a library raised.
@@ -289,7 +202,7 @@ impl Vm {
     /// Runs library code `code` (after its `#!` line) as `FUNCTION LOAD`
     /// does: the functions it registered, or Redis's error text (without
     /// the `ERR ` the reply adds).
-    pub fn load_library(&self, code: &[u8]) -> Result<Vec<Registered>, String> {
+    pub fn load_library(&self, code: &[u8]) -> Result<(Vec<Registered>, Table), String> {
         let lua = self.lua();
         let loader = self.loader();
         let (env, loaded) = library_env(lua, loader).map_err(|e| lua_message(&e))?;
@@ -299,7 +212,10 @@ impl Vm {
             .set_environment(env)
             .into_function()
             .map_err(|e| format!("Error compiling function: {}", lua_message(&e)))?;
-        *loader.registering.borrow_mut() = Some(Vec::new());
+        *loader.registering.borrow_mut() = Some(Registering {
+            functions: Vec::new(),
+            callbacks: lua.create_table().map_err(|e| lua_message(&e))?,
+        });
         let started = Instant::now();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(100_000),
@@ -310,11 +226,11 @@ impl Vm {
         );
         let ran = loader.pcall.call::<MultiValue>(chunk);
         lua.remove_hook();
-        let registered = loader.registering.borrow_mut().take().unwrap_or_default();
+        let registered = loader.registering.borrow_mut().take();
         let _ = loaded.call::<()>(());
         let mut ran = ran.map_err(|e| lua_message(&e))?.into_iter();
-        match ran.next() {
-            Some(Value::Boolean(true)) => Ok(registered),
+        match (ran.next(), registered) {
+            (Some(Value::Boolean(true)), Some(r)) => Ok((r.functions, r.callbacks)),
             _ => Err(format!(
                 "Error registering functions: ERR {}",
                 error_text(ran.next().unwrap_or(Value::Nil))
@@ -332,27 +248,41 @@ impl Vm {
         code: &[u8],
         name: &str,
     ) -> Result<Function, String> {
-        let current = self.libraries().get(library).is_some_and(|l| l.id == id);
-        if !current {
-            let callbacks = self
-                .load_library(code)?
-                .into_iter()
-                .map(|r| (r.name, r.callback))
-                .collect();
-            self.libraries_mut()
-                .insert(library.to_string(), Loaded { id, callbacks });
+        let internal = |e: mlua::Error| format!("ERR {}", lua_message(&e));
+        if self.libraries().ids.get(library) != Some(&id) {
+            let (_, callbacks) = self.load_library(code)?;
+            let loaded = self.libraries_mut();
+            loaded
+                .callbacks
+                .raw_set(library, callbacks)
+                .map_err(internal)?;
+            loaded.ids.insert(library.to_string(), id);
         }
-        self.libraries()
-            .get(library)
-            .and_then(|l| l.callbacks.iter().find(|(n, _)| n == name))
-            .map(|(_, f)| f.clone())
-            .ok_or_else(|| "ERR Function not found".to_string())
+        let callbacks: Table = self
+            .libraries()
+            .callbacks
+            .raw_get(library)
+            .map_err(internal)?;
+        match callbacks.raw_get::<Value>(name).map_err(internal)? {
+            Value::Function(f) => Ok(f),
+            _ => Err("ERR Function not found".to_string()),
+        }
     }
 
     /// Forgets the libraries `keep` says are gone or reloaded, as of the
     /// registry's `generation`.
     pub fn prune_libraries(&mut self, generation: u64, keep: impl Fn(&str, u64) -> bool) {
-        self.libraries_mut().retain(|name, l| keep(name, l.id));
+        let loaded = self.libraries_mut();
+        let gone: Vec<String> = loaded
+            .ids
+            .iter()
+            .filter(|(name, id)| !keep(name, **id))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in gone {
+            loaded.ids.remove(&name);
+            let _ = loaded.callbacks.raw_set(name, Value::Nil);
+        }
         self.set_libraries_generation(generation);
     }
 }

@@ -21,12 +21,14 @@
 //! them, `SCRIPT FLUSH` empties them) and the kill switches of running
 //! scripts. Thread-safety: a mutex each; the interpreters are per thread.
 
+mod call_gate;
 mod convert;
 mod failure;
 mod function_cmd;
 pub mod functions;
 mod library;
 mod libs;
+mod registration;
 mod running;
 pub mod vm;
 

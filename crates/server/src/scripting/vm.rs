@@ -14,11 +14,11 @@
 //! thread (`thread_local!`); never shared.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
 
+use super::call_gate::{CALL_KEY, PCALL_KEY};
 use super::convert::{error_table, from_lua, request_of, to_lua};
 pub use super::failure::Failure;
 use super::failure::{failure_of, lua_message, CommandFailed};
@@ -35,9 +35,7 @@ const CHECK_EVERY: u32 = 10_000;
 
 /// Sets up the globals scripts see; run once per interpreter, before the
 /// global table is locked.
-/// (`redis.call` and `redis.pcall` are set for each run: they are Rust
-/// functions, so a `return redis.call(...)` keeps the script's frame, and
-/// its line, on the stack when the command fails.)
+/// (`redis.call` and `redis.pcall` are C functions, see `call_gate.rs`.)
 const PRELUDE: &str = r#"
 redis = {
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
@@ -102,9 +100,11 @@ fn leave_the_scheduler() {
 
 pub struct Vm {
     lua: Lua,
-    /// The `redis` table, whose `call` and `pcall` each run sets.
-    redis: Table,
-    compiled: HashMap<String, Function>,
+    /// Compiled scripts by SHA1, in a Lua table: each function a Rust
+    /// handle held would take one of mlua's ~8,000 reference slots, and
+    /// running out of them panics.
+    compiled: Table,
+    compiled_count: usize,
     /// The `SCRIPT FLUSH` count `compiled` is up to date with.
     flushes: u64,
     xpcall: Function,
@@ -114,7 +114,7 @@ pub struct Vm {
     loader: Loader,
     /// Function libraries loaded in this thread (`library.rs`), as of
     /// the registry's generation `libraries_generation`.
-    libraries: HashMap<String, Loaded>,
+    libraries: Loaded,
     libraries_generation: u64,
 }
 
@@ -131,12 +131,20 @@ pub enum Call<'a> {
     },
 }
 
-/// Calls a function with two arguments under `xpcall` (Lua 5.1's passes
-/// none).
+/// Calls a script (no arguments) or a function (its keys and arguments)
+/// under `xpcall`, keeping only its first result as Redis does (a script
+/// returning thousands of values would otherwise hand mlua as many
+/// handles; see `call_gate.rs`).
+const XPCALL_SCRIPT: &str = r#"
+local xpcall = xpcall
+return function(f, handler)
+  return xpcall(function() return (f()) end, handler)
+end
+"#;
 const XPCALL_WITH: &str = r#"
 local xpcall = xpcall
 return function(f, handler, keys, args)
-  return xpcall(function() return f(keys, args) end, handler)
+  return xpcall(function() return (f(keys, args)) end, handler)
 end
 "#;
 
@@ -172,7 +180,8 @@ impl Vm {
         let sha1hex =
             lua.create_function(|_, s: mlua::String| Ok(super::sha1_hex(&s.as_bytes())))?;
         redis.raw_set("sha1hex", sha1hex)?;
-        let xpcall: Function = g.raw_get("xpcall")?;
+        let xpcall: Function = lua.load(XPCALL_SCRIPT).set_name("=call").eval()?;
+        super::call_gate::install(&lua, &redis)?;
         let on_error = lua.create_function(|lua, e: Value| {
             let line = user_line(lua);
             let t = lua.create_table()?;
@@ -182,17 +191,19 @@ impl Vm {
         })?;
         let xpcall_with = lua.load(XPCALL_WITH).set_name("=call").eval()?;
         let loader = Loader::new(&lua)?;
+        let compiled = lua.create_table()?;
+        let libraries = Loaded::new(&lua)?;
         lua.load(LOCK_GLOBALS).set_name("=lock").exec()?;
         Ok(Vm {
             lua,
-            redis,
-            compiled: HashMap::new(),
+            compiled,
+            compiled_count: 0,
             flushes: 0,
             xpcall,
             xpcall_with,
             on_error,
             loader,
-            libraries: HashMap::new(),
+            libraries,
             libraries_generation: 0,
         })
     }
@@ -205,11 +216,11 @@ impl Vm {
         &self.loader
     }
 
-    pub(super) fn libraries(&self) -> &HashMap<String, Loaded> {
+    pub(super) fn libraries(&self) -> &Loaded {
         &self.libraries
     }
 
-    pub(super) fn libraries_mut(&mut self) -> &mut HashMap<String, Loaded> {
+    pub(super) fn libraries_mut(&mut self) -> &mut Loaded {
         &mut self.libraries
     }
 
@@ -224,13 +235,15 @@ impl Vm {
     /// The function of script `body` (SHA1 `sha`), compiled on first use;
     /// Redis's compile error text if it does not compile.
     pub fn function(&mut self, sha: &str, body: &[u8]) -> Result<Function, String> {
-        if let Some(f) = self.compiled.get(sha) {
-            return Ok(f.clone());
+        let internal = |e: mlua::Error| format!("ERR {}", lua_message(&e));
+        if let Value::Function(f) = self.compiled.raw_get::<Value>(sha).map_err(internal)? {
+            return Ok(f);
         }
-        if self.compiled.len() >= MAX_COMPILED {
+        if self.compiled_count >= MAX_COMPILED {
             // Scripts built with their values inside them would otherwise
             // grow this without end.
-            self.compiled.clear();
+            self.compiled = self.lua.create_table().map_err(internal)?;
+            self.compiled_count = 0;
         }
         let f = self
             .lua
@@ -243,7 +256,8 @@ impl Vm {
                     lua_message(&e)
                 )
             })?;
-        self.compiled.insert(sha.to_string(), f.clone());
+        self.compiled.raw_set(sha, &f).map_err(internal)?;
+        self.compiled_count += 1;
         Ok(f)
     }
 
@@ -255,7 +269,10 @@ impl Vm {
     /// Forgets every compiled script (after `SCRIPT FLUSH` number
     /// `flushes`).
     pub fn forget(&mut self, flushes: u64) {
-        self.compiled.clear();
+        if let Ok(fresh) = self.lua.create_table() {
+            self.compiled = fresh;
+            self.compiled_count = 0;
+        }
         self.flushes = flushes;
     }
 
@@ -316,8 +333,8 @@ impl Vm {
         let outcome = lua.scope(|scope| {
             let call_fn = scope.create_function(|lua, args| one(lua, args, true))?;
             let pcall = scope.create_function(|lua, args| one(lua, args, false))?;
-            self.redis.raw_set("call", call_fn)?;
-            self.redis.raw_set("pcall", pcall)?;
+            lua.set_named_registry_value(CALL_KEY, call_fn)?;
+            lua.set_named_registry_value(PCALL_KEY, pcall)?;
             match call {
                 Call::Script { .. } => self
                     .xpcall
@@ -331,8 +348,8 @@ impl Vm {
             }
         });
         lua.remove_hook();
-        let _ = self.redis.raw_set("call", Value::Nil);
-        let _ = self.redis.raw_set("pcall", Value::Nil);
+        let _ = lua.set_named_registry_value(CALL_KEY, Value::Nil);
+        let _ = lua.set_named_registry_value(PCALL_KEY, Value::Nil);
         let mut out = outcome.map_err(internal)?.into_iter();
         match out.next() {
             Some(Value::Boolean(true)) => from_lua(out.next().unwrap_or(Value::Nil), 0)
