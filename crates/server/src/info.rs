@@ -90,8 +90,14 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         ));
     }
     if want("memory") {
+        // One lock at a time: a second guard in the same expression would
+        // wait for the first for ever.
+        let (functions, libraries) = {
+            let registry = s.functions.registry();
+            (registry.function_count(), registry.libraries.len())
+        };
         sections.push(format!(
-            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\nslsm_block_cache_capacity:{}\r\nslsm_block_cache_hits:{}\r\nslsm_block_cache_misses:{}\r\nslsm_bytes_read_from_files:{}\r\n",
+            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\nslsm_block_cache_capacity:{}\r\nslsm_block_cache_hits:{}\r\nslsm_block_cache_misses:{}\r\nslsm_bytes_read_from_files:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\n",
             stats.memory.total(),
             stats.memory.budget,
             stats.memory.cache.usage,
@@ -99,6 +105,9 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             stats.memory.cache.hits,
             stats.memory.cache.misses,
             stats.memory.cache.bytes_read,
+            s.scripts.cached(),
+            functions,
+            libraries,
         ));
     }
     if want("persistence") {

@@ -474,4 +474,7 @@ fn thousands_of_functions_and_libraries_load_and_run() {
     }
     let all: Vec<i64> = pipe.query(&mut c).unwrap();
     assert_eq!(all, (0..9_000).collect::<Vec<i64>>());
+    let info: String = cmd("INFO").arg("memory").query(&mut c).unwrap();
+    assert!(info.contains("number_of_functions:18000\r\n"), "{info}");
+    assert!(info.contains("number_of_libraries:9001\r\n"), "{info}");
 }

@@ -367,6 +367,8 @@ fn scripts_at_the_interpreters_limits_answer() {
     let all: Vec<i64> = pipe.query(&mut c).unwrap();
     assert_eq!(all.len(), 9_000);
     assert_eq!(all[8_999], 8_999);
+    let info: String = redis::cmd("INFO").arg("memory").query(&mut c).unwrap();
+    assert!(info.contains("number_of_cached_scripts:9000\r\n"), "{info}");
     let push = "return redis.call('rpush', KEYS[1], unpack(ARGV))";
     let args: Vec<String> = (0..7_798).map(|i| i.to_string()).collect();
     let n: i64 = redis::cmd("EVAL")

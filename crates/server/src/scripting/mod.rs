@@ -67,6 +67,11 @@ impl Scripts {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Scripts held by their SHA1 (`INFO`'s `number_of_cached_scripts`).
+    pub fn cached(&self) -> usize {
+        self.bodies().len()
+    }
+
     fn add(&self, body: &[u8]) -> (String, Arc<[u8]>) {
         let sha = sha1_hex(body);
         let body = Arc::clone(
