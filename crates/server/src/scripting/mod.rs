@@ -1,6 +1,7 @@
 //! Lua scripts: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT
 //! LOAD|EXISTS|FLUSH|KILL|HELP`, as Redis 7.0 runs them (the interpreter
-//! and the conversions are in [`vm`]).
+//! and the conversions are in [`vm`]); functions (`FCALL`, `FUNCTION`)
+//! run the same way, from libraries ([`functions`], `function_cmd.rs`).
 //!
 //! A script runs in one engine transaction: its commands see each other's
 //! writes, other clients see all of them or none, and a conflict with
@@ -143,11 +144,12 @@ pub struct Ran {
 /// do once it has.
 pub fn eval_in(s: &Shared, acc: &mut InTx<'_>, req: &Request, effects: &mut Effects) -> Ran {
     let mut killed = false;
-    let reply = match req[0].len() {
-        5 | 8 if req[0][..5].eq_ignore_ascii_case(b"fcall") => {
-            function_cmd::fcall_in(s, acc, req, effects, &mut killed)
-        }
-        _ => run_script(s, acc, req, effects, &mut killed),
+    let is_fcall = [&b"fcall"[..], b"fcall_ro"]
+        .iter()
+        .any(|n| req[0].eq_ignore_ascii_case(n));
+    let reply = match is_fcall {
+        true => function_cmd::fcall_in(s, acc, req, effects, &mut killed),
+        false => run_script(s, acc, req, effects, &mut killed),
     };
     Ran { reply, killed }
 }
