@@ -174,19 +174,14 @@ fn list(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         }
         i += 1;
     }
+    // Matched without regard to case, as Redis matches it.
+    let pattern = pattern.map(|p| p.to_ascii_lowercase());
     let registry = s.functions.registry();
-    let libraries = registry
-        .libraries
-        .values()
-        // Matched without regard to case, as Redis matches it.
-        .filter(|lib| {
-            pattern.is_none_or(|p| {
-                glob::matches(
-                    &p.to_ascii_lowercase(),
-                    lib.name.to_ascii_lowercase().as_bytes(),
-                )
-            })
-        });
+    let libraries = registry.libraries.values().filter(|lib| {
+        pattern
+            .as_deref()
+            .is_none_or(|p| glob::matches(p, lib.name.to_ascii_lowercase().as_bytes()))
+    });
     Ok(Reply::Array(
         libraries.map(|lib| library_entry(lib, with_code)).collect(),
     ))
