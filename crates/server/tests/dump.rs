@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use redis::{cmd, Commands, Connection, Value};
 
 mod common;
-use common::{Raw, Server};
+use common::{crc64, Raw, Server};
 
 /// Each fixture's key and payload.
 const FROM_REDIS: &[(&str, &[u8])] = &[
@@ -264,23 +264,6 @@ fn restore_options_and_errors_as_redis() {
         .unwrap();
     let kind: String = cmd("TYPE").arg("k").query(&mut c).unwrap();
     assert_eq!(kind, "list");
-}
-
-/// CRC-64 (Jones, reflected), bit by bit: an independent check of the
-/// server's table-driven one.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for b in data {
-        crc ^= u64::from(*b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95ac9329ac4bc9b5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 /// A RESTOREd list serves a client blocked on its key.

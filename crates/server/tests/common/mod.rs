@@ -188,3 +188,20 @@ pub fn wait_blocked(c: &mut redis::Connection, n: usize) {
     }
     panic!("never saw {want}");
 }
+
+/// CRC-64 (Jones, reflected), bit by bit: an independent check of the
+/// server's table-driven one.
+pub fn crc64(data: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for b in data {
+        crc ^= u64::from(*b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x95ac9329ac4bc9b5
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}

@@ -4,19 +4,20 @@
 //! dumped here restores in redis-server, so keys move between the two
 //! with the tools that copy by `DUMP`/`RESTORE`.
 //!
-//! Streams are neither dumped nor restored (their RDB form carries the
-//! radix tree and consumer groups; not built): `DUMP` of a stream and a
-//! stream payload are refused with an error that says so. `IDLETIME` and
-//! `FREQ` are checked and ignored: there is no eviction to inform.
+//! Every type is dumped and restored, streams with their consumer groups
+//! (`stream.rs`). `IDLETIME` and `FREQ` are checked and ignored: there is
+//! no eviction to inform.
 
 pub mod functions;
 mod lzf;
 mod packed;
 mod rdb;
+mod stream;
 
 pub use rdb::{frame, read as read_payload, write as write_payload, Object, Refused};
+pub use stream::{GroupObject, PendingObject, StreamObject};
 
-use super::{delete_key, hashes, lists, sets, zsets, Coll};
+use super::{delete_key, hashes, lists, sets, streams, zsets, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
 use crate::store::{now_ms, Access, Kind, Value};
@@ -40,7 +41,7 @@ fn dump(key: &[u8], acc: &mut dyn Access) -> Outcome {
     };
     let object = match v.kind {
         Kind::String => Object::String(v.data),
-        Kind::Stream => return Err(fail("ERR DUMP of a stream is not supported by slsm serve")),
+        Kind::Stream => Object::Stream(Box::new(streams::persist::read_whole(acc, key)?)),
         _ => collection(acc, &Coll::decode(key, &v)?)?,
     };
     Ok(Reply::Bulk(rdb::write(&object)))
@@ -121,11 +122,6 @@ fn restore(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             return Err(fail("ERR DUMP payload version or checksum are wrong"))
         }
         Err(Refused::BadFormat) => return Err(fail("ERR Bad data format")),
-        Err(Refused::Stream) => {
-            return Err(fail(
-                "ERR Bad data format: streams are not restored by slsm serve",
-            ))
-        }
     };
     if o.replace {
         delete_key(acc, key)?;
@@ -161,6 +157,7 @@ fn create(acc: &mut dyn Access, key: &[u8], object: Object) -> Result<(), Fail> 
         }
         Object::Set(members) => in_chunks(acc, "sadd", key, members, |m| vec![m]),
         Object::Hash(fields) => in_chunks(acc, "hset", key, fields, |(f, v)| vec![f, v]),
+        Object::Stream(s) => streams::persist::create(acc, key, *s),
     }
 }
 

@@ -157,6 +157,84 @@ pub fn intset(blob: &[u8]) -> Option<Vec<Vec<u8>>> {
         .then(|| values.into_iter().map(int_element).collect())
 }
 
+/// A listpack being built (Redis 7's `lpAppend`): an element that reads as
+/// a canonical integer is stored as one, as Redis stores it.
+#[derive(Default)]
+pub struct ListpackWriter {
+    entries: Vec<u8>,
+    count: usize,
+}
+
+impl ListpackWriter {
+    pub fn push(&mut self, element: &[u8]) {
+        let int = (element.len() <= 20)
+            .then(|| crate::commands::canonical_int(element))
+            .flatten();
+        match int {
+            Some(v) => self.push_int(v),
+            None => {
+                let start = self.entries.len();
+                let len = element.len();
+                match len {
+                    0..=63 => self.entries.push(0x80 | len as u8),
+                    64..=4095 => self.entries.extend([0xE0 | (len >> 8) as u8, len as u8]),
+                    _ => {
+                        self.entries.push(0xF0);
+                        self.entries.extend((len as u32).to_le_bytes());
+                    }
+                }
+                self.entries.extend_from_slice(element);
+                self.end_entry(start);
+            }
+        }
+    }
+
+    pub fn push_int(&mut self, v: i64) {
+        let start = self.entries.len();
+        match v {
+            0..=127 => self.entries.push(v as u8),
+            -4096..=4095 => {
+                let raw = (v & 0x1FFF) as u16;
+                self.entries.extend([0xC0 | (raw >> 8) as u8, raw as u8]);
+            }
+            _ => {
+                let (enc, width) = match v {
+                    -32_768..=32_767 => (0xF1, 2),
+                    -8_388_608..=8_388_607 => (0xF2, 3),
+                    _ if i32::try_from(v).is_ok() => (0xF3, 4),
+                    _ => (0xF4, 8),
+                };
+                self.entries.push(enc);
+                self.entries.extend(&v.to_le_bytes()[..width]);
+            }
+        }
+        self.end_entry(start);
+    }
+
+    /// Appends the back-length of the entry that began at `start`.
+    fn end_entry(&mut self, start: usize) {
+        let len = self.entries.len() - start;
+        let groups = backlen_size(len);
+        for i in (0..groups).rev() {
+            let bits = ((len >> (7 * i)) & 0x7F) as u8;
+            // Every byte but the first written carries the high bit.
+            self.entries
+                .push(if i == groups - 1 { bits } else { bits | 0x80 });
+        }
+        self.count += 1;
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        let total = 6 + self.entries.len() + 1;
+        let mut blob = Vec::with_capacity(total);
+        blob.extend((total as u32).to_le_bytes());
+        blob.extend((self.count.min(usize::from(u16::MAX)) as u16).to_le_bytes());
+        blob.extend(self.entries);
+        blob.push(0xFF);
+        blob
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,9 +7,11 @@
 //! quicklist; LZF and integer-encoded strings), so a payload `DUMP`ed by
 //! Redis restores here. Written: the plain encodings every Redis since
 //! 2.6 reads (`RDB_TYPE_LIST`, `SET`, `ZSET_2`, `HASH`) under RDB version
-//! 9, so a payload dumped here restores in Redis 5, 6 and 7. Streams and
-//! module values are neither read nor written.
+//! 9, so a payload dumped here restores in Redis 5, 6 and 7. Streams are
+//! read and written by `stream.rs` (written under version 10: Redis 7.0
+//! and later restore them). Module values are neither read nor written.
 
+use super::stream::{self, StreamObject};
 use super::{lzf, packed};
 
 /// The newest RDB version read (Redis 7.2's; 7.4's adds hash-field
@@ -30,6 +32,7 @@ pub enum Object {
     Set(Vec<Vec<u8>>),
     ZSet(Vec<(Vec<u8>, f64)>),
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
+    Stream(Box<StreamObject>),
 }
 
 /// Why a payload was refused, as Redis words it.
@@ -38,16 +41,11 @@ pub enum Refused {
     /// Too short, a newer RDB version, or a wrong checksum.
     VersionOrChecksum,
     BadFormat,
-    /// A stream: well framed, but not restored here.
-    Stream,
 }
 
 /// `payload`'s value, if its footer holds and the value parses.
 pub fn read(payload: &[u8]) -> Result<Object, Refused> {
     let body = checked_body(payload).ok_or(Refused::VersionOrChecksum)?;
-    if matches!(payload.first(), Some(15 | 19 | 21)) {
-        return Err(Refused::Stream);
-    }
     let mut r = Reader { buf: body, at: 0 };
     object(&mut r).ok_or(Refused::BadFormat)
 }
@@ -95,21 +93,26 @@ pub fn write(object: &Object) -> Vec<u8> {
                 put_string(&mut out, v);
             }
         }
+        Object::Stream(s) => return framed(&stream::write(s), stream::WRITTEN_VERSION),
     }
     frame(&out)
 }
 
 /// `body` (a type byte and a value) with the footer: version and CRC.
 pub fn frame(body: &[u8]) -> Vec<u8> {
+    framed(body, WRITTEN)
+}
+
+fn framed(body: &[u8], version: u16) -> Vec<u8> {
     let mut out = body.to_vec();
-    out.extend(WRITTEN.to_le_bytes());
+    out.extend(version.to_le_bytes());
     let crc = CRC.checksum(&out);
     out.extend(crc.to_le_bytes());
     out
 }
 
 /// RDB's length encoding.
-fn put_len(out: &mut Vec<u8>, len: u64) {
+pub(super) fn put_len(out: &mut Vec<u8>, len: u64) {
     match len {
         0..=63 => out.push(len as u8),
         64..=16383 => out.extend([0x40 | (len >> 8) as u8, len as u8]),
@@ -187,7 +190,7 @@ impl Reader<'_> {
 
     /// A count of things each at least one byte long: more than the
     /// bytes left cannot be.
-    fn count(&mut self) -> Option<usize> {
+    pub(super) fn count(&mut self) -> Option<usize> {
         let n = self.len()?;
         (n <= (self.buf.len() - self.at) as u64).then_some(n as usize)
     }
@@ -273,6 +276,9 @@ fn object(r: &mut Reader) -> Option<Object> {
         16 => Object::Hash(paired(packed::listpack(&r.string()?)?)?),
         17 => Object::ZSet(scored(packed::listpack(&r.string()?)?)?),
         20 => Object::Set(packed::listpack(&r.string()?)?),
+        stream::TYPE_V1 | stream::TYPE_V2 | stream::TYPE_V3 => {
+            Object::Stream(Box::new(stream::read(r, kind)?))
+        }
         _ => return None,
     };
     valid(object)
@@ -339,6 +345,7 @@ fn valid(object: Object) -> Option<Object> {
                 && distinct(m.iter().map(|(k, _)| k.as_slice()))
         }
         Object::Hash(f) => !f.is_empty() && distinct(f.iter().map(|(k, _)| k.as_slice())),
+        Object::Stream(_) => true,
     };
     ok.then_some(object)
 }

@@ -7,7 +7,7 @@
 use crate::commands::{fail, Fail};
 
 /// An entry ID; the derived order is Redis's (milliseconds, then sequence).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId {
     pub ms: u64,
     pub seq: u64,

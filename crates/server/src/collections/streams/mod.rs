@@ -2,7 +2,8 @@
 //! XREAD XREADGROUP (with `BLOCK`; `read.rs`), consumer groups (their
 //! state in `groups.rs`): XGROUP XACK (`xgroup.rs`), XPENDING XCLAIM
 //! XAUTOCLAIM (`claim.rs`), their read counters (`counters.rs`); XINFO
-//! and XSETID (`info.rs`).
+//! and XSETID (`info.rs`); a stream whole, for `DUMP` and `RESTORE`
+//! (`persist.rs`).
 //!
 //! A stream is a collection (`collections`): its metadata holds the last
 //! ID given out, the highest ID deleted, the count of entries ever added
@@ -23,6 +24,7 @@ mod counters;
 mod groups;
 mod id;
 pub mod info;
+pub mod persist;
 pub mod read;
 mod trim;
 pub mod xgroup;
@@ -182,8 +184,8 @@ fn encode_fields(pairs: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-/// The reply for one entry: `[id, [field, value, ...]]`.
-pub fn entry_reply(id: StreamId, stored: &[u8]) -> Result<Reply, Fail> {
+/// An entry's fields and values, alternating, from their stored form.
+pub(super) fn decode_fields(stored: &[u8]) -> Result<Vec<Vec<u8>>, Fail> {
     let mut fields = Vec::new();
     let mut rest = stored;
     while !rest.is_empty() {
@@ -192,12 +194,21 @@ pub fn entry_reply(id: StreamId, stored: &[u8]) -> Result<Reply, Fail> {
             .map(|l| u32::from_be_bytes(l.try_into().unwrap_or_default()) as usize);
         match len.and_then(|len| rest.get(4..4 + len)) {
             Some(bytes) => {
-                fields.push(Reply::Bulk(bytes.to_vec()));
+                fields.push(bytes.to_vec());
                 rest = &rest[4 + bytes.len()..];
             }
             None => return Err(fail("ERR corrupt stream: a bad entry")),
         }
     }
+    Ok(fields)
+}
+
+/// The reply for one entry: `[id, [field, value, ...]]`.
+pub fn entry_reply(id: StreamId, stored: &[u8]) -> Result<Reply, Fail> {
+    let fields = decode_fields(stored)?
+        .into_iter()
+        .map(Reply::Bulk)
+        .collect();
     Ok(Reply::Array(vec![
         Reply::Bulk(id.to_bytes()),
         Reply::Array(fields),
