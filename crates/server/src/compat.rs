@@ -12,6 +12,10 @@
 //! - `DEBUG` answers Redis 7.0's error with `enable-debug-command no`, its
 //!   default.
 //! - `SWAPDB` and `MOVE` answer as Redis with `databases 1` does.
+//! - `CLUSTER` (each of Redis 7.0's subcommands, checked for its arity
+//!   first), `READONLY`, `READWRITE` and `ASKING` answer as Redis with
+//!   `cluster-enabled no`, its default: cluster support disabled. A
+//!   cluster-aware client learns at once that this is a single server.
 
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
@@ -72,6 +76,41 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("debug", -2),
     ("swapdb", 3),
     ("move", 3),
+    ("cluster", -2),
+    ("readonly", 1),
+    ("readwrite", 1),
+    ("asking", 1),
+];
+
+/// Redis 7.0's `CLUSTER` subcommands and their arities.
+const CLUSTER_SUBCOMMANDS: &[(&str, i64)] = &[
+    ("addslots", -3),
+    ("addslotsrange", -4),
+    ("bumpepoch", 2),
+    ("count-failure-reports", 3),
+    ("countkeysinslot", 3),
+    ("delslots", -3),
+    ("delslotsrange", -4),
+    ("failover", -2),
+    ("flushslots", 2),
+    ("forget", 3),
+    ("getkeysinslot", 4),
+    ("help", 2),
+    ("info", 2),
+    ("keyslot", 3),
+    ("links", 2),
+    ("meet", -4),
+    ("myid", 2),
+    ("nodes", 2),
+    ("replicas", 3),
+    ("replicate", 3),
+    ("reset", -2),
+    ("saveconfig", 2),
+    ("set-config-epoch", 3),
+    ("setslot", -4),
+    ("shards", 2),
+    ("slaves", 3),
+    ("slots", 2),
 ];
 
 pub fn arity(name: &str) -> Option<i32> {
@@ -112,6 +151,7 @@ pub fn shape(name: &str, a: &[Vec<u8>]) -> Result<(), Fail> {
                 ("help", 2),
             ],
         ),
+        "cluster" => crate::shape::subcommand_shape("CLUSTER", a, CLUSTER_SUBCOMMANDS),
         _ => Ok(()),
     }
 }
@@ -155,6 +195,9 @@ pub fn run(name: &str, a: &[Vec<u8>]) -> Outcome {
                 (0, 0) => Ok(Reply::ok()),
                 _ => Err(fail("ERR DB index is out of range")),
             }
+        }
+        "cluster" | "readonly" | "readwrite" | "asking" => {
+            Err(fail("ERR This instance has cluster support disabled"))
         }
         _ => match int_arg(&a[2])? {
             0 => Err(fail("ERR source and destination objects are the same")),

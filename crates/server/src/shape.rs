@@ -44,7 +44,7 @@ pub fn refused(name: &str, req: &Request) -> Option<Reply> {
         "xinfo" => crate::collections::streams::info::xinfo_arity(req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
-        "acl" | "module" => crate::compat::shape(name, req)
+        "acl" | "module" | "cluster" => crate::compat::shape(name, req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
         "latency" => crate::latency::shape(req)

@@ -3,7 +3,8 @@
 //! redis-server started with `--databases 1`): `ROLE` (a master, no
 //! replicas), `REPLICAOF NO ONE`, `MODULE LIST` (empty) and its refusals,
 //! `ACL WHOAMI`/`USERS`, `DEBUG`'s refusal, `SWAPDB` and `MOVE` with one
-//! database. What would need the missing part is refused with a message.
+//! database, `CLUSTER`, `READONLY`, `READWRITE` and `ASKING` with cluster
+//! support disabled. What would need the missing part is refused with a message.
 
 mod common;
 use common::{expect_replies, Server};
@@ -40,6 +41,18 @@ const REDIS_REPLIES: &[(&[&str], &str)] = &[
     (&["move", "a", "x"], "-ERR value is not an integer or out of range\r\n"),
     (&["move", "nokey", "0"], "-ERR source and destination objects are the same\r\n"),
     (&["move", "a", "-1"], "-ERR DB index is out of range\r\n"),
+    (&["cluster", "info"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["cluster", "help"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["CLUSTER", "keyslot", "x"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["cluster", "slots"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["cluster", "info", "x"], "-ERR wrong number of arguments for 'cluster|info' command\r\n"),
+    (&["cluster", "keyslot"], "-ERR wrong number of arguments for 'cluster|keyslot' command\r\n"),
+    (&["cluster", "FOO"], "-ERR unknown subcommand 'FOO'. Try CLUSTER HELP.\r\n"),
+    (&["cluster"], "-ERR wrong number of arguments for 'cluster' command\r\n"),
+    (&["readonly"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["readwrite"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["asking"], "-ERR This instance has cluster support disabled\r\n"),
+    (&["readonly", "x"], "-ERR wrong number of arguments for 'readonly' command\r\n"),
 ];
 
 #[test]
