@@ -84,49 +84,6 @@ pub fn auth(
     }
 }
 
-/// `COMMAND`, `COMMAND COUNT`, `COMMAND LIST`, `COMMAND INFO [name...]`,
-/// `COMMAND DOCS [name...]` (see `command_table.rs`).
-pub fn command(a: &[Vec<u8>]) -> Outcome {
-    use crate::command_table::{docs_reply, find, info_reply, COMMANDS};
-    let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
-    let named = || {
-        a[2..]
-            .iter()
-            .map(|n| find(&String::from_utf8_lossy(n).to_ascii_lowercase()))
-    };
-    match sub.as_slice() {
-        b"" => Ok(Reply::Array(COMMANDS.iter().map(info_reply).collect())),
-        b"count" if a.len() == 2 => Ok(Reply::Int(COMMANDS.len() as i64)),
-        b"list" if a.len() == 2 => Ok(Reply::Array(
-            COMMANDS.iter().map(|c| Reply::bulk(c.name)).collect(),
-        )),
-        b"info" if a.len() == 2 => Ok(Reply::Array(COMMANDS.iter().map(info_reply).collect())),
-        b"info" => Ok(Reply::Array(
-            named()
-                .map(|spec| spec.map_or(Reply::Null, info_reply))
-                .collect(),
-        )),
-        b"docs" if a.len() == 2 => Ok(Reply::Map(
-            COMMANDS
-                .iter()
-                .map(|c| (Reply::bulk(c.name), docs_reply(c)))
-                .collect(),
-        )),
-        // Unknown names are left out, as Redis does.
-        b"docs" => Ok(Reply::Map(
-            named()
-                .flatten()
-                .map(|c| (Reply::bulk(c.name), docs_reply(c)))
-                .collect(),
-        )),
-        _ => Err(subcommand_error(
-            "command",
-            &["count", "list", "info", "docs"],
-            a,
-        )),
-    }
-}
-
 /// The parameters `CONFIG GET` reports, with their values. slsm sets
 /// them at startup (`slsm serve` flags), so `CONFIG SET` accepts only
 /// their current values.

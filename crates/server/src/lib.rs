@@ -29,6 +29,7 @@ pub mod client_kill;
 pub mod client_modes;
 pub mod clients;
 pub mod collections;
+pub mod command_docs;
 pub mod command_table;
 pub mod commands;
 pub mod compat;

@@ -284,7 +284,7 @@ pub(crate) fn control(
             Err(_) => Reply::err("ERR value is not an integer or out of range"),
         },
         "client" => to_reply(crate::clients::command(s, session, &req)),
-        "command" => to_reply(admin::command(&req)),
+        "command" => to_reply(crate::command_docs::command(&req)),
         "config" => to_reply(admin::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),
         "slowlog" => to_reply(s.slowlog.command(&req)),

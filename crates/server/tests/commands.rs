@@ -106,7 +106,10 @@ fn command_docs_and_info_describe_the_commands() {
     let mut c = s.conn();
     let count: i64 = cmd("COMMAND").arg("COUNT").query(&mut c).unwrap();
     let list: Vec<String> = cmd("COMMAND").arg("LIST").query(&mut c).unwrap();
-    assert_eq!(list.len() as i64, count);
+    // LIST names subcommands too (`config|get`), as Redis's does; COUNT
+    // counts commands.
+    let top = list.iter().filter(|n| !n.contains('|')).count();
+    assert_eq!(top as i64, count);
     assert!(list.iter().any(|n| n == "getex"));
     let info: Vec<Value> = cmd("COMMAND")
         .arg("INFO")

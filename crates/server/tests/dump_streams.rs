@@ -9,8 +9,6 @@
 //! `bench/redis/differential.py` (every key, both ways, every 100
 //! commands).
 
-use std::io::Read;
-
 use redis::{cmd, Connection, Value};
 
 mod common;
@@ -28,21 +26,6 @@ const REPLIES: &[u8] = include_bytes!("data/redis7_stream/replies.resp");
 
 fn restore(c: &mut Connection, key: &str, payload: &[u8]) -> redis::RedisResult<()> {
     cmd("RESTORE").arg(key).arg(0).arg(payload).query(c)
-}
-
-/// The raw reply to `args`: sent with a `PING` behind it, read up to the
-/// `PONG`.
-fn reply_to(raw: &mut Raw, args: &[&str]) -> Vec<u8> {
-    raw.send(&[args, &["PING"]]);
-    let mut got = Vec::new();
-    let mut buf = [0u8; 65536];
-    while !got.ends_with(b"+PONG\r\n") {
-        let n = raw.0.read(&mut buf).unwrap();
-        assert!(n > 0, "connection closed");
-        got.extend_from_slice(&buf[..n]);
-    }
-    got.truncate(got.len() - 7);
-    got
 }
 
 /// `reply` with the count of `radix-tree-nodes` taken out.
@@ -73,7 +56,7 @@ fn streams_dumped_by_redis_read_as_in_redis() {
     for record in text.split("\n<<END>>\n").filter(|r| !r.is_empty()) {
         let (request, want) = record.split_once('\n').unwrap();
         let args: Vec<&str> = request.strip_prefix("> ").unwrap().split(' ').collect();
-        let got = reply_to(&mut raw, &args);
+        let got = raw.reply_to(&args);
         assert_eq!(
             without_tree_nodes(&got),
             without_tree_nodes(want.as_bytes()),
@@ -95,7 +78,7 @@ fn state(raw: &mut Raw, key: &str) -> Vec<String> {
         &["XLEN", key],
     ]
     .iter()
-    .map(|q| without_tree_nodes(&reply_to(raw, q)))
+    .map(|q| without_tree_nodes(&raw.reply_to(q)))
     .collect()
 }
 
@@ -115,7 +98,7 @@ fn streams_built_here_restore_whole() {
         };
         let mut request = vec!["XADD", "s", &id];
         request.extend(fields);
-        reply_to(&mut raw, &request);
+        raw.reply_to(&request);
     }
     for request in [
         &["XDEL", "s", "1000-1", "1014-100", "1047-330"][..],
@@ -165,7 +148,7 @@ fn streams_built_here_restore_whole() {
             "1500-0",
         ],
     ] {
-        reply_to(&mut raw, request);
+        raw.reply_to(request);
     }
     let payload: Vec<u8> = cmd("DUMP").arg("s").query(&mut c).unwrap();
     restore(&mut c, "copy", &payload).unwrap();
@@ -176,7 +159,7 @@ fn streams_built_here_restore_whole() {
     }
     // The copy works on: new entries after the restored last ID, and the
     // group's next read delivers them.
-    reply_to(&mut raw, &["XADD", "copy", "*", "k", "v"]);
+    raw.reply_to(&["XADD", "copy", "*", "k", "v"]);
     let next: Value = cmd("XREADGROUP")
         .arg(&[
             "GROUP", "g1", "alice", "COUNT", "1000", "STREAMS", "copy", ">",

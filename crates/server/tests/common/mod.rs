@@ -143,6 +143,21 @@ impl Raw {
         assert_eq!(String::from_utf8_lossy(&got), want);
     }
 
+    /// The raw reply to `args`: sent with a `PING` behind it, read up to
+    /// the `PONG`.
+    pub fn reply_to(&mut self, args: &[&str]) -> Vec<u8> {
+        self.send(&[args, &["PING"]]);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 65536];
+        while !got.ends_with(b"+PONG\r\n") {
+            let n = self.0.read(&mut buf).unwrap();
+            assert!(n > 0, "connection closed");
+            got.extend_from_slice(&buf[..n]);
+        }
+        got.truncate(got.len() - 7);
+        got
+    }
+
     /// Nothing more arrives within a short while.
     pub fn expect_quiet(&mut self) {
         self.0
