@@ -18,6 +18,11 @@ def main() -> None:
                 batch.delete(b"hello")
             values = db.multi_get([b"a", b"hello"])
             assert values == [b"1", None]
+            db.update({b"b": b"2", b"c": b"3"})
+            assert db.setdefault(b"c", b"x") == b"3"
+            popped: bytes = db.pop(b"b")
+            missing: Optional[bytes] = db.pop(b"b", None)
+            assert (popped, missing) == (b"2", None)
             for key, val in db.items(prefix=b"a"):
                 print(key, val)
             users = db.keyspace("users")

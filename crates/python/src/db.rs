@@ -155,6 +155,7 @@ impl Db {
         self.handles.track(py, &slot);
         Ok(Keyspace {
             slot,
+            db: Arc::clone(&self.db),
             handles: Arc::clone(&self.handles),
             name: name.to_string(),
         })
@@ -212,6 +213,9 @@ impl Db {
 #[pyclass(frozen, module = "slsm")]
 pub struct Keyspace {
     pub(crate) slot: Arc<Slot<slsm::Keyspace>>,
+    /// The database's own slot: its transactions serve `pop` and
+    /// `setdefault`.
+    db: Arc<Slot<Arc<slsm::Db>>>,
     handles: Arc<Handles>,
     name: String,
 }
@@ -219,6 +223,10 @@ pub struct Keyspace {
 impl Keyspace {
     fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>> {
         self.slot.get()
+    }
+
+    fn engine(&self) -> PyResult<Guard<'_, Arc<slsm::Db>>> {
+        self.db.get()
     }
 }
 

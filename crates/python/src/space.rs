@@ -7,6 +7,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyString};
 
+use crate::errors::OrPy;
+
 /// Expands to `#[pymethods] impl $class { shared methods }`. `$class` has
 /// `fn space(&self) -> PyResult<Guard<'_, slsm::Keyspace>>` and a field
 /// `handles: Arc<Handles>` (where its iterators are tracked).
@@ -33,22 +35,74 @@ macro_rules! keyspace_methods {
                 py.allow_threads(|| ks.put(key, value)).or_py()
             }
 
-            /// `del self[key]`: `KeyError` if absent, as for a dict.
+            /// `del self[key]`: `KeyError` if absent, as for a dict. One
+            /// transaction: of two threads deleting one key, one gets the
+            /// `KeyError`.
             fn __delitem__(&self, py: Python<'_>, key: &[u8]) -> PyResult<()> {
-                let ks = self.space()?;
-                let existed = py
-                    .allow_threads(|| -> slsm::Result<bool> {
-                        let existed = ks.contains_key(key)?;
-                        if existed {
-                            ks.delete(key)?;
-                        }
-                        Ok(existed)
-                    })
-                    .or_py()?;
-                match existed {
-                    true => Ok(()),
-                    false => Err(PyKeyError::new_err(PyBytes::new(py, key).unbind())),
+                match $crate::space::take(py, &*self.engine()?, &*self.space()?, key)? {
+                    Some(_) => Ok(()),
+                    None => Err(PyKeyError::new_err(PyBytes::new(py, key).unbind())),
                 }
+            }
+
+            /// Removes `key` and returns its value, as `dict.pop`: `default`
+            /// if it is absent, or `KeyError` when no default is given. One
+            /// transaction: a value is popped once.
+            #[pyo3(signature = (key, *default))]
+            fn pop<'py>(
+                &self,
+                py: Python<'py>,
+                key: &[u8],
+                default: &Bound<'py, pyo3::types::PyTuple>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                if default.len() > 1 {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "pop expected at most 2 arguments, got {}",
+                        default.len() + 1
+                    )));
+                }
+                match $crate::space::take(py, &*self.engine()?, &*self.space()?, key)? {
+                    Some(v) => Ok(PyBytes::new(py, &v).into_any()),
+                    None => default
+                        .get_item(0)
+                        .map_err(|_| PyKeyError::new_err(PyBytes::new(py, key).unbind())),
+                }
+            }
+
+            /// The value of `key`, after setting it to `default` if it was
+            /// absent, as `dict.setdefault` (but `default` is required: a
+            /// value is `bytes`). One transaction.
+            fn setdefault<'py>(
+                &self,
+                py: Python<'py>,
+                key: &[u8],
+                default: &[u8],
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                let value = $crate::space::in_transaction(
+                    py,
+                    &*self.engine()?,
+                    &*self.space()?,
+                    |tx, ks| match tx.get_in(ks, key)? {
+                        Some(v) => Ok(v.to_vec()),
+                        None => tx.put_in(ks, key, default).map(|()| default.to_vec()),
+                    },
+                )?;
+                Ok(PyBytes::new(py, &value))
+            }
+
+            /// Writes every pair of `other` (a mapping, or an iterable of
+            /// `(key, value)` pairs), as `dict.update`, in one atomic batch.
+            fn update(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+                let pairs = $crate::space::pairs_of(other)?;
+                let (db, ks) = (self.engine()?, self.space()?);
+                py.allow_threads(|| {
+                    let mut batch = slsm::WriteBatch::new();
+                    for (k, v) in &pairs {
+                        batch.put_in(&ks, k, v);
+                    }
+                    db.write(batch)
+                })
+                .or_py()
             }
 
             /// `key in self`.
@@ -215,6 +269,57 @@ pub fn keys_of(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyBackedBytes>> {
     let mut out = Vec::with_capacity(keys.len().unwrap_or(0));
     for key in keys.try_iter()? {
         out.push(key?.extract::<PyBackedBytes>()?);
+    }
+    Ok(out)
+}
+
+/// Runs `f` in a transaction on `ks`, with the GIL released, again and
+/// again until it commits without a conflict.
+pub fn in_transaction<T: Send>(
+    py: Python<'_>,
+    db: &slsm::Db,
+    ks: &slsm::Keyspace,
+    f: impl Fn(&mut slsm::Transaction, &slsm::Keyspace) -> slsm::Result<T> + Sync,
+) -> PyResult<T> {
+    py.allow_threads(|| loop {
+        let mut tx = db.transaction();
+        let out = f(&mut tx, ks)?;
+        match tx.commit() {
+            Ok(()) => return Ok(out),
+            Err(slsm::Error::Conflict) => continue,
+            Err(e) => return Err(e),
+        }
+    })
+    .or_py()
+}
+
+/// Deletes `key` and returns the value it had, in one transaction.
+pub fn take(
+    py: Python<'_>,
+    db: &slsm::Db,
+    ks: &slsm::Keyspace,
+    key: &[u8],
+) -> PyResult<Option<Vec<u8>>> {
+    in_transaction(py, db, ks, |tx, ks| {
+        let old = tx.get_in(ks, key)?.map(|v| v.to_vec());
+        if old.is_some() {
+            tx.delete_in(ks, key)?;
+        }
+        Ok(old)
+    })
+}
+
+/// The `(key, value)` pairs of `other`: a mapping's items (anything with
+/// `items()`), or any iterable of pairs, each `bytes`.
+pub fn pairs_of(other: &Bound<'_, PyAny>) -> PyResult<Vec<(PyBackedBytes, PyBackedBytes)>> {
+    let items = if other.hasattr("items")? {
+        other.call_method0("items")?
+    } else {
+        other.clone()
+    };
+    let mut out = Vec::with_capacity(items.len().unwrap_or(0));
+    for pair in items.try_iter()? {
+        out.push(pair?.extract::<(PyBackedBytes, PyBackedBytes)>()?);
     }
     Ok(out)
 }

@@ -47,6 +47,9 @@ ops = st.lists(
         st.tuples(st.just("del"), keys),
         st.tuples(st.just("range_del"), keys, keys),
         st.tuples(st.just("batch"), st.lists(st.tuples(keys, values), max_size=5)),
+        st.tuples(st.just("pop"), keys),
+        st.tuples(st.just("setdefault"), keys, values),
+        st.tuples(st.just("update"), st.dictionaries(keys, values, max_size=5)),
         st.tuples(st.just("reopen")),
     ),
     max_size=60,
@@ -78,6 +81,13 @@ def test_matches_a_dict(tmp_path_factory, ops):
                     for k, v in op[1]:
                         b.put(k, v)
                         model[k] = v
+            elif op[0] == "pop":
+                assert db.pop(op[1], None) == model.pop(op[1], None)
+            elif op[0] == "setdefault":
+                assert db.setdefault(op[1], op[2]) == model.setdefault(op[1], op[2])
+            elif op[0] == "update":
+                db.update(op[1])
+                model.update(op[1])
             else:
                 db.close()
                 db = slsm.Db(path, run_size=8192, memory_runs=3)
@@ -488,3 +498,72 @@ def test_os_page_cache_option(tmp_path, keep):
         db.flush()
         assert all(db[b"%05d" % i] == bytes([i % 256]) * 200 for i in range(0, 3000, 7))
         assert db.stats()["block_cache"]["bypasses_os_cache"] is (keep is False)
+
+
+def test_pop_setdefault_update_as_a_dict(path):
+    db = slsm.Db(path)
+    model = {}
+    db.update({b"a": b"1", b"b": b"2"})
+    model.update({b"a": b"1", b"b": b"2"})
+    db.update([(b"c", b"3"), (b"a", b"9")])
+    model.update([(b"c", b"3"), (b"a", b"9")])
+    db.update(iter([]))
+    assert dict(db.items()) == model
+    assert db.pop(b"a") == model.pop(b"a") == b"9"
+    assert db.pop(b"a", None) is None and db.pop(b"a", b"d") == b"d"
+    with pytest.raises(KeyError):
+        db.pop(b"a")
+    with pytest.raises(TypeError):
+        db.pop(b"a", 1, 2)
+    assert db.setdefault(b"b", b"x") == model.setdefault(b"b", b"x") == b"2"
+    assert db.setdefault(b"z", b"x") == model.setdefault(b"z", b"x") == b"x"
+    assert dict(db.items()) == model
+    # As dict.update: a pair of the wrong length is a ValueError.
+    for bad, error in (({"s": b"1"}, TypeError), ([(b"k",)], ValueError), ([b"kv"], TypeError),
+                       (5, TypeError)):
+        with pytest.raises(error):
+            db.update(bad)
+    assert dict(db.items()) == model, "a refused update writes nothing"
+    ks = db.keyspace("other")
+    ks.update({b"a": b"k"})
+    assert ks.pop(b"a") == b"k" and ks.setdefault(b"q", b"r") == b"r"
+    assert b"q" not in db and dict(ks.items()) == {b"q": b"r"}
+    db.close()
+    with pytest.raises(slsm.ClosedError):
+        db.pop(b"b")
+
+
+def test_pop_and_setdefault_are_atomic_across_threads(path):
+    db = slsm.Db(path)
+    stop = threading.Event()
+    popped, defaults = [], []
+
+    def writer():
+        # One key, a new value each time: a value popped twice would be a
+        # read and a delete that were not one step.
+        for i in range(3000):
+            db[b"k"] = b"%d" % i
+        stop.set()
+
+    def popper():
+        while not stop.is_set() or b"k" in db:
+            v = db.pop(b"k", None)
+            if v is not None:
+                popped.append(v)
+
+    def defaulter(n):
+        for i in range(100):
+            defaults.append((i, db.setdefault(b"s%03d" % i, b"%d" % n)))
+
+    threads = [threading.Thread(target=writer)]
+    threads += [threading.Thread(target=popper) for _ in range(4)]
+    threads += [threading.Thread(target=defaulter, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert popped and len(popped) == len(set(popped)), "a value popped twice"
+    # Each setdefault saw the one value stored first.
+    for i, got in defaults:
+        assert got == db[b"s%03d" % i]
+    db.close()
