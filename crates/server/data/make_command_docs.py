@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The fields the replies use (server.c's addReplyCommandInfo/Docs).
 COMMAND_FIELDS = ["summary", "since", "group", "complexity", "doc_flags", "deprecated_since",
                   "replaced_by", "history", "arity", "container", "command_flags",
-                  "acl_categories", "command_tips", "key_specs", "arguments"]
+                  "acl_categories", "command_tips", "key_specs", "arguments",
+                  "get_keys_function"]
 # Subcommands of Redis 7.0's containers that came with 7.2 and are served.
 FROM_72 = ["client|setinfo"]
 ARG_FIELDS = ["name", "type", "key_spec_index", "token", "summary", "since",

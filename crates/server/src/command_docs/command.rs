@@ -1,12 +1,9 @@
 //! The `COMMAND` command: `COMMAND`, `COUNT`, `LIST [FILTERBY MODULE
 //! name|ACLCAT category|PATTERN pattern]`, `INFO [name...]`, `DOCS
-//! [name...]` and `HELP`, with Redis 7.0's arities and errors. `GETKEYS`
-//! and `GETKEYSANDFLAGS` are refused with a message: Redis finds the keys
-//! of some commands with code of their own, not from their key specs,
-//! and a wrong answer would misroute a client; `COMMAND INFO` gives every
-//! command's key specs.
+//! [name...]`, `GETKEYS`, `GETKEYSANDFLAGS` (`getkeys.rs`) and `HELP`,
+//! with Redis 7.0's arities and errors.
 
-use crate::commands::{fail, Outcome};
+use crate::commands::Outcome;
 use crate::resp::Reply;
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND LIST [FILTERBY ...]`, `COMMAND
@@ -43,11 +40,13 @@ pub fn command(a: &[Vec<u8>]) -> Outcome {
                 .collect(),
         )),
         b"help" => Ok(Reply::Array(
-            COMMAND_HELP.iter().map(|l| Reply::Simple(l.to_string())).collect(),
+            COMMAND_HELP
+                .iter()
+                .map(|l| Reply::Simple(l.to_string()))
+                .collect(),
         )),
-        _ => Err(fail(
-            "ERR COMMAND GETKEYS is not supported by slsm serve: COMMAND INFO gives every command's key specs",
-        )),
+        b"getkeys" => super::getkeys::getkeys(a, false),
+        _ => super::getkeys::getkeys(a, true),
     }
 }
 

@@ -21,6 +21,7 @@ use crate::resp::Reply;
 
 mod command;
 mod docs;
+mod getkeys;
 
 pub use command::command;
 pub use docs::docs;
@@ -49,6 +50,20 @@ pub fn subcommands(name: &str) -> Vec<(&'static str, &'static Value)> {
         .collect()
 }
 
+/// The command a command line runs, as Redis's `lookupCommand` finds it:
+/// a container's subcommand by the second word.
+pub(super) fn lookup_command(argv: &[Vec<u8>]) -> Option<(&'static str, &'static Value)> {
+    let base = String::from_utf8_lossy(argv.first()?).to_ascii_lowercase();
+    let (name, d) = table().get_key_value(&base)?;
+    match argv.get(1) {
+        Some(sub) if !subcommands(name).is_empty() => {
+            let sub = String::from_utf8_lossy(sub).to_ascii_lowercase();
+            lookup(format!("{name}|{sub}").as_bytes())
+        }
+        _ => Some((name.as_str(), d)),
+    }
+}
+
 /// The command `name` names (`get`, `CONFIG|GET`), any case.
 pub fn lookup(name: &[u8]) -> Option<(&'static str, &'static Value)> {
     let name = String::from_utf8_lossy(name).to_ascii_lowercase();
@@ -67,7 +82,7 @@ pub(super) fn has(d: &Value, field: &str, item: &str) -> bool {
     strings(d, field).any(|s| s == item)
 }
 
-fn int(v: Option<&Value>) -> i64 {
+pub(super) fn int(v: Option<&Value>) -> i64 {
     v.and_then(Value::as_i64).unwrap_or(0)
 }
 
@@ -122,7 +137,7 @@ pub const CATEGORIES: &[&str] = &[
 ];
 
 /// Key spec flags in `addReplyFlagsForKeyArgs`' order.
-const KEY_FLAGS: &[(&str, &str)] = &[
+pub(super) const KEY_FLAGS: &[(&str, &str)] = &[
     ("RO", "RO"),
     ("RW", "RW"),
     ("OW", "OW"),
