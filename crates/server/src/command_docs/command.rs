@@ -6,9 +6,8 @@
 use crate::commands::Outcome;
 use crate::resp::Reply;
 
-/// `COMMAND`, `COMMAND COUNT`, `COMMAND LIST [FILTERBY ...]`, `COMMAND
-/// INFO [name...]`, `COMMAND DOCS [name...]`, `COMMAND HELP`, answered
-/// from Redis's own description of the commands (`command_docs.rs`).
+/// `COMMAND` and its subcommands (see the module documentation), answered
+/// from Redis's own description of the commands (`command_docs/mod.rs`).
 pub fn command(a: &[Vec<u8>]) -> Outcome {
     use super::{docs, info, lookup, top_level};
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
@@ -16,10 +15,11 @@ pub fn command(a: &[Vec<u8>]) -> Outcome {
         crate::shape::subcommand_shape("COMMAND", a, COMMAND_SUBCOMMANDS)?;
     }
     match sub.as_slice() {
-        b"" => Ok(Reply::Array(top_level().map(|(n, d)| info(n, d)).collect())),
+        b"" | b"info" if a.len() <= 2 => {
+            Ok(Reply::Array(top_level().map(|(n, d)| info(n, d)).collect()))
+        }
         b"count" => Ok(Reply::Int(top_level().count() as i64)),
         b"list" => command_list(a),
-        b"info" if a.len() == 2 => Ok(Reply::Array(top_level().map(|(n, d)| info(n, d)).collect())),
         b"info" => Ok(Reply::Array(
             a[2..]
                 .iter()

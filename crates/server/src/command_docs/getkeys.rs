@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{has, int, lookup_command, simple_set, KEY_FLAGS};
+use super::{has, int, key_flag_set, lookup_command, spec_flags, specs_of};
 use crate::commands::{fail, Outcome};
 use crate::resp::Reply;
 
@@ -33,7 +33,7 @@ pub fn getkeys(a: &[Vec<u8>], with_flags: bool) -> Outcome {
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let keys = keys_of(d, &specs, proc, argv);
+    let keys = keys_of(&specs, proc, argv);
     if keys.is_empty() {
         return match has(d, "command_flags", "NO_MANDATORY_KEYS") {
             true => Ok(Reply::Array(Vec::new())),
@@ -46,33 +46,18 @@ pub fn getkeys(a: &[Vec<u8>], with_flags: bool) -> Outcome {
                 let key = Reply::Bulk(argv[pos].clone());
                 match with_flags {
                     false => key,
-                    true => Reply::Array(vec![key, key_flags(&flags)]),
+                    true => Reply::Array(vec![key, key_flag_set(&flags)]),
                 }
             })
             .collect(),
     ))
 }
 
-fn specs_of(d: &Value) -> Vec<&Value> {
-    d.get("key_specs")
-        .and_then(Value::as_array)
-        .map(|s| s.iter().collect())
-        .unwrap_or_default()
-}
-
-fn key_flags(flags: &[&str]) -> Reply {
-    let names = KEY_FLAGS
-        .iter()
-        .filter(|(json, _)| flags.contains(json))
-        .map(|(_, name)| name.to_string());
-    simple_set(names)
-}
-
 /// The keys: by the specs if they serve, else by the command's own code.
-fn keys_of(d: &Value, specs: &[&Value], proc: Option<&str>, argv: &[Vec<u8>]) -> Vec<Key> {
+fn keys_of(specs: &[&Value], proc: Option<&str>, argv: &[Vec<u8>]) -> Vec<Key> {
     let variable = specs.iter().any(|s| has(s, "flags", "VARIABLE_FLAGS"));
     if !variable && specs.iter().any(|s| !has(s, "flags", "NOT_KEY")) {
-        if let Some(keys) = by_specs(d, specs, argv) {
+        if let Some(keys) = by_specs(specs, argv) {
             return keys;
         }
     }
@@ -80,7 +65,7 @@ fn keys_of(d: &Value, specs: &[&Value], proc: Option<&str>, argv: &[Vec<u8>]) ->
 }
 
 /// `getKeysUsingKeySpecs`; `None` where a spec cannot be followed.
-fn by_specs(d: &Value, specs: &[&Value], argv: &[Vec<u8>]) -> Option<Vec<Key>> {
+fn by_specs(specs: &[&Value], argv: &[Vec<u8>]) -> Option<Vec<Key>> {
     let argc = argv.len() as i64;
     let mut keys = Vec::new();
     for spec in specs.iter().filter(|s| !has(s, "flags", "NOT_KEY")) {
@@ -111,28 +96,13 @@ fn by_specs(d: &Value, specs: &[&Value], argv: &[Vec<u8>]) -> Option<Vec<Key>> {
         if last >= argc || last < first || first >= argc || step < 1 {
             return None;
         }
-        let mut i = first;
-        while i <= last {
-            if i >= argc && int(d.get("arity")) < 0 {
-                i += step;
-                continue;
-            }
-            keys.push((i as usize, flags.clone()));
-            i += step;
-        }
+        let positions = (first as usize..=last as usize).step_by(step as usize);
+        keys.extend(positions.map(|i| (i, flags.clone())));
         if has(spec, "flags", "INCOMPLETE") {
             return None;
         }
     }
     Some(keys)
-}
-
-fn spec_flags(spec: &Value) -> Vec<&'static str> {
-    KEY_FLAGS
-        .iter()
-        .map(|(json, _)| *json)
-        .filter(|json| has(spec, "flags", json))
-        .collect()
 }
 
 /// Where a spec's keys begin: `Some(None)` when its keyword is absent,

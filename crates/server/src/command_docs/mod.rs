@@ -137,7 +137,7 @@ pub const CATEGORIES: &[&str] = &[
 ];
 
 /// Key spec flags in `addReplyFlagsForKeyArgs`' order.
-pub(super) const KEY_FLAGS: &[(&str, &str)] = &[
+const KEY_FLAGS: &[(&str, &str)] = &[
     ("RO", "RO"),
     ("RW", "RW"),
     ("OW", "OW"),
@@ -192,11 +192,7 @@ fn index_range(spec: &Value) -> Option<(i64, i64, i64, bool)> {
 /// The legacy (first key, last key, step) and whether the keys are
 /// movable, from the key specs (`populateCommandLegacyRangeSpec`).
 fn legacy_range(d: &Value) -> ((i64, i64, i64), bool) {
-    let specs: Vec<&Value> = d
-        .get("key_specs")
-        .and_then(Value::as_array)
-        .map(|s| s.iter().collect())
-        .unwrap_or_default();
+    let specs = specs_of(d);
     if specs.is_empty() {
         return ((0, 0, 0), false);
     }
@@ -273,21 +269,41 @@ pub fn info(full: &str, d: &Value) -> Reply {
     ])
 }
 
+/// A command's key specs.
+pub(super) fn specs_of(d: &Value) -> Vec<&Value> {
+    d.get("key_specs")
+        .and_then(Value::as_array)
+        .map(|s| s.iter().collect())
+        .unwrap_or_default()
+}
+
+/// A key spec's flags (the JSON's names), in `KEY_FLAGS`' order.
+pub(super) fn spec_flags(spec: &Value) -> Vec<&'static str> {
+    KEY_FLAGS
+        .iter()
+        .map(|(json, _)| *json)
+        .filter(|json| has(spec, "flags", json))
+        .collect()
+}
+
+/// Key spec flags as Redis replies with them (`addReplyFlagsForKeyArgs`).
+pub(super) fn key_flag_set(flags: &[&str]) -> Reply {
+    let names = KEY_FLAGS
+        .iter()
+        .filter(|(json, _)| flags.contains(json))
+        .map(|(_, name)| name.to_string());
+    simple_set(names)
+}
+
 fn key_specs(d: &Value) -> Vec<Reply> {
-    let specs = d.get("key_specs").and_then(Value::as_array);
-    specs
+    specs_of(d)
         .into_iter()
-        .flatten()
         .map(|spec| {
             let mut map = Vec::new();
             if let Some(notes) = spec.get("notes").and_then(Value::as_str) {
                 map.push(pair("notes", Reply::bulk(notes)));
             }
-            let flags = KEY_FLAGS
-                .iter()
-                .filter(|(json, _)| has(spec, "flags", json))
-                .map(|(_, name)| name.to_string());
-            map.push(pair("flags", simple_set(flags)));
+            map.push(pair("flags", key_flag_set(&spec_flags(spec))));
             map.push(pair("begin_search", begin_search(spec.get("begin_search"))));
             map.push(pair("find_keys", find_keys(spec.get("find_keys"))));
             Reply::Map(map)

@@ -15,7 +15,7 @@ mod rdb;
 mod stream;
 
 pub use rdb::{frame, read as read_payload, write as write_payload, Object, Refused};
-pub use stream::{GroupObject, PendingObject, StreamObject};
+pub use stream::{GroupObject, StreamObject};
 
 use super::{delete_key, hashes, lists, sets, streams, zsets, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};

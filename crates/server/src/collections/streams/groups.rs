@@ -20,7 +20,7 @@ use crate::commands::{fail, Fail};
 use crate::store::{now_ms, Access};
 
 /// A pending entry of a group.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Pending {
     pub id: StreamId,
     pub delivered_at: u64,

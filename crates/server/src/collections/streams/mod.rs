@@ -29,6 +29,7 @@ pub mod read;
 mod trim;
 pub mod xgroup;
 
+pub use groups::{Group, Pending};
 pub use id::StreamId;
 use id::{invalid_id, parse_strict, MAX};
 use trim::{trim_args, trim_stream, xtrim, AddArgs};

@@ -2,10 +2,10 @@
 //! entries, counters and consumer groups (the payload's form is
 //! `collections/dump/stream.rs`).
 
-use super::groups::{consumer_key, Group, Pending};
+use super::groups::consumer_key;
 use super::id::MAX;
 use super::{decode_fields, encode_fields, Stream};
-use crate::collections::dump::{GroupObject, PendingObject, StreamObject};
+use crate::collections::dump::{GroupObject, StreamObject};
 use crate::commands::{fail, Fail};
 use crate::store::Access;
 
@@ -31,23 +31,12 @@ pub fn read_whole(acc: &mut dyn Access, key: &[u8]) -> Result<StreamObject, Fail
         }
     }
     let mut groups = Vec::new();
-    for (name, g) in s.groups(acc)? {
-        let pending = s
-            .all_pending(acc, &name)?
-            .into_iter()
-            .map(|p| PendingObject {
-                id: p.id,
-                delivered_at: p.delivered_at,
-                count: p.count,
-                consumer: p.consumer,
-            })
-            .collect();
+    for (name, position) in s.groups(acc)? {
         groups.push(GroupObject {
+            pending: s.all_pending(acc, &name)?,
             consumers: s.consumers(acc, &name)?,
             name,
-            last: g.last,
-            entries_read: g.entries_read,
-            pending,
+            position,
         });
     }
     Ok(StreamObject {
@@ -71,19 +60,9 @@ pub fn create(acc: &mut dyn Access, key: &[u8], object: StreamObject) -> Result<
     s.added = object.added;
     s.low = object.entries.first().map_or(Default::default(), |e| e.0);
     for g in object.groups {
-        let position = Group {
-            last: g.last,
-            entries_read: g.entries_read,
-        };
-        s.set_group(acc, &g.name, &position)?;
-        for p in g.pending {
-            let pending = Pending {
-                id: p.id,
-                delivered_at: p.delivered_at,
-                count: p.count,
-                consumer: p.consumer,
-            };
-            s.put_pending(acc, &g.name, &pending)?;
+        s.set_group(acc, &g.name, &g.position)?;
+        for p in &g.pending {
+            s.put_pending(acc, &g.name, p)?;
         }
         for (consumer, seen) in g.consumers {
             let k = s.coll.item_key(&consumer_key(&g.name, &consumer));
