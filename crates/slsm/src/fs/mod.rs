@@ -92,6 +92,12 @@ pub trait RandomAccessFile: Send + Sync + Debug {
         self.read_at(offset, &mut buf)?;
         Ok(buf)
     }
+    /// Like [`read_at`](Self::read_at), but the pages read are not kept in
+    /// the operating system's page cache (see
+    /// [`read_vec_at_uncached`](Self::read_vec_at_uncached)).
+    fn read_at_uncached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.read_at(offset, buf)
+    }
     /// Like [`read_vec_at`](Self::read_vec_at), but the pages read are not
     /// kept in the operating system's page cache (Linux's `RWF_DONTCACHE`;
     /// a plain read where that is unsupported): for a reader whose own

@@ -57,6 +57,32 @@ pub(super) fn read_vec(
     Ok(buf)
 }
 
+/// Fills `buf` from `offset` of `file`, as [`read_vec`] does.
+pub(super) fn read_into(
+    file: &File,
+    offset: u64,
+    buf: &mut [u8],
+    keep_cached: bool,
+) -> io::Result<()> {
+    let mut done = 0usize;
+    while done < buf.len() {
+        // SAFETY: `u8` and `MaybeUninit<u8>` have the same layout, and the
+        // read only writes initialized bytes into the slice it is given.
+        let rest = unsafe { &mut *(&mut buf[done..] as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        match read_once(file, rest, offset + done as u64, keep_cached) {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n if n > 0 => done += n as usize,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One `pread` (or `preadv2` with `RWF_DONTCACHE`) into `dst` from byte
 /// `at` of `file`; the system call's result (bytes read, or -1).
 fn read_once(file: &File, dst: &mut [MaybeUninit<u8>], at: u64, keep_cached: bool) -> isize {
@@ -103,6 +129,11 @@ mod tests {
             );
             assert!(read_vec(&file, 0, 0, keep_cached).unwrap().is_empty());
             let past = read_vec(&file, 19_000, 2000, keep_cached).unwrap_err();
+            assert_eq!(past.kind(), io::ErrorKind::UnexpectedEof);
+            let mut buf = vec![0u8; 5000];
+            read_into(&file, 4093, &mut buf, keep_cached).unwrap();
+            assert_eq!(buf, &bytes[4093..9093]);
+            let past = read_into(&file, 19_000, &mut buf[..2000], keep_cached).unwrap_err();
             assert_eq!(past.kind(), io::ErrorKind::UnexpectedEof);
         }
     }

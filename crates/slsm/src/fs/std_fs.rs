@@ -237,6 +237,10 @@ impl RandomAccessFile for StdRandomFile {
         self.file.read_exact_at(buf, offset)
     }
 
+    fn read_at_uncached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        super::pread::read_into(&self.file, offset, buf, false)
+    }
+
     fn read_vec_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         super::pread::read_vec(&self.file, offset, len, true)
     }

@@ -105,6 +105,46 @@ pub(crate) fn decompress(
     if codec == RAW {
         return Ok(std::borrow::Cow::Borrowed(payload));
     }
+    let (raw_len, _) = frame(payload, max_raw)?;
+    let mut raw = vec![0u8; raw_len];
+    match decompress_into(codec, payload, max_raw, &mut raw)? {
+        Some(_) => Ok(std::borrow::Cow::Owned(raw)),
+        None => Err("compressed block claims an impossible size"),
+    }
+}
+
+/// Decompresses the stored `payload` of a compressed codec into the start
+/// of `out`, returning the raw length, or `None` if the raw block would not
+/// fit in `out` (the caller decompresses it with [`decompress`] instead).
+/// `max_raw` bounds the size a payload may claim, as for [`decompress`].
+pub(crate) fn decompress_into(
+    codec: u8,
+    payload: &[u8],
+    max_raw: usize,
+    out: &mut [u8],
+) -> Result<Option<usize>, &'static str> {
+    let (raw_len, body) = frame(payload, max_raw)?;
+    let Some(out) = out.get_mut(..raw_len) else {
+        return Ok(None);
+    };
+    // Both decoders report an output too small for the data as an error
+    // (lz4_flex's `decompress` documents that it may panic then): a frame
+    // whose stored length lies is corrupt input, never a panic.
+    let written = match codec {
+        LZ4 => lz4_flex::block::decompress_into(body, out).ok(),
+        ZSTD => zstd::bulk::decompress_to_buffer(body, out).ok(),
+        _ => return Err("unknown block codec"),
+    };
+    match (written == Some(raw_len), codec) {
+        (true, _) => Ok(Some(raw_len)),
+        (false, LZ4) => Err("LZ4 block does not decompress"),
+        (false, _) => Err("Zstandard block does not decompress"),
+    }
+}
+
+/// The raw length a compressed `payload` claims (checked against
+/// `max_raw`) and its compressed bytes.
+fn frame(payload: &[u8], max_raw: usize) -> Result<(usize, &[u8]), &'static str> {
     let mut r = Reader::new(payload);
     let raw_len = r
         .varint_usize()
@@ -112,25 +152,12 @@ pub(crate) fn decompress(
     if raw_len > max_raw {
         return Err("compressed block claims an impossible size");
     }
-    let body = &payload[r.pos()..];
-    let raw = match codec {
-        // `decompress_into` reports an output too small for the data as an
-        // error (`decompress` documents that it may panic then): a frame
-        // whose stored length lies is corrupt input, never a panic.
-        LZ4 => {
-            let mut raw = vec![0u8; raw_len];
-            match lz4_flex::block::decompress_into(body, &mut raw) {
-                Ok(n) if n == raw_len => raw,
-                _ => return Err("LZ4 block does not decompress"),
-            }
-        }
-        ZSTD => match zstd::bulk::decompress(body, raw_len) {
-            Ok(raw) if raw.len() == raw_len => raw,
-            _ => return Err("Zstandard block does not decompress"),
-        },
-        _ => return Err("unknown block codec"),
-    };
-    Ok(std::borrow::Cow::Owned(raw))
+    Ok((raw_len, &payload[r.pos()..]))
+}
+
+/// Whether `codec` (a stored codec byte) is the raw one.
+pub(crate) fn is_raw(codec: u8) -> bool {
+    codec == RAW
 }
 
 #[cfg(test)]
@@ -166,6 +193,28 @@ mod tests {
             let mut out = Vec::new();
             assert_eq!(compress_into(codec, &noise, &mut out), RAW);
             assert_eq!(out, noise);
+        }
+    }
+
+    #[test]
+    fn decompressing_into_a_buffer_agrees_with_decompress() {
+        for codec in [Codec::Lz4, Codec::Zstd(3)] {
+            let raw = compressible(3000);
+            let mut stored = Vec::new();
+            let byte = compress_into(codec, &raw, &mut stored);
+            let mut out = vec![0xAAu8; 4096];
+            let n = decompress_into(byte, &stored, 4096, &mut out).unwrap();
+            assert_eq!(n, Some(3000));
+            assert_eq!(&out[..3000], &raw[..]);
+            assert_eq!(
+                decompress_into(byte, &stored, 4096, &mut out[..2999]),
+                Ok(None)
+            );
+            assert!(decompress_into(byte, &stored, 2999, &mut out).is_err());
+            let mut damaged = stored.clone();
+            let mid = damaged.len() / 2;
+            damaged.truncate(mid);
+            assert!(decompress_into(byte, &damaged, 4096, &mut out).is_err());
         }
     }
 
@@ -210,6 +259,10 @@ mod tests {
             out[i] ^= mask;
             if let Ok(got) = decompress(byte, &out, raw.len()) {
                 prop_assert_eq!(got.len(), raw.len());
+            }
+            let mut buf = vec![0u8; 4096];
+            if let Ok(Some(n)) = decompress_into(byte, &out, raw.len(), &mut buf) {
+                prop_assert_eq!(n, raw.len());
             }
         }
     }

@@ -212,12 +212,16 @@ impl Index {
     /// first group whose last prefix is not below the target's, then
     /// [`gallop_last_ge`](Self::gallop_last_ge) finishes (fences of earlier
     /// groups all have smaller prefixes, so they are below the target).
-    pub fn point_last_ge(&self, target: &[u8]) -> usize {
+    /// `on_group(first, n)` learns the group (blocks `first..first + n`)
+    /// before the search within it starts, to start loading what the
+    /// caller will read of the block it lands on.
+    pub fn point_last_ge(&self, target: &[u8], on_group: impl FnOnce(usize, usize)) -> usize {
         let g = match self.prefix_of(target) {
             Some(target_prefix) => self.groups.partition_point(|&p| p < target_prefix),
             None => 0,
         };
         self.prefetch_group_ends(g);
+        on_group(g * GROUP, GROUP);
         self.gallop_last_ge(target, g * GROUP)
     }
 
@@ -303,7 +307,7 @@ mod tests {
         for t in 0..1010u64 {
             let target = encode(&t.to_be_bytes(), 5, Kind::Value);
             let want = keys.partition_point(|k| key::compare(k, &target) == Ordering::Less);
-            assert_eq!(index.point_last_ge(&target), want, "{t}");
+            assert_eq!(index.point_last_ge(&target, |_, _| {}), want, "{t}");
             assert_eq!(index.gallop_last_ge(&target, 0), want, "{t}");
         }
     }
@@ -322,9 +326,13 @@ mod tests {
                 .collect();
             let index = Index::decode(&index_of(&keys, 100), 0, n * 100).unwrap();
             let past = encode(&(n * 10).to_be_bytes(), 5, Kind::Value);
-            assert_eq!(index.point_last_ge(&past), n as usize, "{n} fences");
+            assert_eq!(
+                index.point_last_ge(&past, |_, _| {}),
+                n as usize,
+                "{n} fences"
+            );
             let first = encode(&0u64.to_be_bytes(), 9, Kind::Value);
-            assert_eq!(index.point_last_ge(&first), 0, "{n} fences");
+            assert_eq!(index.point_last_ge(&first, |_, _| {}), 0, "{n} fences");
         }
     }
 
@@ -347,7 +355,7 @@ mod tests {
                 for seq in [1, 5, 9] {
                     let target = encode(t, seq, Kind::Value);
                     let want = keys.partition_point(|k| key::compare(k, &target) == Ordering::Less);
-                    proptest::prop_assert_eq!(index.point_last_ge(&target), want);
+                    proptest::prop_assert_eq!(index.point_last_ge(&target, |_, _| {}), want);
                     proptest::prop_assert_eq!(index.gallop_last_ge(&target, 0), want);
                 }
             }

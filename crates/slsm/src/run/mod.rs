@@ -94,6 +94,7 @@ mod index;
 mod iter;
 mod layout;
 mod meta;
+mod pages;
 mod reader;
 #[cfg(test)]
 mod tests;

@@ -89,6 +89,10 @@ impl RandomAccessFile for FaultFile<dyn RandomAccessFile> {
         self.check(FaultOp::Read)?;
         self.inner.read_at(offset, buf)
     }
+    fn read_at_uncached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.check(FaultOp::Read)?;
+        self.inner.read_at_uncached(offset, buf)
+    }
     fn read_vec_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         self.check(FaultOp::Read)?;
         self.inner.read_vec_at(offset, len)

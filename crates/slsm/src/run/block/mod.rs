@@ -19,6 +19,7 @@ mod prefixes;
 
 use self::prefixes::{KeyPrefixes, MIN_ENTRIES};
 use super::format::{corrupt, Decoded};
+use super::pages::{Page, PAGE};
 use crate::codec::{put_varint, varint_len, Reader};
 use crate::key;
 
@@ -89,6 +90,8 @@ impl BlockBuilder {
 pub(crate) enum BlockBytes {
     /// Read (and maybe decompressed) into memory of its own.
     Owned(Box<[u8]>),
+    /// The first bytes of a page of the pool (a block read for the cache).
+    Page(Page, usize),
     /// A range of a file that lives in memory.
     Shared(Arc<Vec<u8>>, Range<usize>),
 }
@@ -97,7 +100,16 @@ impl BlockBytes {
     fn as_slice(&self) -> &[u8] {
         match self {
             BlockBytes::Owned(b) => b,
+            BlockBytes::Page(page, len) => &page[..*len],
             BlockBytes::Shared(file, r) => &file[r.clone()],
+        }
+    }
+
+    /// The memory the bytes take: a page is taken whole.
+    fn charge(&self) -> usize {
+        match self {
+            BlockBytes::Page(..) => PAGE,
+            _ => self.as_slice().len(),
         }
     }
 }
@@ -202,15 +214,15 @@ impl Block {
         self.file_offset
     }
 
-    /// Bytes of the raw block and of its search index, built or not (what
-    /// a cache holding it is charged: the index may be built while it is
-    /// there).
+    /// Bytes of the raw block (the whole page, for a block in a page) and
+    /// of its search index, built or not (what a cache holding it is
+    /// charged: the index may be built while it is there).
     pub fn len(&self) -> usize {
         let index = match self.count >= MIN_ENTRIES {
             true => KeyPrefixes::heap_bytes_for(self.count),
             false => 0,
         };
-        self.bytes.as_slice().len() + index
+        self.bytes.charge() + index
     }
 
     /// Starts loading what a binary search of the block reads first into

@@ -3,6 +3,7 @@
 //! cache, or a positional read of the file, verified, decompressed and
 //! then cached.
 
+use std::cell::RefCell;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 
@@ -10,8 +11,9 @@ use super::RunFile;
 use crate::error::{Error, Result};
 use crate::run::block::{Block, BlockBytes};
 use crate::run::chunks::ChunkReader;
-use crate::run::compress::decompress;
+use crate::run::compress::{decompress, decompress_into, is_raw};
 use crate::run::format::{check_block, Handle, TRAILER_LEN};
+use crate::run::pages;
 
 impl RunFile {
     /// Block `i` ([`RunFile::block`]), `None` past the last block.
@@ -29,25 +31,23 @@ impl RunFile {
                 return Ok(block);
             }
         }
-        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+        if let Some(block) = self.cache.get(&self.cached, i) {
             block.note_reuse();
             // A cached block is rarely in the CPU's cache: bring it in at
             // once rather than miss by miss.
             block.prefetch();
             return Ok(block);
         }
-        let stored = self.read_stored(i)?;
-        self.admit(i, stored, false)
+        self.read_and_admit(i, false)
     }
 
     /// Puts data block `i` in the cache ahead of the read that will need it
     /// (a batch's concurrent fetch): that read then counts as its first use.
     pub(crate) fn prefetch_block(&self, i: usize) -> Result<()> {
-        if self.in_memory.is_some() || self.cache.get(self.cache_id, i as u64).is_some() {
+        if self.in_memory.is_some() || self.cache.contains(&self.cached, i) {
             return Ok(());
         }
-        let stored = self.read_stored(i)?;
-        self.admit(i, stored, true).map(|_| ())
+        self.read_and_admit(i, true).map(|_| ())
     }
 
     /// Data block `i` for a cursor scanning forward: from the cache if it
@@ -62,7 +62,7 @@ impl RunFile {
         if self.in_memory.is_some() {
             return self.block(i);
         }
-        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+        if let Some(block) = self.cache.get(&self.cached, i) {
             return Ok(block);
         }
         let reader = ahead.get_or_insert_with(|| ChunkReader::readahead(Arc::clone(&self.cache)));
@@ -96,53 +96,79 @@ impl RunFile {
         if self.in_memory.is_some() {
             return self.block(i).map(Some);
         }
-        if let Some(block) = self.cache.get(self.cache_id, i as u64) {
+        if let Some(block) = self.cache.get(&self.cached, i) {
             return Ok(Some(block));
         }
         let h = self.index.handle(i);
         match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
-            Ok(Some(stored)) => self.admit(i, stored, true).map(Some),
+            Ok(Some(stored)) => self.admit(i, &stored, true).map(Some),
             Ok(None) => Ok(None),
             Err(e) => Err(self.read_error(h, e)),
         }
     }
 
-    /// The stored bytes of block `i`, read from the file (and left in the
-    /// OS page cache unless the cache says the memory limit cannot hold
-    /// the files anyway).
-    pub(crate) fn read_stored(&self, i: usize) -> Result<Vec<u8>> {
+    /// Reads block `i` from the file (leaving its pages in the OS page cache
+    /// unless the cache says the memory limit cannot hold the files
+    /// anyway), verifies and decodes it, and caches it; `prefetched` if no
+    /// search uses it yet (see [`Block::note_reuse`]).
+    fn read_and_admit(&self, i: usize, prefetched: bool) -> Result<Arc<Block>> {
         let h = self.index.handle(i);
-        let read = match self.cache.bypasses_os_cache() {
-            true => self.file.read_vec_at_uncached(h.offset, h.len as usize),
-            false => self.file.read_vec_at(h.offset, h.len as usize),
-        };
-        read.map_err(|e| self.read_error(h, e))
+        let block = with_scratch(h.len as usize, |stored| {
+            let read = match self.cache.bypasses_os_cache() {
+                true => self.file.read_at_uncached(h.offset, stored),
+                false => self.file.read_at(h.offset, stored),
+            };
+            read.map_err(|e| self.read_error(h, e))?;
+            self.decode_for_cache(i, stored)
+        })?;
+        self.cache_block(i, block, h.len as usize, prefetched)
     }
 
-    /// Verifies and decodes block `i` read as `stored`, and caches it;
-    /// `prefetched` if no search uses it yet (see [`Block::note_reuse`]).
-    fn admit(&self, i: usize, stored: Vec<u8>, prefetched: bool) -> Result<Arc<Block>> {
-        self.cache.note_read(stored.len());
-        let block = self.decode_stored(i, stored)?;
+    /// Verifies and decodes block `i` read as `stored`, and caches it.
+    fn admit(&self, i: usize, stored: &[u8], prefetched: bool) -> Result<Arc<Block>> {
+        let block = self.decode_for_cache(i, stored)?;
+        self.cache_block(i, block, stored.len(), prefetched)
+    }
+
+    fn cache_block(
+        &self,
+        i: usize,
+        block: Block,
+        read: usize,
+        prefetched: bool,
+    ) -> Result<Arc<Block>> {
+        self.cache.note_read(read);
         if prefetched {
             block.mark_prefetched();
         }
-        let block = Arc::new(block);
-        self.cache
-            .insert(self.cache_id, i as u64, Arc::clone(&block));
-        Ok(block)
+        Ok(self
+            .cache
+            .insert(&self.cached, i, Arc::new(block), prefetched))
     }
 
-    /// Checks the trailer of block `i` read as `stored` and decodes it.
-    pub(crate) fn decode_stored(&self, i: usize, mut stored: Vec<u8>) -> Result<Block> {
-        let raw = match self.unseal(i, &stored)? {
-            Some(raw) => raw,
-            None => {
-                stored.truncate(stored.len() - TRAILER_LEN);
-                stored
+    /// Checks the trailer of block `i` stored as `stored` and decodes it
+    /// into a page of the pool (`run::pages`) if its raw form fits in one,
+    /// else onto the heap.
+    fn decode_for_cache(&self, i: usize, stored: &[u8]) -> Result<Block> {
+        let offset = self.index.handle(i).offset;
+        let (codec, payload) = check_block(stored, offset, "data").map_err(|c| self.to_error(c))?;
+        if let Some(mut page) = pages::page() {
+            let len = match is_raw(codec) {
+                true => page.get_mut(..payload.len()).map(|dst| {
+                    dst.copy_from_slice(payload);
+                    payload.len()
+                }),
+                false => decompress_into(codec, payload, self.max_block_raw as usize, &mut page)
+                    .map_err(|why| self.corruption(offset, why))?,
+            };
+            if let Some(len) = len {
+                return Block::decode(BlockBytes::Page(page, len), offset)
+                    .map_err(|c| self.to_error(c));
             }
-        };
-        self.decode_raw(i, raw)
+        }
+        let raw = decompress(codec, payload, self.max_block_raw as usize)
+            .map_err(|why| self.corruption(offset, why))?;
+        self.decode_raw(i, raw.into_owned())
     }
 
     /// Checks the trailer of block `i` stored as `stored` and decompresses
@@ -198,4 +224,30 @@ impl RunFile {
             Error::io(&self.path, e)
         }
     }
+}
+
+/// Stored blocks up to this size are read into the thread's scratch buffer;
+/// larger ones (a huge value's block) into a buffer of their own.
+const SCRATCH_MAX: usize = 64 << 10;
+
+thread_local! {
+    /// Where a block read for the cache lands before it is verified and
+    /// decoded into its page: read after read, no allocation.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with a buffer of `len` bytes (their contents unspecified).
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    if len > SCRATCH_MAX {
+        return f(&mut vec![0; len]);
+    }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() < len {
+                buf.resize(len, 0);
+            }
+            f(&mut buf[..len])
+        }
+        Err(_) => f(&mut vec![0; len]),
+    })
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 mod blocks;
 
 use super::block::Block;
-use super::cache::BlockCache;
+use super::cache::{BlockCache, CachedBlocks};
 use super::format::{Corrupt, FOOTER_LEN};
 use super::index::Index;
 use super::meta::read_meta;
@@ -23,10 +23,6 @@ use crate::manifest::DbId;
 
 /// An entry borrowed from a run's block: `(internal key, value)`.
 pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
-
-/// Cache ids: unique per opened file in this process, so that files of
-/// different databases (or a file reopened) never share cache entries.
-static NEXT_CACHE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Cache capacity of a run opened without a database's cache.
 const STANDALONE_CACHE: usize = 8 << 20;
@@ -63,7 +59,8 @@ pub struct RunFile {
     /// blocks read in place).
     verified: Box<[AtomicU64]>,
     cache: Arc<BlockCache>,
-    cache_id: u64,
+    /// This file's slots in `cache`.
+    cached: Arc<CachedBlocks>,
     props: RunProperties,
     db_id: DbId,
     max_block_raw: u64,
@@ -124,8 +121,8 @@ impl RunFile {
             verified: (0..blocks.div_ceil(64))
                 .map(|_| AtomicU64::new(0))
                 .collect(),
+            cached: cache.register(blocks),
             cache,
-            cache_id: NEXT_CACHE_ID.fetch_add(1, AtomicOrdering::Relaxed),
             props: meta.file.props,
             db_id: meta.file.db_id,
             max_block_raw: meta.file.max_block_raw,
@@ -164,7 +161,11 @@ impl RunFile {
             .iter()
             .map(|t| t.start.len() + t.end.len() + 56)
             .sum();
-        self.index.memory_usage() + self.filter.capacity() + tombstones + 8 * self.verified.len()
+        self.index.memory_usage()
+            + self.cached.memory_usage()
+            + self.filter.capacity()
+            + tombstones
+            + 8 * self.verified.len()
     }
 
     /// False if no user key with [`crate::bloom::hash_key`] hash `h` is in
@@ -291,8 +292,12 @@ impl RunFile {
 
     /// Index of the first block whose last key is `>= target`
     /// (`num_blocks()` if none).
+    /// The slots of the group of blocks the search lands in start loading
+    /// with it, so that the cache's answer is in the CPU's cache by the
+    /// time the search ends.
     pub(crate) fn block_for_point(&self, target: &[u8]) -> usize {
-        self.index.point_last_ge(target)
+        self.index
+            .point_last_ge(target, |first, n| self.cached.prefetch(first, n))
     }
 
     /// An `Error::Corruption` for this file.
@@ -329,9 +334,9 @@ impl Drop for RunFile {
     fn drop(&mut self) {
         if self.obsolete.load(AtomicOrdering::Acquire) {
             let (fs, path) = (Arc::clone(&self.fs), std::mem::take(&mut self.path));
-            let (cache, id, blocks) = (Arc::clone(&self.cache), self.cache_id, self.num_blocks());
+            let (cache, cached) = (Arc::clone(&self.cache), Arc::clone(&self.cached));
             crate::reaper::defer(move || {
-                cache.forget_file(id, blocks);
+                cache.forget(&cached);
                 let _ = fs.remove_file(&path);
             });
         }
