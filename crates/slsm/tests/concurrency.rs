@@ -371,3 +371,80 @@ fn concurrent_counter_transactions_lose_no_increment() {
         );
     }
 }
+
+/// The block cache under pressure: a cache of a few blocks, readers of
+/// every kind missing in it all the time while a writer overwrites and
+/// merges replace the files whose blocks it holds (their blocks forgotten
+/// while readers still hold some). Every read sees a value written for its
+/// key, never another key's or torn bytes.
+#[test]
+fn readers_through_a_tiny_cache_while_merges_replace_its_files() {
+    const KEYS: u32 = 4000;
+    let key = |i: u32| format!("k{i:05}").into_bytes();
+    let val = |i: u32, g: u32| format!("k{i:05}#{g}#{}", "v".repeat((i % 40) as usize)).into_bytes();
+    let check = |k: &[u8], v: &[u8]| {
+        assert!(v.starts_with(k) && v[k.len()] == b'#', "{k:?} read {v:?}");
+        let rest = &v[k.len() + 1..];
+        let hash = rest.iter().position(|&b| b == b'#').expect("generation");
+        let n = std::str::from_utf8(&k[1..]).unwrap().parse::<u32>().unwrap();
+        assert_eq!(rest.len() - hash - 1, (n % 40) as usize, "{v:?}");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let opts = slsm::Options {
+        block_cache_size: Some(48 << 10),
+        ..small_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    for i in 0..KEYS {
+        db.put(key(i), val(i, 0)).unwrap();
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            for g in 1..6 {
+                for i in (0..KEYS).step_by(3) {
+                    db.put(key((i * 7 + g) % KEYS), val((i * 7 + g) % KEYS, g)).unwrap();
+                }
+            }
+        });
+        for t in 0..3u32 {
+            let (db, done) = (&db, &done);
+            s.spawn(move || {
+                let mut n = t;
+                while !done.load(Ordering::Acquire) {
+                    n = n.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    let i = n % KEYS;
+                    match n % 3 {
+                        0 => check(&key(i), &db.get(key(i)).unwrap().expect("present")),
+                        1 => {
+                            let keys: Vec<Vec<u8>> = (0..16).map(|j| key((i + j * 97) % KEYS)).collect();
+                            let got = db.multi_get(&keys).unwrap();
+                            for (k, v) in keys.iter().zip(got) {
+                                check(k, &v.expect("present"));
+                            }
+                        }
+                        _ => {
+                            let mut last: Option<Vec<u8>> = None;
+                            for item in db.range(key(i)..).take(40) {
+                                let (k, v) = item.unwrap();
+                                check(&k, &v);
+                                assert!(last.as_deref().is_none_or(|l| l < &k[..]));
+                                last = Some(k.to_vec());
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        writer.join().unwrap();
+        done.store(true, Ordering::Release);
+    });
+    let stats = db.stats();
+    assert!(stats.merges > 0, "{stats}");
+    let cache = db.memory_usage().cache;
+    assert!(cache.misses > 10 * cache.entries.max(1), "{cache:?}");
+    assert!(cache.usage <= 48 << 10, "{cache:?}");
+    for i in 0..KEYS {
+        check(&key(i), &db.get(key(i)).unwrap().unwrap());
+    }
+}
