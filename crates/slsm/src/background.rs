@@ -42,6 +42,8 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const STALL_RECHECK: Duration = Duration::from_millis(10);
 /// Longest pause between retries of a failing job.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// How long an idle background thread sleeps between looks at its work.
+const TICK: Duration = Duration::from_millis(500);
 
 /// The two kinds of background job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,8 +164,11 @@ impl Background {
             }
             // Nothing to retry any more (another thread did the work).
             *state.failure(kind) = None;
-            // The timeout is a safety net only; work is signalled.
-            self.work.wait_for(&mut state, Duration::from_millis(500));
+            // The timeout is a safety net only; work is signalled. It is
+            // also the budget's tick (see `MemoryBudget::tick`).
+            if self.work.wait_for(&mut state, TICK).timed_out() {
+                parking_lot::MutexGuard::unlocked(&mut state, || self.jobs.tick());
+            }
         }
     }
 

@@ -26,16 +26,21 @@
 //!   or the charge of files being built changes (or a fixed
 //!   `Options::block_cache_size`).
 //!
-//! The memory runs' reserve is what full runs hold, not lent to the block
-//! cache while the runs are empty (RocksDB's write buffer manager can
-//! charge memtables to its cache that way). Lending it was measured: cached reads
-//! 20-25% faster, but the peak resident memory of the default 5M set in one
-//! process rose from 165-184 to 185-251 MB, because glibc keeps the pages of
-//! the 4 KiB blocks the cache gives back while the runs take fresh ones
-//! (a `malloc_trim` on each shrink did not help). It waits for block
-//! memory the engine can hand back itself. Following what a full run holds
-//! does not churn that way: the reserve drops once, when the first run is
-//! sealed full, and after that only grows, when entries do.
+//! The reserve of memory runs that do not exist is lent to the block cache
+//! once no run has been sealed for [`QUIET`] (RocksDB's write buffer
+//! manager charges memtables to its cache in the same spirit): a database
+//! that is only read gets the budget for its cache. The next seal takes it
+//! back before the new run takes a write (the cache shrinks, its pages go
+//! back to the system: `run::pages`), so the budget holds at every write.
+//! Lending waits for quiet because while writes go on the runs come and go
+//! every few milliseconds, and a cache that grew and shrank with them would
+//! evict, give back and fault in memory on every seal. (Before blocks
+//! lived in pages the engine hands back itself, lending was measured and
+//! not landed: glibc kept the pages of the 4 KiB blocks the cache gave
+//! back while the runs took fresh ones, and the peak resident memory of
+//! the default 5M set rose from 165-184 to 185-251 MB.) Following what a
+//! full run holds does not churn either: the reserve drops once, when the
+//! first run is sealed full, and after that only grows, when entries do.
 //!
 //! The operating system's page cache sits outside the budget but inside
 //! a container's memory limit. Where that limit (or the machine's memory)
@@ -52,6 +57,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::options::Options;
 use crate::run::{BlockCache, CacheStats};
@@ -83,6 +89,10 @@ impl MemoryUsage {
     }
 }
 
+/// How long no memory run must have been sealed before the reserve of the
+/// runs that do not exist is lent to the block cache.
+pub(crate) const QUIET: Duration = Duration::from_secs(1);
+
 /// The split of the budget. See the [module docs](self).
 pub(crate) struct MemoryBudget {
     budget: usize,
@@ -103,6 +113,12 @@ pub(crate) struct MemoryBudget {
     building: AtomicUsize,
     /// Held while the cache's capacity is computed and set.
     resizing: parking_lot::Mutex<()>,
+    /// Memory runs in the current version.
+    live_runs: AtomicUsize,
+    /// The reserve of the runs that do not exist is lent to the cache.
+    lending: AtomicBool,
+    /// When a run was last sealed (or the database opened).
+    last_seal: parking_lot::Mutex<Instant>,
     /// The process's memory limit (`os_memory`), read at open.
     os_limit: Option<u64>,
     /// `Options::os_page_cache`.
@@ -133,6 +149,9 @@ impl MemoryBudget {
             pinned: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
             resizing: Default::default(),
+            live_runs: AtomicUsize::new(1),
+            lending: AtomicBool::new(false),
+            last_seal: parking_lot::Mutex::new(Instant::now()),
             os_limit: crate::os_memory::memory_limit(),
             os_page_cache: opts.os_page_cache,
         }
@@ -151,6 +170,7 @@ impl MemoryBudget {
             .map(|r| r.file.pinned_bytes())
             .sum();
         self.pinned.store(pinned, Ordering::Relaxed);
+        self.live_runs.store(version.mems.len(), Ordering::Relaxed);
         self.resize_cache();
         let bypass = match self.os_page_cache {
             Some(keep) => !keep,
@@ -182,9 +202,52 @@ impl MemoryBudget {
         }
     }
 
-    /// Bytes the memory runs may hold together now.
+    /// Bytes the memory runs may hold together now: the reserve of every
+    /// run there may be, or, while it is lent, of the runs there are.
     fn memory_runs_limit(&self) -> usize {
-        self.run_reserve.load(Ordering::Relaxed) * self.memory_runs
+        let runs = match self.lending.load(Ordering::Relaxed) {
+            true => self
+                .live_runs
+                .load(Ordering::Relaxed)
+                .clamp(1, self.memory_runs),
+            false => self.memory_runs,
+        };
+        self.run_reserve.load(Ordering::Relaxed) * runs
+    }
+
+    /// A memory run was sealed and a new one started (`version` has it):
+    /// the reserve lent to the cache comes back now, before the new run
+    /// takes its first write.
+    pub fn note_seal(&self, version: &Version) {
+        let was_lending = {
+            let mut last_seal = self.last_seal.lock();
+            *last_seal = Instant::now();
+            self.live_runs.store(version.mems.len(), Ordering::Relaxed);
+            self.lending.swap(false, Ordering::Relaxed)
+        };
+        if was_lending {
+            self.resize_cache();
+        }
+    }
+
+    /// Called now and then by the background threads with the current
+    /// version: lends the reserve of the runs that do not exist to the
+    /// cache once no run was sealed for [`QUIET`]. (Under the seal's lock:
+    /// a seal after `version` was loaded either makes it not quiet or
+    /// comes after, and takes the loan back.)
+    pub fn tick(&self, version: &Version) {
+        if self.fixed_cache.is_some() || self.lending.load(Ordering::Relaxed) {
+            return;
+        }
+        {
+            let last_seal = self.last_seal.lock();
+            if last_seal.elapsed() < QUIET {
+                return;
+            }
+            self.live_runs.store(version.mems.len(), Ordering::Relaxed);
+            self.lending.store(true, Ordering::Relaxed);
+        }
+        self.resize_cache();
     }
 
     /// Called before a write that leaves the active memory run holding

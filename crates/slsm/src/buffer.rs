@@ -167,6 +167,7 @@ impl MemoryBuffer {
             ..VersionEdit::default()
         };
         let next = self.versions.apply(edit)?;
+        self.budget.note_seal(&next);
         if next.mems.len() > self.opts.runs_per_flush() {
             self.background.work_may_be_due()?;
         }

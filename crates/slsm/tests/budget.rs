@@ -187,3 +187,65 @@ fn the_memory_runs_reserve_follows_what_the_runs_hold() {
         assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
     }
 }
+
+/// While no write comes, the reserve of the memory runs that do not exist
+/// goes to the block cache; the next seal takes it back before the new run
+/// takes a write. The budget holds throughout, reads answer from the model.
+#[test]
+fn the_idle_memory_runs_reserve_is_lent_to_the_cache() {
+    const BIG_BUDGET: usize = 32 << 20;
+    let opts = Options {
+        memory_budget: BIG_BUDGET,
+        run_entries: 2_000,
+        compression: Compression::all(Codec::Lz4),
+        ..Options::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..30_000 {
+        let (k, v) = (key(i), value(i, 0));
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    let writing = db.memory_usage();
+    assert_within(writing, BIG_BUDGET, "after the writes");
+    // Quiet: within a few ticks the runs keep only what they hold.
+    let started = std::time::Instant::now();
+    let lent = loop {
+        let usage = db.memory_usage();
+        if usage.memory_runs_limit < writing.memory_runs_limit {
+            break usage;
+        }
+        assert!(started.elapsed().as_secs() < 10, "nothing lent: {usage:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let given = writing.memory_runs_limit - lent.memory_runs_limit;
+    assert!(
+        lent.cache.capacity >= writing.cache.capacity + given - (1 << 20),
+        "the cache got the loan: {lent:?} (writing: {writing:?})"
+    );
+    for (k, v) in model.iter().step_by(3) {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+    }
+    assert_within(db.memory_usage(), BIG_BUDGET, "reading on the loan");
+    // Writes again: the first seal takes the loan back.
+    for i in 0..5_000 {
+        let (k, v) = (key(i), value(i, 1));
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+        let usage = db.memory_usage();
+        assert_within(usage, BIG_BUDGET, "writing after the loan");
+        if usage.memory_runs_limit == writing.memory_runs_limit {
+            break;
+        }
+    }
+    let back = db.memory_usage();
+    assert_eq!(
+        back.memory_runs_limit, writing.memory_runs_limit,
+        "{back:?}"
+    );
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+    }
+}

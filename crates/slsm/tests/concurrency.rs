@@ -381,12 +381,16 @@ fn concurrent_counter_transactions_lose_no_increment() {
 fn readers_through_a_tiny_cache_while_merges_replace_its_files() {
     const KEYS: u32 = 4000;
     let key = |i: u32| format!("k{i:05}").into_bytes();
-    let val = |i: u32, g: u32| format!("k{i:05}#{g}#{}", "v".repeat((i % 40) as usize)).into_bytes();
+    let val =
+        |i: u32, g: u32| format!("k{i:05}#{g}#{}", "v".repeat((i % 40) as usize)).into_bytes();
     let check = |k: &[u8], v: &[u8]| {
         assert!(v.starts_with(k) && v[k.len()] == b'#', "{k:?} read {v:?}");
         let rest = &v[k.len() + 1..];
         let hash = rest.iter().position(|&b| b == b'#').expect("generation");
-        let n = std::str::from_utf8(&k[1..]).unwrap().parse::<u32>().unwrap();
+        let n = std::str::from_utf8(&k[1..])
+            .unwrap()
+            .parse::<u32>()
+            .unwrap();
         assert_eq!(rest.len() - hash - 1, (n % 40) as usize, "{v:?}");
     };
     let dir = tempfile::tempdir().unwrap();
@@ -403,7 +407,8 @@ fn readers_through_a_tiny_cache_while_merges_replace_its_files() {
         let writer = s.spawn(|| {
             for g in 1..6 {
                 for i in (0..KEYS).step_by(3) {
-                    db.put(key((i * 7 + g) % KEYS), val((i * 7 + g) % KEYS, g)).unwrap();
+                    db.put(key((i * 7 + g) % KEYS), val((i * 7 + g) % KEYS, g))
+                        .unwrap();
                 }
             }
         });
@@ -417,7 +422,8 @@ fn readers_through_a_tiny_cache_while_merges_replace_its_files() {
                     match n % 3 {
                         0 => check(&key(i), &db.get(key(i)).unwrap().expect("present")),
                         1 => {
-                            let keys: Vec<Vec<u8>> = (0..16).map(|j| key((i + j * 97) % KEYS)).collect();
+                            let keys: Vec<Vec<u8>> =
+                                (0..16).map(|j| key((i + j * 97) % KEYS)).collect();
                             let got = db.multi_get(&keys).unwrap();
                             for (k, v) in keys.iter().zip(got) {
                                 check(k, &v.expect("present"));

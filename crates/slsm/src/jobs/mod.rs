@@ -124,6 +124,12 @@ impl Jobs {
     }
 
     /// What decides when work is due.
+    /// Now-and-then upkeep of the background threads: the memory budget
+    /// may lend the memory runs' unused reserve to the cache.
+    pub fn tick(&self) {
+        self.budget.tick(&self.versions.current());
+    }
+
     pub fn picker(&self) -> &Picker {
         &self.picker
     }

@@ -32,8 +32,8 @@ use crate::run::block::Block;
 const SMALL_SHARE: u64 = 10;
 
 /// A block in one of the queues. `file`'s slot `index` holds the block
-/// while the entry is live; once the file is forgotten the entry is stale
-/// and only waits to be dropped.
+/// while the entry is live; once the file's forgetting empties the slot
+/// the entry is stale and only waits to be dropped.
 struct Entry {
     file: Arc<CachedBlocks>,
     index: u32,
@@ -41,8 +41,12 @@ struct Entry {
 }
 
 impl Entry {
+    /// Whether [`CachedBlocks::forget`] took the block out of its slot. (Under
+    /// the shard's lock only the shard and `forget` change the slot, so an
+    /// empty slot means just that; a file being forgotten whose slot still
+    /// holds the block is a live entry until `forget` reaches it.)
     fn is_stale(&self) -> bool {
-        self.file.is_forgotten()
+        self.file.slot(self.index as usize).load().is_none()
     }
 
     fn take_hit(&self) -> bool {

@@ -240,3 +240,36 @@ proptest! {
         prop_assert_eq!((s.entries, s.usage), held(&[&file]));
     }
 }
+
+/// Files forgotten while other threads insert and evict (a merge's inputs
+/// dropped while lookups fill the cache): the charge stays the sum of what
+/// the slots hold, and no count goes below zero.
+#[test]
+fn forgetting_while_others_evict_keeps_the_books() {
+    let cache = BlockCache::new(40 * 1124);
+    let files: Vec<Arc<CachedBlocks>> = (0..40).map(|_| cache.register(64)).collect();
+    std::thread::scope(|s| {
+        for t in 0..3usize {
+            let (cache, files) = (&cache, &files);
+            s.spawn(move || {
+                for n in 0..20_000usize {
+                    let f = &files[(n * 7 + t) % files.len()];
+                    read(cache, f, (n * 13 + t) % 64, 1000);
+                }
+            });
+        }
+        let (cache, files) = (&cache, &files);
+        s.spawn(move || {
+            for round in 0..3 {
+                for f in files.iter().skip(round).step_by(3) {
+                    cache.forget(f);
+                    std::thread::yield_now();
+                }
+            }
+        });
+    });
+    let refs: Vec<&Arc<CachedBlocks>> = files.iter().collect();
+    let s = cache.stats();
+    assert_eq!((s.entries, s.usage), held(&refs));
+    assert!(s.usage <= 40 * 1124);
+}
