@@ -40,6 +40,7 @@ use crate::merge::MergePolicy;
 use crate::options::Options;
 use crate::os_memory;
 use crate::rangedel::RangeTombstone;
+use crate::run::RunFile;
 use crate::snapshot::SnapshotList;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version, VersionEdit, VersionSet};
@@ -225,6 +226,10 @@ impl Jobs {
             budget: &self.budget,
         };
         let built = build::build_run(plan, children, range_dels)?;
+        let replaced: Vec<Arc<RunFile>> = match &job.inputs {
+            Inputs::Disk(runs) => runs.iter().map(|r| Arc::clone(&r.file)).collect(),
+            Inputs::Memory(_) => Vec::new(),
+        };
         let mut edit = VersionEdit {
             flushed_sequence: flushed,
             ..VersionEdit::default()
@@ -238,6 +243,9 @@ impl Jobs {
         }
         let next = self.versions.apply(edit)?;
         self.budget.rebalance(&next);
+        if let Some((run, _)) = &built {
+            crate::run::warm_after(&run.file, &replaced);
+        }
         os_memory::release_free_heap();
         let bytes = built.as_ref().map_or(0, |(_, b)| *b);
         self.counters

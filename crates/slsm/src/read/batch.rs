@@ -163,10 +163,11 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
         // Every key's block first (each starts loading into the CPU's
         // cache as it is found), then the searches: the cache misses of
         // different keys overlap instead of following one another.
-        let blocks = walks
+        let wanted: Vec<(&RunFile, usize)> = walks
             .iter()
-            .map(|w| runs[w.run].file.block_at(w.block))
-            .collect::<Result<Vec<_>>>()?;
+            .map(|w| (&*runs[w.run].file, w.block))
+            .collect();
+        let blocks = RunFile::blocks_of_batch(&wanted)?;
         // Search each key's block; a false positive walks on.
         for (w, block) in walks.iter_mut().zip(blocks) {
             let (key, run) = (b.keys[w.key], runs[w.run]);

@@ -99,6 +99,7 @@ mod reader;
 #[cfg(test)]
 mod tests;
 mod verify;
+mod warm;
 
 pub use builder::RunBuilder;
 pub use cache::{BlockCache, CacheStats};
@@ -106,6 +107,7 @@ pub use compress::Codec;
 pub(crate) use fetch::{fetch, fetch_wanted};
 pub use iter::RunIter;
 pub use reader::{Entry, KeyValue, RunFile};
+pub(crate) use warm::warm_after;
 
 use crate::error::{Error, Result};
 use crate::manifest::DbId;

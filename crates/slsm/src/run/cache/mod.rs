@@ -26,23 +26,24 @@
 //! `run::pages`, is charged the whole page); a file's slots (8 bytes per block)
 //! are charged with the file's index (16 bytes per block). A block handed out stays valid for as
 //! long as its borrower holds it, even if the cache evicts it meanwhile
-//! (blocks are `Arc`s in `arc_swap` cells, so a slot read never races with
-//! the eviction that empties it).
+//! (a slot's block is released by the epoch collector once no reader can
+//! be using it: [`slot`]).
 //!
 //! * **Owns**: the blocks (through the slots), the queues, the figures.
 //! * **Thread safety**: any number of threads; hits lock nothing.
 
 mod shard;
+mod slot;
 #[cfg(test)]
 mod tests;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
 
-use self::shard::Shard;
+use self::shard::{NewBlock, Shard};
+use self::slot::{BlockSlot, PREFETCHED};
 use super::block::Block;
 use super::pages;
 use crate::stats::StripedCounter;
@@ -79,42 +80,18 @@ pub struct CacheStats {
     pub readahead: u64,
 }
 
-/// The most hits a slot counts (S3-FIFO's two bits).
-const MAX_HITS: u8 = 3;
-/// A slot's block was put there ahead of its first read (a batch's fetch):
-/// that read is not a hit.
-const PREFETCHED: u8 = 0x80;
-
-/// Where a cached block lives: the block, and its hits since the eviction
-/// policy last looked (S3-FIFO's frequency, see [`shard`]), kept beside it
-/// so that counting a hit writes the line the lookup has just read, not
-/// the block's.
-#[derive(Default)]
-struct Slot {
-    block: ArcSwapOption<Block>,
-    hits: AtomicU8,
-}
-
-impl Slot {
-    #[inline]
-    fn note_hit(&self) {
-        let hits = self.hits.load(Ordering::Relaxed);
-        if hits & PREFETCHED != 0 {
-            self.hits.store(0, Ordering::Relaxed);
-        } else if hits < MAX_HITS {
-            self.hits.store(hits + 1, Ordering::Relaxed);
-        }
-    }
-
-    /// Whether the block was hit since the policy last asked, counting one
-    /// hit off (the block's second chance).
-    fn take_hit(&self) -> bool {
-        let hits = self.hits.load(Ordering::Relaxed) & !PREFETCHED;
-        if hits > 0 {
-            self.hits.store(hits - 1, Ordering::Relaxed);
-        }
-        hits > 0
-    }
+/// How a block enters the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// Read by the lookup that needs it (which is not a hit).
+    Read,
+    /// Put there ahead of the read that needs it (a batch's fetch, warming
+    /// a new file into free room): that read is not a hit either.
+    Ahead,
+    /// A new file's block that takes the place of a cached block of a file
+    /// it replaces (a merge): it goes straight to the main queue, as
+    /// reused as what it replaces (see `run::warm`).
+    Inherited,
 }
 
 /// One open run file's place in the cache: a slot per data block, holding
@@ -123,7 +100,7 @@ pub(crate) struct CachedBlocks {
     /// Unique in the process: files of different databases, or a file
     /// opened twice, never share blocks.
     id: u64,
-    slots: Box<[Slot]>,
+    slots: Box<[BlockSlot]>,
     /// The file is gone: nothing may be cached for it any more.
     forgotten: AtomicBool,
 }
@@ -134,18 +111,13 @@ impl CachedBlocks {
     fn new(blocks: usize) -> CachedBlocks {
         CachedBlocks {
             id: NEXT_FILE_ID.fetch_add(1, Ordering::Relaxed),
-            slots: (0..blocks).map(|_| Slot::default()).collect(),
+            slots: (0..blocks).map(|_| BlockSlot::default()).collect(),
             forgotten: AtomicBool::new(false),
         }
     }
 
-    fn slot(&self, index: usize) -> &ArcSwapOption<Block> {
-        &self.slots[index].block
-    }
-
-    /// See [`Slot::take_hit`].
-    fn take_hit(&self, index: usize) -> bool {
-        self.slots[index].take_hit()
+    fn slot(&self, index: usize) -> &BlockSlot {
+        &self.slots[index]
     }
 
     fn is_forgotten(&self) -> bool {
@@ -165,9 +137,16 @@ impl CachedBlocks {
         }
     }
 
+    /// The blocks now cached, in order.
+    pub fn cached(&self) -> Vec<usize> {
+        (0..self.slots.len())
+            .filter(|&i| !self.slots[i].is_empty())
+            .collect()
+    }
+
     /// Bytes the slots take (charged with the file's index).
     pub fn memory_usage(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<Slot>()
+        self.slots.len() * std::mem::size_of::<BlockSlot>()
     }
 
     /// A hash of block `index` of this file: picks its shard, names it in
@@ -242,34 +221,57 @@ impl BlockCache {
     #[inline]
     pub(crate) fn get(&self, file: &CachedBlocks, index: usize) -> Option<Arc<Block>> {
         let slot = file.slots.get(index)?;
-        let block = slot.block.load_full();
-        match &block {
-            Some(_) => {
+        let block = slot.get(&crossbeam_epoch::pin());
+        self.count(slot, block.is_some());
+        block
+    }
+
+    #[inline]
+    fn count(&self, slot: &BlockSlot, hit: bool) {
+        match hit {
+            true => {
                 slot.note_hit();
                 self.hits.add(1);
             }
-            None => self.misses.add(1),
+            false => self.misses.add(1),
         }
-        block
+    }
+
+    /// Blocks `(file, index)` of a batch, each counted as a hit or a miss:
+    /// every cached block's first line starts loading before any reference
+    /// is taken, so the batch waits for one memory latency, not one per
+    /// block.
+    pub(crate) fn get_many(&self, blocks: &[(&CachedBlocks, usize)]) -> Vec<Option<Arc<Block>>> {
+        let guard = crossbeam_epoch::pin();
+        for &(file, index) in blocks {
+            if let Some(block) = file.slots.get(index).and_then(|s| s.peek(&guard)) {
+                slsm_skiplist::prefetch((block as *const Block).cast());
+            }
+        }
+        blocks
+            .iter()
+            .map(|&(file, index)| {
+                let slot = file.slots.get(index)?;
+                let block = slot.get(&guard);
+                self.count(slot, block.is_some());
+                block
+            })
+            .collect()
     }
 
     /// Whether block `index` of `file` is cached (not counted).
     pub(crate) fn contains(&self, file: &CachedBlocks, index: usize) -> bool {
-        file.slots
-            .get(index)
-            .is_some_and(|s| s.block.load().is_some())
+        file.slots.get(index).is_some_and(|s| !s.is_empty())
     }
 
     /// Caches `block` as block `index` of `file` and returns it, or the
-    /// block another reader cached there first. `prefetched`: put there
-    /// ahead of the read that needs it, which is then not counted as a hit
-    /// by the eviction policy.
+    /// block another reader cached there first.
     pub(crate) fn insert(
         &self,
         file: &Arc<CachedBlocks>,
         index: usize,
         block: Arc<Block>,
-        prefetched: bool,
+        how: Admission,
     ) -> Arc<Block> {
         if index >= file.slots.len() {
             return block;
@@ -279,14 +281,33 @@ impl BlockCache {
         if file.is_forgotten() {
             return block;
         }
-        if let Some(cached) = file.slot(index).load_full() {
+        if let Some(cached) = file.slot(index).get(&crossbeam_epoch::pin()) {
             return cached;
         }
         let weight = block.len() as u64 + ENTRY_OVERHEAD;
-        let hits = if prefetched { PREFETCHED } else { 0 };
-        file.slots[index].hits.store(hits, Ordering::Relaxed);
-        shard.insert(file, index, Arc::clone(&block), weight, key);
+        let hits = match how {
+            Admission::Read => 0,
+            Admission::Ahead | Admission::Inherited => PREFETCHED,
+        };
+        let new = NewBlock {
+            block: Arc::clone(&block),
+            hits,
+            weight,
+            key,
+            main: how == Admission::Inherited,
+        };
+        shard.insert(file, index, new);
         block
+    }
+
+    /// Bytes the cache could take before it evicts anything.
+    pub(crate) fn room(&self) -> u64 {
+        let n = self.shards.len() as u64;
+        let per_shard = self.capacity.load(Ordering::Relaxed) / n;
+        self.shards
+            .iter()
+            .map(|s| per_shard.saturating_sub(s.lock().usage()))
+            .sum()
     }
 
     /// Drops every cached block of `file` (its file is gone: nobody can ask
@@ -295,12 +316,12 @@ impl BlockCache {
     pub(crate) fn forget(&self, file: &CachedBlocks) {
         file.forgotten.store(true, Ordering::Release);
         for index in 0..file.slots.len() {
-            if file.slot(index).load().is_none() {
+            if file.slot(index).is_empty() {
                 continue;
             }
             let mut shard = self.shard(file.key(index)).lock();
-            if let Some(block) = file.slot(index).swap(None) {
-                shard.forgot(block.len() as u64 + ENTRY_OVERHEAD);
+            if let Some(len) = file.slot(index).empty() {
+                shard.forgot(len as u64 + ENTRY_OVERHEAD);
             }
         }
     }

@@ -31,6 +31,19 @@ use crate::run::block::Block;
 /// The small queue's share of the shard's capacity, as the paper sets it.
 const SMALL_SHARE: u64 = 10;
 
+/// A block to cache, and how.
+pub(super) struct NewBlock {
+    pub block: Arc<Block>,
+    /// Its hit count to start with.
+    pub hits: u8,
+    /// What it is charged.
+    pub weight: u64,
+    /// Its key in the ghost queue.
+    pub key: u64,
+    /// Straight to the main queue.
+    pub main: bool,
+}
+
 /// A block in one of the queues. `file`'s slot `index` holds the block
 /// while the entry is live; once the file's forgetting empties the slot
 /// the entry is stale and only waits to be dropped.
@@ -46,11 +59,11 @@ impl Entry {
     /// empty slot means just that; a file being forgotten whose slot still
     /// holds the block is a live entry until `forget` reaches it.)
     fn is_stale(&self) -> bool {
-        self.file.slot(self.index as usize).load().is_none()
+        self.file.slot(self.index as usize).is_empty()
     }
 
     fn take_hit(&self) -> bool {
-        self.file.take_hit(self.index as usize)
+        self.file.slot(self.index as usize).take_hit()
     }
 }
 
@@ -97,28 +110,28 @@ impl Shard {
         self.make_room(0);
     }
 
-    /// Caches `block` as slot `index` of `file` (empty: the caller checked
-    /// under this shard's lock), charged `weight` bytes. False if it cannot
-    /// fit at all.
-    pub fn insert(
-        &mut self,
-        file: &Arc<CachedBlocks>,
-        index: usize,
-        block: Arc<Block>,
-        weight: u64,
-        key: u64,
-    ) -> bool {
+    /// Caches `new` as slot `index` of `file` (empty: the caller checked
+    /// under this shard's lock), in the main queue if it says so (else as
+    /// S3-FIFO places it). False if it cannot fit at all.
+    pub fn insert(&mut self, file: &Arc<CachedBlocks>, index: usize, new: NewBlock) -> bool {
+        let NewBlock {
+            block,
+            hits,
+            weight,
+            key,
+            main,
+        } = new;
         if weight > self.capacity || weight > u64::from(u32::MAX) || index > u32::MAX as usize {
             return false;
         }
         self.make_room(weight);
-        file.slot(index).store(Some(block));
+        file.slot(index).fill(block, hits);
         let entry = Entry {
             file: Arc::clone(file),
             index: index as u32,
             weight: weight as u32,
         };
-        if self.ghost.remove(key) {
+        if self.ghost.remove(key) || main {
             self.main.push_back(entry);
         } else {
             self.small_bytes += weight;
@@ -215,7 +228,7 @@ impl Shard {
     }
 
     fn remove(&mut self, entry: Entry) {
-        entry.file.slot(entry.index as usize).store(None);
+        entry.file.slot(entry.index as usize).empty();
         self.usage -= u64::from(entry.weight);
         self.live -= 1;
     }

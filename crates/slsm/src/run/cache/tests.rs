@@ -20,7 +20,7 @@ fn tag_of(b: &Block) -> u64 {
 fn read(cache: &BlockCache, file: &Arc<CachedBlocks>, i: usize, pad: usize) -> Arc<Block> {
     match cache.get(file, i) {
         Some(b) => b,
-        None => cache.insert(file, i, block(i as u64, pad), false),
+        None => cache.insert(file, i, block(i as u64, pad), Admission::Read),
     }
 }
 
@@ -28,8 +28,9 @@ fn read(cache: &BlockCache, file: &Arc<CachedBlocks>, i: usize, pad: usize) -> A
 fn held(files: &[&Arc<CachedBlocks>]) -> (u64, u64) {
     let mut n = (0, 0);
     for f in files {
+        let guard = crossbeam_epoch::pin();
         for s in f.slots.iter() {
-            if let Some(b) = s.block.load_full() {
+            if let Some(b) = s.get(&guard) {
                 n.0 += 1;
                 n.1 += b.len() as u64 + ENTRY_OVERHEAD;
             }
@@ -43,7 +44,7 @@ fn holds_at_most_its_capacity() {
     let cache = BlockCache::new(100_000);
     let file = cache.register(1000);
     for i in 0..1000 {
-        cache.insert(&file, i, block(i as u64, 900), false);
+        cache.insert(&file, i, block(i as u64, 900), Admission::Read);
         assert!(cache.stats().usage <= 100_000, "{:?}", cache.stats());
     }
     let s = cache.stats();
@@ -55,7 +56,7 @@ fn holds_at_most_its_capacity() {
     assert_eq!((s.entries, s.usage), held(&[&file]));
     let none = BlockCache::new(0);
     let file = none.register(2);
-    none.insert(&file, 1, block(1, 10), false);
+    none.insert(&file, 1, block(1, 10), Admission::Read);
     assert_eq!(none.stats().entries, 0);
     assert!(none.get(&file, 1).is_none());
 }
@@ -65,10 +66,10 @@ fn holds_at_most_its_capacity() {
 fn borrowed_blocks_outlive_eviction() {
     let cache = BlockCache::new(20_000);
     let file = cache.register(100);
-    cache.insert(&file, 0, block(0, 5000), false);
+    cache.insert(&file, 0, block(0, 5000), Admission::Read);
     let held = cache.get(&file, 0).unwrap();
     for i in 1..100 {
-        cache.insert(&file, i, block(i as u64, 5000), false);
+        cache.insert(&file, i, block(i as u64, 5000), Admission::Read);
     }
     // Hit once, it is in the main queue now: it leaves when the cache
     // shrinks below it.
@@ -82,8 +83,8 @@ fn borrowed_blocks_outlive_eviction() {
 fn the_first_insert_wins() {
     let cache = BlockCache::new(1 << 20);
     let file = cache.register(4);
-    let first = cache.insert(&file, 2, block(2, 100), false);
-    let second = cache.insert(&file, 2, block(2, 100), false);
+    let first = cache.insert(&file, 2, block(2, 100), Admission::Read);
+    let second = cache.insert(&file, 2, block(2, 100), Admission::Read);
     assert!(Arc::ptr_eq(&first, &second));
     assert_eq!(cache.stats().entries, 1);
 }
@@ -134,18 +135,18 @@ fn a_forgotten_file_leaves_nothing_behind() {
     let cache = BlockCache::new(64 << 20);
     let keep = cache.register(100);
     for i in 0..100 {
-        cache.insert(&keep, i, block(i as u64, 500), false);
+        cache.insert(&keep, i, block(i as u64, 500), Admission::Read);
     }
     let kept = cache.stats();
     for _ in 0..50 {
         let gone = cache.register(200);
         for i in 0..200 {
-            cache.insert(&gone, i, block(i as u64, 500), false);
+            cache.insert(&gone, i, block(i as u64, 500), Admission::Read);
         }
         cache.forget(&gone);
         assert_eq!(cache.stats().entries, kept.entries);
         assert_eq!(cache.stats().usage, kept.usage);
-        cache.insert(&gone, 5, block(5, 500), false);
+        cache.insert(&gone, 5, block(5, 500), Admission::Read);
         assert!(!cache.contains(&gone, 5), "cached for a forgotten file");
     }
     let stale: usize = cache.shards.iter().map(|s| s.lock().queued()).sum();
@@ -191,7 +192,7 @@ proptest! {
                         prop_assert_eq!(b.len(), model[&(f, i)]);
                     }
                     None => {
-                        let b = cache.insert(&files[f], i, block(i as u64, pad), false);
+                        let b = cache.insert(&files[f], i, block(i as u64, pad), Admission::Read);
                         model.insert((f, i), b.len());
                     }
                 },
@@ -224,7 +225,7 @@ proptest! {
                 s.spawn(move || {
                     for (n, &(k, pad)) in ops.iter().enumerate() {
                         if (n + t) % 2 == 0 {
-                            cache.insert(file, k, block(k as u64, pad), n % 5 == 0);
+                            cache.insert(file, k, block(k as u64, pad), if n % 5 == 0 { Admission::Ahead } else { Admission::Read });
                         } else if let Some(b) = cache.get(file, k) {
                             assert_eq!(tag_of(&b), k as u64);
                         }

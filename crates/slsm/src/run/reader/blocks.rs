@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::RunFile;
 use crate::error::{Error, Result};
 use crate::run::block::{Block, BlockBytes};
+use crate::run::cache::Admission;
 use crate::run::chunks::ChunkReader;
 use crate::run::compress::{decompress, decompress_into, is_raw};
 use crate::run::format::{check_block, Handle, TRAILER_LEN};
@@ -38,7 +39,37 @@ impl RunFile {
             block.prefetch();
             return Ok(block);
         }
-        self.read_and_admit(i, false)
+        self.read_and_admit(i, Admission::Read)
+    }
+
+    /// Blocks `(file, i)` of a batch (`None` past a file's last block):
+    /// the cached ones found together (`BlockCache::get_many`: their misses
+    /// overlap), the others read.
+    pub(crate) fn blocks_of_batch(wanted: &[(&RunFile, usize)]) -> Result<Vec<Option<Arc<Block>>>> {
+        let Some(cache) = wanted.first().map(|(file, _)| &file.cache) else {
+            return Ok(Vec::new());
+        };
+        let shared = wanted
+            .iter()
+            .all(|(file, _)| file.in_memory.is_none() && Arc::ptr_eq(&file.cache, cache));
+        if !shared {
+            return wanted.iter().map(|(file, i)| file.block_at(*i)).collect();
+        }
+        let slots: Vec<_> = wanted.iter().map(|(file, i)| (&*file.cached, *i)).collect();
+        let found = cache.get_many(&slots);
+        for block in found.iter().flatten() {
+            block.note_reuse();
+            block.prefetch();
+        }
+        wanted
+            .iter()
+            .zip(found)
+            .map(|(&(file, i), block)| match block {
+                Some(block) => Ok(Some(block)),
+                None if i < file.num_blocks() => file.read_and_admit(i, Admission::Read).map(Some),
+                None => Ok(None),
+            })
+            .collect()
     }
 
     /// Puts data block `i` in the cache ahead of the read that will need it
@@ -47,7 +78,7 @@ impl RunFile {
         if self.in_memory.is_some() || self.cache.contains(&self.cached, i) {
             return Ok(());
         }
-        self.read_and_admit(i, true).map(|_| ())
+        self.read_and_admit(i, Admission::Ahead).map(|_| ())
     }
 
     /// Data block `i` for a cursor scanning forward: from the cache if it
@@ -101,7 +132,7 @@ impl RunFile {
         }
         let h = self.index.handle(i);
         match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
-            Ok(Some(stored)) => self.admit(i, &stored, true).map(Some),
+            Ok(Some(stored)) => self.admit(i, &stored, Admission::Ahead).map(Some),
             Ok(None) => Ok(None),
             Err(e) => Err(self.read_error(h, e)),
         }
@@ -111,7 +142,7 @@ impl RunFile {
     /// unless the cache says the memory limit cannot hold the files
     /// anyway), verifies and decodes it, and caches it; `prefetched` if no
     /// search uses it yet (see [`Block::note_reuse`]).
-    fn read_and_admit(&self, i: usize, prefetched: bool) -> Result<Arc<Block>> {
+    fn read_and_admit(&self, i: usize, how: Admission) -> Result<Arc<Block>> {
         let h = self.index.handle(i);
         let block = with_scratch(h.len as usize, |stored| {
             let read = match self.cache.bypasses_os_cache() {
@@ -121,13 +152,29 @@ impl RunFile {
             read.map_err(|e| self.read_error(h, e))?;
             self.decode_for_cache(i, stored)
         })?;
-        self.cache_block(i, block, h.len as usize, prefetched)
+        self.cache_block(i, block, h.len as usize, how)
+    }
+
+    /// Reads block `i` through `chunks` (front to back) and caches it as
+    /// `how` says: warming the file (`run::warm`).
+    pub(crate) fn warm_block(
+        &self,
+        i: usize,
+        chunks: &mut ChunkReader,
+        how: Admission,
+    ) -> Result<()> {
+        let h = self.index.handle(i);
+        let stored = chunks
+            .bytes(self.file.as_ref(), h, self.props.data_bytes)
+            .map_err(|e| self.read_error(h, e))?;
+        let block = self.decode_for_cache(i, stored)?;
+        self.cache_block(i, block, 0, how).map(|_| ())
     }
 
     /// Verifies and decodes block `i` read as `stored`, and caches it.
-    fn admit(&self, i: usize, stored: &[u8], prefetched: bool) -> Result<Arc<Block>> {
+    fn admit(&self, i: usize, stored: &[u8], how: Admission) -> Result<Arc<Block>> {
         let block = self.decode_for_cache(i, stored)?;
-        self.cache_block(i, block, stored.len(), prefetched)
+        self.cache_block(i, block, stored.len(), how)
     }
 
     fn cache_block(
@@ -135,15 +182,13 @@ impl RunFile {
         i: usize,
         block: Block,
         read: usize,
-        prefetched: bool,
+        how: Admission,
     ) -> Result<Arc<Block>> {
         self.cache.note_read(read);
-        if prefetched {
+        if how != Admission::Read {
             block.mark_prefetched();
         }
-        Ok(self
-            .cache
-            .insert(&self.cached, i, Arc::new(block), prefetched))
+        Ok(self.cache.insert(&self.cached, i, Arc::new(block), how))
     }
 
     /// Checks the trailer of block `i` stored as `stored` and decodes it

@@ -279,6 +279,23 @@ impl RunFile {
         &self.index
     }
 
+    /// Whether the file lives in memory (read in place, never warmed).
+    pub(crate) fn is_in_memory(&self) -> bool {
+        self.in_memory.is_some()
+    }
+
+    /// The blocks of this file the cache holds now.
+    pub(crate) fn cached_blocks(&self) -> Vec<usize> {
+        self.cached.cached()
+    }
+
+    /// Takes this file's blocks out of the cache now, and caches no more of
+    /// them (a merge replaced it; readers of older versions read it from
+    /// the file).
+    pub(crate) fn forget_cached(&self) {
+        self.cache.forget(&self.cached);
+    }
+
     /// The block cache this file reads through (and whose policy for the
     /// OS page cache its readers follow).
     pub(crate) fn block_cache(&self) -> &BlockCache {
