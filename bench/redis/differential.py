@@ -17,7 +17,10 @@ a difference, printing the command, both replies and the commands before
 it.
 
     bench/redis/differential.py [--slsm target/release/slsm] [--seeds 1-5]
-                                [--steps 3000]
+                                [--steps 3000] [--jobs N]
+
+Sequences run in parallel, one per core unless --jobs says otherwise (each
+has its own pair of servers); their reports are printed in seed order.
 
 Not compared, because Redis leaves them unspecified or they race the clock:
 the order of KEYS, of a set's members and of a hash's fields (replies are
@@ -33,6 +36,10 @@ only forms that print no idle time; XADD and XTRIM do not send `~` (slsm
 trims exactly where Redis keeps whole nodes).
 """
 import argparse
+import contextlib
+import io
+import multiprocessing
+import os
 import random
 import socket
 import subprocess
@@ -782,7 +789,12 @@ def run(slsm, seed, steps):
         rport, sport = free_port(), free_port()
         redis = start(["redis-server", "--port", str(rport), "--dir", rdir, "--save", "",
                        "--appendonly", "no", "--logfile", "/dev/null"], rport)
-        server = start([slsm, "serve", "--db", sdir + "/db", "--bind", f"127.0.0.1:{sport}"], sport)
+        try:
+            server = start([slsm, "serve", "--db", sdir + "/db", "--bind", f"127.0.0.1:{sport}"], sport)
+        except SystemExit:
+            redis.kill()
+            redis.wait()
+            raise
         try:
             redis_conns, slsm_conns = (Conn(rport), Conn(rport)), (Conn(sport), Conn(sport))
             if seed % 2 == 0:
@@ -896,6 +908,21 @@ def report(what, args, want, got, history):
     print("  the commands before it:", history[-15:-1])
 
 
+def run_seed(job):
+    """One sequence in a worker process: (seed, failed, what it printed)."""
+    slsm, seed, steps, share = job
+    global STREAM_SHARE
+    STREAM_SHARE = share
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            failed = bool(run(slsm, seed, steps))
+        except SystemExit as e:  # a server that did not start
+            print(e)
+            failed = True
+    return seed, failed, out.getvalue()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slsm", default="target/release/slsm")
@@ -903,12 +930,18 @@ def main():
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--streams-share", type=float, default=0.0,
                         help="draw this share of the commands from the streams' alone")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="sequences run at once (default: one per core)")
     opts = parser.parse_args()
-    global STREAM_SHARE
-    STREAM_SHARE = opts.streams_share
     first, _, last = opts.seeds.partition("-")
     seeds = range(int(first), int(last or first) + 1)
-    failed = [seed for seed in seeds if run(opts.slsm, seed, opts.steps)]
+    jobs = [(opts.slsm, seed, opts.steps, opts.streams_share) for seed in seeds]
+    failed = []
+    with multiprocessing.Pool(max(1, min(opts.jobs, len(jobs)))) as pool:
+        for seed, bad, printed in pool.imap(run_seed, jobs):
+            print(printed, end="", flush=True)
+            if bad:
+                failed.append(seed)
     print(f"{len(seeds)} sequences of {opts.steps} commands, {len(failed)} with differences"
           + (f" (seeds {failed})" if failed else ""))
     sys.exit(1 if failed else 0)

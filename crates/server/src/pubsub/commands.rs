@@ -1,6 +1,6 @@
 //! `SUBSCRIBE`, `PSUBSCRIBE`, `SSUBSCRIBE`, their `UNSUBSCRIBE`s,
 //! `PUBLISH`, `SPUBLISH` and `PUBSUB`, with Redis 7.0's replies (checked
-//! against redis-server byte by byte, `tests/fidelity.rs`).
+//! against redis-server byte by byte, `tests/server/fidelity.rs`).
 //!
 //! A (un)subscription is confirmed per name, as a push in RESP3 and an
 //! array in RESP2, with the client's count of subscriptions after it

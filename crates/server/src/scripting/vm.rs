@@ -83,7 +83,7 @@ const SHARE_TRIES: u32 = 4;
 /// Without this, a script that runs long can leave the server's sockets
 /// unpolled: with two workers, one running the script and the other
 /// asleep waiting to be told of work, nobody reads the client sending
-/// `SCRIPT KILL` (seen in `tests/scripting.rs`, one run in two).
+/// `SCRIPT KILL` (seen in `tests/server/scripting.rs`, one run in two).
 ///
 /// `block_in_place` starts a thread that takes the worker, and takes it
 /// back when its closure returns if that thread has not taken it yet;

@@ -1,0 +1,41 @@
+//! The server's integration tests, one module per command family, in one
+//! test binary: each test file used to be its own binary, and linking 33
+//! of them against the server, tokio and the redis client took minutes of
+//! every CI run. `fdlimit.rs` stays a binary of its own: it lowers the
+//! process's open-file limit.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bitfield;
+mod bitmaps;
+mod blocking;
+mod client_modes;
+mod collections;
+mod command_docs;
+mod commands;
+mod compat;
+mod dump;
+mod dump_streams;
+mod fidelity;
+mod functions;
+mod geo;
+mod hyperloglog;
+mod introspection_stress;
+mod latency;
+mod lcs;
+mod monitor;
+mod mpop_copy;
+mod object;
+mod pubsub;
+mod random_picks;
+mod redis;
+mod scripting;
+mod slowlog;
+mod sort;
+mod stores;
+mod stream_groups;
+mod stream_info;
+mod streams;
+mod wait;
+mod zset_algebra;
