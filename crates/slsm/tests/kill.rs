@@ -348,14 +348,81 @@ fn kill_loop() {
     }
     let cycles = env_u64("SLSM_KILL_CYCLES", 1000);
     let seed = env_u64("SLSM_KILL_SEED", 0x5157_0b1f);
+    // Independent loops, each on a database of its own, at once: a cycle
+    // spends most of its time in one process (the child writing, or the
+    // parent recovering and checking), so two loops keep two cores busy
+    // and the cycles take half the time. Loop `l` runs seed
+    // `SLSM_KILL_SEED + l`; `SLSM_KILL_LOOPS=1` replays one alone.
+    let loops = env_u64("SLSM_KILL_LOOPS", 2).clamp(1, cycles.max(1));
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
+    let started = Instant::now();
+    let totals = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..loops)
+            .map(|l| {
+                let dir = tmp.path().join(format!("db{l}"));
+                let n = cycles / loops + u64::from(l < cycles % loops);
+                s.spawn(move || kill_loop_on(&dir, seed.wrapping_add(l), n))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .fold(Totals::default(), Totals::add)
+    });
+    let Totals {
+        cycles,
+        acked,
+        in_flight_applied,
+        killed_in_open,
+        big,
+        compaction_kills,
+    } = totals;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "kill summary: {cycles} SIGKILL cycles passed in {loops} loops ({killed_in_open} before \
+         the open finished, {compaction_kills} aimed at a compaction), {acked} writes \
+         acknowledged and all recovered ({big} values of 1 MiB or more), {in_flight_applied} \
+         in-flight writes recovered, {:.0} s, seed {seed:#x}",
+        started.elapsed().as_secs_f64()
+    )
+    .unwrap();
+}
+
+/// What kill loops counted.
+#[derive(Default)]
+struct Totals {
+    cycles: u64,
+    acked: u64,
+    in_flight_applied: u64,
+    killed_in_open: u64,
+    big: u64,
+    compaction_kills: u64,
+}
+
+impl Totals {
+    fn add(self, o: Totals) -> Totals {
+        Totals {
+            cycles: self.cycles + o.cycles,
+            acked: self.acked + o.acked,
+            in_flight_applied: self.in_flight_applied + o.in_flight_applied,
+            killed_in_open: self.killed_in_open + o.killed_in_open,
+            big: self.big + o.big,
+            compaction_kills: self.compaction_kills + o.compaction_kills,
+        }
+    }
+}
+
+/// `cycles` kills of children writing to the database in `dir`, each
+/// followed by a strict reopen that must hold every acknowledged write.
+fn kill_loop_on(dir: &Path, seed: u64, cycles: u64) -> Totals {
     let mut rng = Rng(seed);
     let mut models: Vec<Model> = (0..4).map(|_| Model::new()).collect();
     let mut expected = Expected::default();
-    let (mut acked, mut in_flight_applied, mut killed_in_open, mut big) = (0u64, 0u64, 0u64, 0u64);
-    let mut compaction_kills = 0u64;
-    let started = Instant::now();
+    let mut tally = Totals {
+        cycles,
+        ..Totals::default()
+    };
     for cycle in 0..cycles {
         let threads = 1 + rng.below(4);
         let child_seed = rng.next();
@@ -364,18 +431,18 @@ fn kill_loop() {
             15..=29 => KillAt::Compacting(Duration::from_millis(rng.below(15))),
             _ => KillAt::Running(Duration::from_millis(2 + rng.below(60))),
         };
-        compaction_kills += u64::from(matches!(at, KillAt::Compacting(_)));
-        let (logs, opened) = run_child(&dir, child_seed, threads, at);
-        killed_in_open += u64::from(!opened);
-        let db = Db::open(&dir, options()).unwrap_or_else(|e| {
+        tally.compaction_kills += u64::from(matches!(at, KillAt::Compacting(_)));
+        let (logs, opened) = run_child(dir, child_seed, threads, at);
+        tally.killed_in_open += u64::from(!opened);
+        let db = Db::open(dir, options()).unwrap_or_else(|e| {
             panic!("cycle {cycle} (seed {seed:#x}, child {child_seed}, {at:?}): reopen failed: {e}")
         });
         for (t, log) in logs.iter().enumerate() {
             let model = &mut models[t];
             for op in &log.acked {
                 apply(model, op);
-                acked += 1;
-                big += op
+                tally.acked += 1;
+                tally.big += op
                     .iter()
                     .filter(|m| matches!(m, Mut::Put(_, _, len) if *len >= 1 << 20))
                     .count() as u64;
@@ -393,7 +460,7 @@ fn kill_loop() {
                  acknowledged writes or has writes nobody made ({} acked this cycle)",
                 log.acked.len()
             );
-            in_flight_applied += 1;
+            tally.in_flight_applied += 1;
             *model = with_in_flight;
         }
         // Threads this child did not run must be untouched too.
@@ -403,14 +470,5 @@ fn kill_loop() {
         db.check()
             .unwrap_or_else(|e| panic!("cycle {cycle} (seed {seed:#x}): check failed: {e}"));
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "kill summary: {cycles} SIGKILL cycles passed ({killed_in_open} before the open finished, \
-         {compaction_kills} aimed at a compaction), {acked} writes acknowledged and all recovered \
-         ({big} values of 1 MiB or more), {in_flight_applied} in-flight writes recovered, {:.0} s, \
-         seed {seed:#x}",
-        started.elapsed().as_secs_f64()
-    )
-    .unwrap();
+    tally
 }

@@ -16,6 +16,7 @@
 //! database directory.
 
 mod fault;
+mod lock;
 mod mem;
 mod pread;
 mod sigbus;

@@ -178,18 +178,10 @@ impl FileSystem for StdFs {
             Err(e) => Err(e),
         }
     }
+    /// A POSIX record lock, which a forked child never inherits (see
+    /// `fs::lock`).
     fn lock(&self, path: &Path) -> io::Result<Option<FsLock>> {
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(FsLock::new(file))),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(e),
-        }
+        Ok(super::lock::lock_file(path)?.map(FsLock::new))
     }
 }
 
