@@ -127,21 +127,21 @@ mod tests {
 
     /// Whether a forked child process can take the lock (and drops it).
     fn another_process_can_lock(path: &Path) -> bool {
+        use std::os::unix::io::FromRawFd;
         let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: the child calls only async-signal-safe functions (open,
-        // fcntl, _exit) on a path made before the fork, and answers
-        // through its exit status.
+        // fcntl, _exit; `set_write_lock` allocates nothing) on a path made
+        // before the fork, and answers through its exit status.
         let child = unsafe { libc::fork() };
         assert!(child >= 0, "fork failed");
         if child == 0 {
-            // SAFETY: as above; `request` is a valid `flock`.
+            // SAFETY: as above; the descriptor is the child's own, and
+            // `_exit` leaves it to the kernel to close.
             unsafe {
                 let fd = libc::open(c_path.as_ptr(), libc::O_RDWR);
-                let mut request: libc::flock = std::mem::zeroed();
-                request.l_type = libc::F_WRLCK as libc::c_short;
-                request.l_whence = libc::SEEK_SET as libc::c_short;
-                let r = libc::fcntl(fd, libc::F_SETLK, &request);
-                libc::_exit(if fd >= 0 && r == 0 { 0 } else { 1 });
+                let file = std::mem::ManuallyDrop::new(File::from_raw_fd(fd));
+                let locked = fd >= 0 && matches!(set_write_lock(&file), Ok(true));
+                libc::_exit(if locked { 0 } else { 1 });
             }
         }
         let mut status = 0;
