@@ -204,9 +204,7 @@ impl<O: KeyOrder> SkipList<O> {
         self.arena.shard().entries.fetch_add(1, AtOrd::Relaxed);
         Ok(true)
     }
-}
 
-impl<O: KeyOrder> SkipList<O> {
     /// Leaves `sp` describing the node just linked at levels `0..h`: it is
     /// every level's predecessor, and each level's successor is re-read top
     /// down.
