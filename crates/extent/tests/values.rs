@@ -68,7 +68,9 @@ where
 
 #[test]
 fn values_are_dropped_exactly_once() {
-    let n = if cfg!(miri) { 60 } else { 2_000 };
+    // Under Miri a few dozen values already cross threads and leaf splits
+    // (capacity 4) in every shape; more only lengthens the epoch drain.
+    let n = if cfg!(miri) { 24 } else { 2_000 };
     let token = Arc::new(());
     exercise::<Arc<()>, 4>(n, |_| token.clone(), &token);
     exercise::<Arc<()>, 64>(n, |_| token.clone(), &token);
