@@ -68,8 +68,9 @@ where
 
 #[test]
 fn values_are_dropped_exactly_once() {
-    // Under Miri a few dozen values already cross threads and leaf splits
-    // (capacity 4) in every shape; more only lengthens the epoch drain.
+    // Under Miri two dozen values already cross threads in every value
+    // shape and split the leaves of capacity 4 and 8; more only lengthens
+    // the epoch drain.
     let n = if cfg!(miri) { 24 } else { 2_000 };
     let token = Arc::new(());
     exercise::<Arc<()>, 4>(n, |_| token.clone(), &token);
