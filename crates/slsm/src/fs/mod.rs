@@ -15,6 +15,7 @@
 //! remove, list a directory, create and sync a directory, and lock the
 //! database directory.
 
+mod direct;
 mod fault;
 mod lock;
 mod mem;
@@ -94,8 +95,9 @@ pub trait RandomAccessFile: Send + Sync + Debug {
         Ok(buf)
     }
     /// Like [`read_at`](Self::read_at), but the pages read are not kept in
-    /// the operating system's page cache (see
-    /// [`read_vec_at_uncached`](Self::read_vec_at_uncached)).
+    /// the operating system's page cache: a point read of one block, which
+    /// [`StdFs`] reads with `O_DIRECT` where the file system allows it (see
+    /// [`read_vec_at_uncached`](Self::read_vec_at_uncached) otherwise).
     fn read_at_uncached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.read_at(offset, buf)
     }

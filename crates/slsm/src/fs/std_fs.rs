@@ -135,6 +135,8 @@ impl FileSystem for StdFs {
             file,
             len,
             cachestat: std::sync::atomic::AtomicBool::new(true),
+            direct: std::sync::OnceLock::new(),
+            direct_refused: std::sync::atomic::AtomicBool::new(false),
         }))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -218,6 +220,27 @@ struct StdRandomFile {
     /// The kernel answers `cachestat(2)`; cleared the first time it does
     /// not.
     cachestat: std::sync::atomic::AtomicBool,
+    /// The file opened a second time with `O_DIRECT`, for the reads that
+    /// bypass the page cache (`super::direct`): opened at the first such
+    /// read; `None` if the file system refuses direct reads.
+    direct: std::sync::OnceLock<Option<File>>,
+    /// A direct read of this file failed with `EINVAL`: read it plainly.
+    direct_refused: std::sync::atomic::AtomicBool,
+}
+
+impl StdRandomFile {
+    /// The `O_DIRECT` descriptor, if direct reads work on this file.
+    fn direct(&self) -> Option<&File> {
+        if self
+            .direct_refused
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
+        self.direct
+            .get_or_init(|| super::direct::reopen_direct(&self.file))
+            .as_ref()
+    }
 }
 
 impl RandomAccessFile for StdRandomFile {
@@ -230,6 +253,17 @@ impl RandomAccessFile for StdRandomFile {
     }
 
     fn read_at_uncached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if let Some(direct) = self.direct() {
+            match super::direct::read_into(direct, offset, buf) {
+                // The file system opened the file directly but will not
+                // read it so (an alignment it wants larger than ours, say):
+                // read it plainly from now on.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    (self.direct_refused).store(true, std::sync::atomic::Ordering::Relaxed)
+                }
+                done => return done,
+            }
+        }
         super::pread::read_into(&self.file, offset, buf, false)
     }
 

@@ -118,8 +118,9 @@ pub struct Options {
     pub block_cache_size: Option<usize>,
     /// Whether blocks read from run files stay in the operating system's
     /// page cache: `Some(true)` always (a second cache behind the block
-    /// cache), `Some(false)` never (Linux's `RWF_DONTCACHE`, as RocksDB's
-    /// `use_direct_reads` avoids it), `None` (default) never only when the
+    /// cache), `Some(false)` never (point reads with `O_DIRECT`, as
+    /// RocksDB's `use_direct_reads`; scans and merges with Linux's
+    /// `RWF_DONTCACHE`), `None` (default) never only when the
     /// process's memory limit (its cgroup's, else the machine's memory)
     /// less [`memory_budget`](Self::memory_budget) cannot hold the run
     /// files: pages kept there would only make the kernel reclaim.
