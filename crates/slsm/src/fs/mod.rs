@@ -22,6 +22,8 @@ mod mem;
 mod pread;
 mod sigbus;
 mod std_fs;
+#[cfg(target_os = "linux")]
+mod uring;
 
 pub use fault::{FaultFs, FaultOp};
 pub use mem::MemFs;
@@ -122,6 +124,38 @@ pub trait RandomAccessFile: Send + Sync + Debug {
     }
     /// A hint of how the file will be read.
     fn advise(&self, _advice: Advice) {}
+    /// The descriptor [`read_at_uncached`](Self::read_at_uncached) reads
+    /// through if its reads are direct (`O_DIRECT`): such reads of several
+    /// files can be submitted together (`io_uring`).
+    fn direct_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
+}
+
+/// One read of [`read_direct_batch`]: `len` bytes at `offset` of the file
+/// whose [`RandomAccessFile::direct_fd`] is `fd`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DirectRead {
+    /// The file's direct descriptor.
+    pub(crate) fd: std::os::fd::RawFd,
+    /// First byte.
+    pub(crate) offset: u64,
+    /// Bytes.
+    pub(crate) len: usize,
+}
+
+/// Reads every one of `reads` directly, submitted together (`io_uring`),
+/// calling `done(k, bytes)` for each read `k` that returned all its bytes;
+/// failed reads are left out. `false`, with nothing read, where the system
+/// has no `io_uring` for us: read them another way.
+pub(crate) fn read_direct_batch(reads: &[DirectRead], done: impl FnMut(usize, &[u8])) -> bool {
+    #[cfg(target_os = "linux")]
+    return uring::read_batch(reads, done);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (reads, done);
+        false
+    }
 }
 
 /// How a [`RandomAccessFile`] will be read (`posix_fadvise`).

@@ -275,6 +275,11 @@ impl RandomAccessFile for StdRandomFile {
         super::pread::read_vec(&self.file, offset, len, false)
     }
 
+    fn direct_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.direct().map(|f| f.as_raw_fd())
+    }
+
     fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {
         use std::sync::atomic::Ordering;
         if !self.cachestat.load(Ordering::Relaxed) || len == 0 {

@@ -789,3 +789,42 @@ fn builder_reports_what_its_buffers_hold_until_dropped() {
     b.finish().unwrap();
     assert!(peak.load(AtOrd::Relaxed) as u64 >= 8 * n);
 }
+
+#[test]
+fn a_batch_s_direct_reads_are_submitted_together_and_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(8 << 20);
+    let (run, model) = many_block_run(dir.path(), 20_000, cache.clone());
+    assert!(
+        run.direct_read(0).is_none(),
+        "direct while the page cache is kept"
+    );
+    cache.set_bypass_os_cache(true);
+    if run.direct_read(0).is_none() {
+        eprintln!("this file system refuses O_DIRECT: nothing to check");
+        return;
+    }
+    assert!(
+        run.direct_read(run.num_blocks()).is_none(),
+        "a block past the end"
+    );
+    let wanted: Vec<(Arc<RunFile>, usize)> = (0..run.num_blocks())
+        .step_by(7)
+        .map(|i| (Arc::clone(&run), i))
+        .collect();
+    let slow: Vec<&(Arc<RunFile>, usize)> = wanted.iter().collect();
+    let submitted = super::fetch::read_directly(&slow);
+    // Where the kernel gives us a ring, the batch must have used it.
+    let rings = io_uring::IoUring::new(2).is_ok();
+    assert!(submitted || !rings, "io_uring is there but was not used");
+    if submitted {
+        let cached = run.cached_blocks();
+        for (_, i) in &wanted {
+            assert!(cached.contains(i), "block {i} was not admitted");
+        }
+    }
+    // Whatever read them, lookups answer from the right blocks.
+    for (k, v) in model.iter().step_by(13) {
+        assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+    }
+}

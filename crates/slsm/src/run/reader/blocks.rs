@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::RunFile;
 use crate::error::{Error, Result};
+use crate::fs::DirectRead;
 use crate::run::block::{Block, BlockBytes};
 use crate::run::cache::Admission;
 use crate::run::chunks::ChunkReader;
@@ -72,6 +73,28 @@ impl RunFile {
             .collect()
     }
 
+    /// How data block `i` is read if the cache lacks it and the read is
+    /// direct (`O_DIRECT`, when the memory limit cannot hold the files):
+    /// then a batch's reads can be submitted together.
+    pub(crate) fn direct_read(&self, i: usize) -> Option<DirectRead> {
+        if !self.cache.bypasses_os_cache() || i >= self.num_blocks() {
+            return None;
+        }
+        let fd = self.file.direct_fd()?;
+        let h = self.index.handle(i);
+        Some(DirectRead {
+            fd,
+            offset: h.offset,
+            len: h.len as usize,
+        })
+    }
+
+    /// Verifies, decodes and caches data block `i`, read as `stored` by a
+    /// batch's fetch ahead of the read that will need it.
+    pub(crate) fn admit_fetched(&self, i: usize, stored: &[u8]) -> Result<()> {
+        self.admit(i, stored, Admission::Ahead).map(|_| ())
+    }
+
     /// Puts data block `i` in the cache ahead of the read that will need it
     /// (a batch's concurrent fetch): that read then counts as its first use.
     pub(crate) fn prefetch_block(&self, i: usize) -> Result<()> {
@@ -129,6 +152,11 @@ impl RunFile {
         }
         if let Some(block) = self.cache.get(&self.cached, i) {
             return Ok(Some(block));
+        }
+        if self.direct_read(i).is_some() {
+            // Read past the page cache anyway: whatever it holds is no
+            // quicker for us, and asking would cost a system call.
+            return Ok(None);
         }
         let h = self.index.handle(i);
         match self.file.read_vec_at_if_cached(h.offset, h.len as usize) {
