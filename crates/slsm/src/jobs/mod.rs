@@ -244,7 +244,7 @@ impl Jobs {
         let next = self.versions.apply(edit)?;
         self.budget.rebalance(&next);
         if let Some((run, _)) = &built {
-            crate::run::warm_after(&run.file, &replaced);
+            crate::run::warm_after(&run.file, replaced);
         }
         os_memory::release_free_heap();
         let bytes = built.as_ref().map_or(0, |(_, b)| *b);
