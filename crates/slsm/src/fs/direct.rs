@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 
 /// Alignment of a direct read's offset, length and memory.
 pub(super) const ALIGN: usize = 4096;
@@ -86,33 +86,18 @@ pub(super) fn read_into(direct: &File, offset: u64, buf: &mut [u8]) -> io::Resul
 fn read_pages(direct: &File, at: u64, pages: &mut [u8]) -> io::Result<usize> {
     let mut done = 0usize;
     while done < pages.len() {
-        let rest = &mut pages[done..];
-        // SAFETY: `rest` is `rest.len()` writable bytes borrowed mutably for
-        // the call; the descriptor is owned by `direct` and open.
-        let n = unsafe {
-            libc::pread(
-                direct.as_raw_fd(),
-                rest.as_mut_ptr().cast(),
-                rest.len(),
-                (at + done as u64) as libc::off_t,
-            )
-        };
-        match n {
-            0 => break,
-            n if n > 0 => {
-                done += n as usize;
+        match direct.read_at(&mut pages[done..], at + done as u64) {
+            Ok(0) => break,
+            Ok(n) => {
+                done += n;
                 // A short direct read ends at the end of the file; the next
                 // offset would be unaligned, which the kernel refuses.
                 if !done.is_multiple_of(ALIGN) {
                     break;
                 }
             }
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(done)
@@ -140,11 +125,11 @@ fn with_aligned<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A file of `len` patterned bytes in a temporary directory.
-    fn patterned(len: u32) -> (tempfile::TempDir, Vec<u8>, File) {
+    pub(in crate::fs) fn patterned(len: u32) -> (tempfile::TempDir, Vec<u8>, File) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();

@@ -180,17 +180,8 @@ fn spans_of(reads: &[DirectRead]) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs::File;
+    use crate::fs::direct::tests::patterned;
     use std::os::fd::AsRawFd;
-
-    fn patterned(len: u32) -> (tempfile::TempDir, Vec<u8>, File) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let bytes: Vec<u8> = (0..len).map(|i| (i * 13 + i / 509) as u8).collect();
-        std::fs::write(&path, &bytes).unwrap();
-        let file = File::open(&path).unwrap();
-        (dir, bytes, file)
-    }
 
     #[test]
     fn a_batch_returns_every_read_s_bytes() {
@@ -255,10 +246,12 @@ mod tests {
             },
         ];
         let mut seen = Vec::new();
-        read_batch(&reads, |k, got| {
+        let ran = read_batch(&reads, |k, got| {
             assert_eq!(got, &bytes[100..150]);
             seen.push(k);
         });
-        assert!(seen.is_empty() || seen == [1], "{seen:?}");
+        if ran {
+            assert_eq!(seen, [1], "only the read inside the file completes");
+        }
     }
 }

@@ -50,7 +50,11 @@ struct Span<'a> {
 /// See the [module docs](self): `new` replaced `replaced` (none, for a
 /// flush).
 pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
-    let spans = owned(&merge_spans(cached_spans(&replaced)));
+    let warms = !new.is_in_memory() && !new.block_cache().bypasses_os_cache();
+    let spans = match warms {
+        true => owned(&merge_spans(cached_spans(&replaced))),
+        false => Vec::new(),
+    };
     for file in &replaced {
         file.forget_cached();
     }
@@ -60,7 +64,7 @@ pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
     // the ~20 MB by which the process's anonymous memory exceeded what
     // the budget counts in the second after a merge.
     drop(replaced);
-    if new.is_in_memory() || new.block_cache().bypasses_os_cache() {
+    if !warms {
         return;
     }
     let charge = PAGE as u64 + ENTRY_OVERHEAD;
