@@ -74,6 +74,7 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
         pending,
         results: vec![None; keys.len()],
     };
+    prefetch_mem_filters(view.version.sources(), &b);
     let mut runs = Vec::new();
     for source in view.version.sources() {
         match source {
@@ -84,6 +85,21 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
     }
     search_runs(view, &runs, &mut b)?;
     Ok(b.results)
+}
+
+/// Starts loading the filter line of every key in every memory run, so
+/// that `search_mem`'s probes wait for one cache-miss latency per batch
+/// instead of one per key and run (as `search_runs` does for the run
+/// files). Unprefetched, the memory runs' filters took ~8% of a Python
+/// `multi_get` of 64 over three memory runs (perf).
+fn prefetch_mem_filters(sources: &[Source], b: &Batch<'_>) {
+    for source in sources {
+        if let Source::Mem(mem) = source {
+            for &i in &b.pending {
+                mem.prefetch_filter(b.hashes[i]);
+            }
+        }
+    }
 }
 
 /// The pending keys in one memory run, in key order: by finger search when

@@ -17,7 +17,8 @@ pub enum Codec {
     /// As it is.
     #[default]
     None,
-    /// LZ4 (`lz4_flex`): fast, about 2x on typical values.
+    /// LZ4 (the reference library's block format): fast, about 2x on typical
+    /// values.
     Lz4,
     /// Zstandard at the given level (1-22; 3 is zstd's default).
     Zstd(i32),
@@ -64,13 +65,15 @@ pub(crate) fn compress_into(codec: Codec, raw: &[u8], out: &mut Vec<u8>) -> u8 {
             // Straight into `out` (the builder reuses it block after block):
             // no buffer of its own per block.
             let at = out.len();
-            out.resize(at + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
-            match lz4_flex::block::compress_into(raw, &mut out[at..]) {
-                Ok(n) => {
+            let bound = lz4::block::compress_bound(raw.len()).unwrap_or(0);
+            out.resize(at + bound, 0);
+            let mode = Some(lz4::block::CompressionMode::DEFAULT);
+            match lz4::block::compress_to_buffer(raw, mode, false, &mut out[at..]) {
+                Ok(n) if bound > 0 => {
                     out.truncate(at + n);
                     Some(LZ4)
                 }
-                Err(_) => None,
+                _ => None,
             }
         }
         Codec::Zstd(level) => {
@@ -127,11 +130,13 @@ pub(crate) fn decompress_into(
     let Some(out) = out.get_mut(..raw_len) else {
         return Ok(None);
     };
-    // Both decoders report an output too small for the data as an error
-    // (lz4_flex's `decompress` documents that it may panic then): a frame
-    // whose stored length lies is corrupt input, never a panic.
+    // Both decoders stop at the end of `out` and report input that does not
+    // fit it, or is malformed, as an error: a frame whose stored length lies
+    // is corrupt input, never a panic or a write past the buffer.
     let written = match codec {
-        LZ4 => lz4_flex::block::decompress_into(body, out).ok(),
+        LZ4 => i32::try_from(raw_len)
+            .ok()
+            .and_then(|len| lz4::block::decompress_to_buffer(body, Some(len), out).ok()),
         ZSTD => zstd::bulk::decompress_to_buffer(body, out).ok(),
         _ => return Err("unknown block codec"),
     };
