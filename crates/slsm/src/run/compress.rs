@@ -65,15 +65,16 @@ pub(crate) fn compress_into(codec: Codec, raw: &[u8], out: &mut Vec<u8>) -> u8 {
             // Straight into `out` (the builder reuses it block after block):
             // no buffer of its own per block.
             let at = out.len();
+            // An input too large for LZ4 has no bound: it is stored raw.
             let bound = lz4::block::compress_bound(raw.len()).unwrap_or(0);
             out.resize(at + bound, 0);
             let mode = Some(lz4::block::CompressionMode::DEFAULT);
             match lz4::block::compress_to_buffer(raw, mode, false, &mut out[at..]) {
-                Ok(n) if bound > 0 => {
+                Ok(n) => {
                     out.truncate(at + n);
                     Some(LZ4)
                 }
-                _ => None,
+                Err(_) => None,
             }
         }
         Codec::Zstd(level) => {
