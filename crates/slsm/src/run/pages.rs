@@ -1,4 +1,5 @@
-//! [`Page`]s: the memory cached data blocks live in, 4 KiB at a time,
+//! [`Page`]s: the memory cached data blocks (and the key hashes of run
+//! files being built, `bloom::KeyHashes`) live in, 4 KiB at a time,
 //! from one pool per process that the engine hands back to the operating
 //! system itself.
 //!
@@ -89,6 +90,22 @@ pub(crate) fn page() -> Option<Page> {
     Some(Page { addr })
 }
 
+/// A page for memory the budget charges beside the caches (the key hashes
+/// of a run file being built): the allowance grows by the page while it is
+/// held, so that it does not count against what the caches may keep warm.
+/// The holder gives the allowance back with [`release_beside_caches`] after
+/// dropping its pages.
+pub(crate) fn page_beside_caches() -> Option<Page> {
+    let addr = POOL.lock().take_beside_caches()?;
+    Some(Page { addr })
+}
+
+/// Ends the allowance of `pages` pages taken with [`page_beside_caches`]
+/// (and since dropped).
+pub(crate) fn release_beside_caches(pages: usize) {
+    POOL.lock().release_beside_caches(pages);
+}
+
 /// Changes the caches' allowance by `delta` bytes (a cache was created,
 /// resized or dropped), returning free pages beyond it to the system.
 pub(crate) fn adjust_allowance(delta: i64) {
@@ -168,6 +185,17 @@ impl Pool {
         };
         self.out += 1;
         Some(addr)
+    }
+
+    fn take_beside_caches(&mut self) -> Option<NonNull<u8>> {
+        let addr = self.take()?;
+        self.allowance += 1;
+        Some(addr)
+    }
+
+    fn release_beside_caches(&mut self, pages: usize) {
+        self.allowance = self.allowance.saturating_sub(pages);
+        self.trim();
     }
 
     fn take_fresh(&mut self) -> Option<NonNull<u8>> {
@@ -345,6 +373,29 @@ mod tests {
         pool.allowance = 10;
         pool.trim();
         assert_eq!(pool.warm.len(), 10);
+    }
+
+    #[test]
+    fn pages_held_beside_the_caches_do_not_shrink_what_the_caches_keep_warm() {
+        let mut pool = local_pool(600);
+        let cached: Vec<NonNull<u8>> = (0..600).map(|_| pool.take().unwrap()).collect();
+        let hashes: Vec<NonNull<u8>> = (0..300)
+            .map(|_| pool.take_beside_caches().unwrap())
+            .collect();
+        // The cache shrinks to nothing while the hashes are held: all of
+        // its pages stay warm for it to refill, none go back.
+        for p in cached {
+            pool.give_back(p);
+        }
+        assert_eq!((pool.warm.len(), pool.cold.len()), (600, 0));
+        // The hashes are done: their allowance ends, and what is warm
+        // beyond the caches' own allowance goes back to the system.
+        for p in hashes {
+            pool.give_back(p);
+        }
+        pool.release_beside_caches(300);
+        assert_eq!(pool.allowance, 600);
+        assert_eq!((pool.warm.len(), pool.cold.len()), (600, 300));
     }
 
     #[test]
