@@ -30,7 +30,7 @@ const HASHES_PER_CHUNK: usize = crate::run::PAGE / 8;
 
 /// A page of the pool, or of the heap when the pool cannot map one.
 enum Chunk {
-    Pooled(crate::run::Page),
+    Pooled(crate::run::PageBesideCaches),
     Heap(Box<[u8; crate::run::PAGE]>),
 }
 
@@ -54,17 +54,6 @@ impl Chunk {
             Chunk::Pooled(page) => page,
             Chunk::Heap(bytes) => &mut bytes[..],
         }
-    }
-}
-
-impl Drop for KeyHashes {
-    fn drop(&mut self) {
-        let pooled = self
-            .chunks
-            .drain(..)
-            .filter(|c| matches!(c, Chunk::Pooled(_)))
-            .count();
-        crate::run::release_beside_caches(pooled);
     }
 }
 

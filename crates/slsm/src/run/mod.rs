@@ -106,7 +106,7 @@ pub use cache::{BlockCache, CacheStats};
 pub use compress::Codec;
 pub(crate) use fetch::{fetch, fetch_wanted};
 pub use iter::RunIter;
-pub(crate) use pages::{page_beside_caches, release_beside_caches, Page, PAGE};
+pub(crate) use pages::{page_beside_caches, PageBesideCaches, PAGE};
 pub use reader::{Entry, KeyValue, RunFile};
 pub(crate) use warm::warm_after;
 

@@ -91,19 +91,37 @@ pub(crate) fn page() -> Option<Page> {
 }
 
 /// A page for memory the budget charges beside the caches (the key hashes
-/// of a run file being built): the allowance grows by the page while it is
-/// held, so that it does not count against what the caches may keep warm.
-/// The holder gives the allowance back with [`release_beside_caches`] after
-/// dropping its pages.
-pub(crate) fn page_beside_caches() -> Option<Page> {
-    let addr = POOL.lock().take_beside_caches()?;
-    Some(Page { addr })
+/// of a run file being built): while it is held the pool's allowance grows
+/// by it, so that it does not count against what the caches may keep warm,
+/// and dropping it ends that allowance as it gives the page back.
+pub(crate) struct PageBesideCaches(std::mem::ManuallyDrop<Page>);
+
+impl std::ops::Deref for PageBesideCaches {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
-/// Ends the allowance of `pages` pages taken with [`page_beside_caches`]
-/// (and since dropped).
-pub(crate) fn release_beside_caches(pages: usize) {
-    POOL.lock().release_beside_caches(pages);
+impl std::ops::DerefMut for PageBesideCaches {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+impl Drop for PageBesideCaches {
+    fn drop(&mut self) {
+        // The inner `Page` is never dropped (`ManuallyDrop`): its page goes
+        // back here, with the allowance it raised.
+        POOL.lock().give_back_beside_caches(self.0.addr);
+    }
+}
+
+/// A [`PageBesideCaches`] from the pool; `None` if no memory could be
+/// mapped (the caller falls back to the heap).
+pub(crate) fn page_beside_caches() -> Option<PageBesideCaches> {
+    let addr = POOL.lock().take_beside_caches()?;
+    Some(PageBesideCaches(std::mem::ManuallyDrop::new(Page { addr })))
 }
 
 /// Changes the caches' allowance by `delta` bytes (a cache was created,
@@ -193,9 +211,9 @@ impl Pool {
         Some(addr)
     }
 
-    fn release_beside_caches(&mut self, pages: usize) {
-        self.allowance = self.allowance.saturating_sub(pages);
-        self.trim();
+    fn give_back_beside_caches(&mut self, addr: NonNull<u8>) {
+        self.allowance = self.allowance.saturating_sub(1);
+        self.give_back(addr);
     }
 
     fn take_fresh(&mut self) -> Option<NonNull<u8>> {
@@ -389,13 +407,16 @@ mod tests {
         }
         assert_eq!((pool.warm.len(), pool.cold.len()), (600, 0));
         // The hashes are done: their allowance ends, and what is warm
-        // beyond the caches' own allowance goes back to the system.
+        // beyond the caches' own allowance goes back to the system (in
+        // batches of spares).
         for p in hashes {
-            pool.give_back(p);
+            pool.give_back_beside_caches(p);
         }
-        pool.release_beside_caches(300);
         assert_eq!(pool.allowance, 600);
-        assert_eq!((pool.warm.len(), pool.cold.len()), (600, 300));
+        assert_eq!(pool.out, 0);
+        assert_eq!(pool.warm.len() + pool.cold.len(), 900);
+        assert!(pool.warm.len() <= 600 + SPARE_PAGES, "{}", pool.warm.len());
+        assert!(pool.cold.len() >= 300 - SPARE_PAGES, "{}", pool.cold.len());
     }
 
     #[test]
