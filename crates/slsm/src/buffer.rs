@@ -139,15 +139,19 @@ impl MemoryBuffer {
 
     /// Seals the active run and starts a new one.
     ///
-    /// The new run keeps writing to the same log until the log holds
-    /// `run_size` bytes (or on `force`, a flush): then a new log starts.
-    /// Small entries fill a run by entry count long before its log reaches
-    /// that size, and starting a log costs several journal commits (create,
-    /// directory sync, retiring the old log), so logs span several runs; a
-    /// log is deleted once every run in it is flushed.
+    /// The new run keeps writing to the same log until the log holds as
+    /// many bytes as the whole memory buffer (`memory_runs` runs, or
+    /// `run_size` if larger; or on `force`, a flush): then a new log
+    /// starts, as RocksDB starts one per write buffer. Starting a log
+    /// stalls the writer for device flushes (the old log synced and
+    /// trimmed, the new one created, its directory synced). A log is
+    /// deleted once every run in it is flushed, so the logs hold at most
+    /// about twice the memory buffer.
     fn seal(&self, log: &mut ActiveLog, force: bool) -> Result<()> {
+        let buffer = self.opts.memory_runs * self.opts.effective_run_size();
+        let span = buffer.max(self.opts.run_size) as u64;
         let wal_number = match log.writer() {
-            Some(w) if !force && w.len() < self.opts.run_size as u64 => w.log_number(),
+            Some(w) if !force && w.len() < span => w.log_number(),
             Some(old) => {
                 // Sync the old log first: if it failed (poisoned, maybe with
                 // a torn record), this fails too, and no newer log is

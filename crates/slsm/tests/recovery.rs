@@ -206,6 +206,39 @@ fn obsolete_files_are_removed() {
     assert_eq!(db.iter().count(), 500);
 }
 
+/// A log takes writes until it holds as many bytes as the memory buffer
+/// (`memory_runs` runs of `run_size`), not one run: starting a log costs
+/// the writer device flushes. Writes of 1 MiB through a 256 KiB buffer of
+/// four runs start about four logs (sixteen if each run had its own).
+#[test]
+fn a_log_spans_the_whole_memory_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        run_size: 64 << 10,
+        memory_runs: 4,
+        background_merges: false,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut logs = std::collections::BTreeSet::new();
+    let value = vec![7u8; 1000];
+    for i in 0..1024u32 {
+        db.put(key(i), &value).unwrap();
+        logs.extend(files_with_ext(dir.path(), "wal"));
+    }
+    assert!(db.stats().flushes >= 4, "the runs were flushed");
+    assert!(
+        (3..=7).contains(&logs.len()),
+        "{} logs for 1 MiB of writes through a 256 KiB buffer",
+        logs.len()
+    );
+    drop(db);
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for i in 0..1024u32 {
+        assert_eq!(db.get(key(i)).unwrap().unwrap(), value, "key {i}");
+    }
+}
+
 /// Runs sealed by entry count (`run_entries`) long before their log reaches
 /// `run_size` share one WAL: a log must outlive every run it holds, be
 /// deleted once they are all flushed, and replay only what was not flushed.
@@ -238,7 +271,8 @@ fn logs_shared_by_several_runs_recover_and_are_deleted_once_flushed() {
             db.put(key(i), value(i + 1)).unwrap();
         }
         let flushes = db.stats().flushes;
-        // ~2.5 KiB of log per 64-entry run: one log spans ~25 runs.
+        // ~2.5 KiB of log per 64-entry run: one log (as large as the four
+        // runs' 256 KiB) spans ~100 runs.
         assert!(flushes >= 20, "only {flushes} flushes");
         assert!(
             most_logs <= 3,
