@@ -133,4 +133,23 @@ mod tests {
         f.given.insert("level_runs".into(), "x".into());
         assert!(bench_options(&f, false).is_err());
     }
+
+    #[test]
+    fn os_page_cache_flag_picks_the_read_path() {
+        let with = |v: &str| {
+            let mut f = BenchFlags::default();
+            f.given.insert("os_page_cache".into(), v.into());
+            bench_options(&f, false).map(|o| o.os_page_cache)
+        };
+        assert_eq!(
+            bench_options(&BenchFlags::default(), false)
+                .unwrap()
+                .os_page_cache,
+            None
+        );
+        assert_eq!(with("auto").unwrap(), None);
+        assert_eq!(with("true").unwrap(), Some(true));
+        assert_eq!(with("0").unwrap(), Some(false));
+        assert!(with("sometimes").is_err());
+    }
 }

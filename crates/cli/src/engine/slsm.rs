@@ -23,6 +23,7 @@ pub const SLSM_FLAGS: &[&str] = &[
     "background_merges",
     "memory_budget",
     "block_size",
+    "os_page_cache",
 ];
 
 fn parse_flag<T: std::str::FromStr>(flags: &BenchFlags, name: &str) -> Result<Option<T>>
@@ -87,6 +88,18 @@ pub fn bench_options(flags: &BenchFlags, memtable: bool) -> Result<slsm::Options
     }
     if let Some(v) = parse_flag(flags, "block_size")? {
         o.block_size = v;
+    }
+    if let Some(v) = parse_flag::<String>(flags, "os_page_cache")? {
+        o.os_page_cache = match v.as_str() {
+            "auto" => None,
+            "1" | "true" => Some(true),
+            "0" | "false" => Some(false),
+            _ => {
+                return Err(anyhow::Error::new(crate::bench::flags::FlagError(format!(
+                    "invalid value '{v}' for --os_page_cache: true, false or auto"
+                ))))
+            }
+        };
     }
     // db_bench's --cache_size: only when given, so that slsm's own split of
     // its memory budget applies otherwise.
@@ -297,6 +310,9 @@ slsm flags (the sLSM paper's knobs; defaults from slsm::Options):
   --background_merges=B  merge on a background thread (true)
   --memory_budget=N      bytes the engine may use in all (134217728)
   --block_size=N         bytes of a run file's data block (4096)
+  --os_page_cache=B      keep read blocks in the OS page cache: true,
+                         false (direct reads) or auto (auto: false when
+                         the memory limit cannot hold the run files)
 (--cache_size sets the block cache instead of what the budget leaves;
 --compression_type=none|lz4|zstd compresses run files' data blocks)
 "
