@@ -209,7 +209,7 @@ fn obsolete_files_are_removed() {
 /// A log takes writes until it holds as many bytes as the memory buffer
 /// (`memory_runs` runs of `run_size`), not one run: starting a log costs
 /// the writer device flushes. Writes of 1 MiB through a 256 KiB buffer of
-/// four runs start about four logs (sixteen if each run had its own).
+/// four runs start about four logs (ten when a log rotated at `run_size`).
 #[test]
 fn a_log_spans_the_whole_memory_buffer() {
     let dir = tempfile::tempdir().unwrap();
