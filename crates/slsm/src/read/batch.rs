@@ -184,12 +184,28 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             .map(|w| (&*runs[w.run].file, w.block))
             .collect();
         let blocks = RunFile::blocks_of_batch(&wanted)?;
-        // Search each key's block; a false positive walks on.
-        for (w, block) in walks.iter_mut().zip(blocks) {
+        // Every key's place in its block, its entry starting to load; then
+        // the entries, read (and their values copied) once they are on
+        // their way. Read one key after the other, the entry and its value
+        // were a third of a cached `multi_get` of 64 (perf).
+        let places = walks
+            .iter()
+            .zip(blocks)
+            .map(|(w, block)| {
+                let Some(block) = block else { return Ok(None) };
+                let j = runs[w.run]
+                    .file
+                    .answer_in(&block, b.lookups.get(w.key), 0)?;
+                block.prefetch_entry(j);
+                Ok(Some((block, j)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // A false positive walks on.
+        for (w, place) in walks.iter_mut().zip(places) {
             let (key, run) = (b.keys[w.key], runs[w.run]);
             let range_del = run.covering_range_del(key, view.snapshot);
-            let entry = match block {
-                Some(block) => Some(run.file.entry_in(block, b.lookups.get(w.key))?),
+            let entry = match place {
+                Some((block, j)) => Some(run.file.entry_at(block, j)?),
                 None => None,
             };
             let hit = entry

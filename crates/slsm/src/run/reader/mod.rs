@@ -218,6 +218,11 @@ impl RunFile {
     /// [`RunFile::block_for_point`] chose for it.
     pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
         let j = self.answer_in(&block, lookup, 0)?;
+        self.entry_at(block, j)
+    }
+
+    /// Entry `j` of `block` (a position [`RunFile::answer_in`] gave).
+    pub(crate) fn entry_at(&self, block: Arc<Block>, j: usize) -> Result<Entry> {
         let (key, value) = block.entry_ranges(j).map_err(|c| self.to_error(c))?;
         Ok(Entry { block, key, value })
     }
