@@ -65,8 +65,7 @@ impl LookupKeys {
 /// order, as of the view's sequence number.
 pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Option<Slice>>> {
     keys.iter().try_for_each(|k| check_stored_key(k))?;
-    let mut pending: Vec<usize> = (0..keys.len()).collect();
-    pending.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+    let pending = key_order(keys);
     let mut b = Batch {
         keys,
         lookups: LookupKeys::new(keys, view.snapshot),
@@ -85,6 +84,30 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
     }
     search_runs(view, &runs, &mut b)?;
     Ok(b.results)
+}
+
+/// The indexes of `keys` in ascending key order. Sorted on the 8 bytes of
+/// each key past the prefix the whole batch shares, compared as integers,
+/// full keys compared only when those tie. Sorted by `memcmp`, about six
+/// calls a key, `memcmp` was 6% of a cached Python `multi_get` of 64
+/// (perf); on integers the batch measured 2-3% faster. The shared prefix
+/// is skipped because keys that begin alike (a keyspace's tag, an
+/// integer's leading zeros) would tie on their first 8 bytes every time.
+fn key_order(keys: &[&[u8]]) -> Vec<usize> {
+    let shared = match keys.split_first() {
+        Some((first, rest)) => rest
+            .iter()
+            .map(|k| first.iter().zip(*k).take_while(|(a, b)| a == b).count())
+            .fold(first.len(), usize::min),
+        None => 0,
+    };
+    let mut order: Vec<(u64, usize)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (slsm_skiplist::key_prefix(&k[shared..]), i))
+        .collect();
+    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| keys[a.1].cmp(keys[b.1])));
+    order.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Starts loading the filter line of every key in every memory run, so
@@ -165,14 +188,21 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
     }
     while !walks.is_empty() {
         // Each key to the first run its filters let through (or an answer),
-        // and to the block of that run that may hold it.
+        // and to the block of that run that may hold it: every key's search
+        // of the top index first, which starts loading the fences it ends
+        // among, then the searches among them.
         walks.retain_mut(|w| {
             let resolved = advance(view, runs, b, w);
             if !resolved {
-                w.block = runs[w.run].file.block_for_point(b.lookups.get(w.key));
+                let file = &runs[w.run].file;
+                w.block = file.start_block_for_point(b.lookups.get(w.key));
             }
             !resolved
         });
+        for w in &mut walks {
+            let file = &runs[w.run].file;
+            w.block = file.finish_block_for_point(b.lookups.get(w.key), w.block);
+        }
         if walks.len() > 1 && crate::run::fetch_wanted() {
             fetch_blocks(runs, &walks);
         }
@@ -184,28 +214,33 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             .map(|w| (&*runs[w.run].file, w.block))
             .collect();
         let blocks = RunFile::blocks_of_batch(&wanted)?;
-        // Every key's place in its block, its entry starting to load; then
-        // the entries, read (and their values copied) once they are on
-        // their way. Read one key after the other, the entry and its value
-        // were a third of a cached `multi_get` of 64 (perf).
-        let places = walks
+        // Every key's candidates in its block from the block's prefix
+        // words alone, the first candidate's entry starting to load; then
+        // the full comparisons and the entries, once all are on their way.
+        // Compared and read one key after the other, each key's entry was a
+        // cache miss the next key waited for (a third of a cached
+        // `multi_get` of 64, perf).
+        let places: Vec<_> = walks
             .iter()
             .zip(blocks)
             .map(|(w, block)| {
-                let Some(block) = block else { return Ok(None) };
-                let j = runs[w.run]
-                    .file
-                    .answer_in(&block, b.lookups.get(w.key), 0)?;
-                block.prefetch_entry(j);
-                Ok(Some((block, j)))
+                let block = block?;
+                let range = block.narrow(b.lookups.get(w.key), 0);
+                block.prefetch_entry(range.start);
+                Some((block, range))
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         // A false positive walks on.
         for (w, place) in walks.iter_mut().zip(places) {
             let (key, run) = (b.keys[w.key], runs[w.run]);
             let range_del = run.covering_range_del(key, view.snapshot);
             let entry = match place {
-                Some((block, j)) => Some(run.file.entry_at(block, j)?),
+                Some((block, range)) => {
+                    let j = run
+                        .file
+                        .answer_within(&block, b.lookups.get(w.key), range)?;
+                    Some(run.file.entry_at(block, j)?)
+                }
                 None => None,
             };
             let hit = entry

@@ -311,16 +311,26 @@ impl Block {
     /// Index of the first entry at or after `lo` whose key is `>= target`
     /// (`count` if none).
     pub fn lower_bound(&self, target: &[u8], lo: usize) -> Decoded<usize> {
-        match self.prefixes().and_then(|p| p.narrow(target, lo)) {
-            Some(within) => self.lower_bound_in(target, within.start, within.end),
-            None => self.lower_bound_in(target, lo, self.count),
+        self.lower_bound_within(target, self.narrow(target, lo))
+    }
+
+    /// The entries among `from..` whose full keys a search for `target`
+    /// must compare: every entry before the range is smaller, every entry
+    /// from its end on is larger. Reads only the block's [`KeyPrefixes`]
+    /// when it has them (then usually one entry, or none), so that a batch
+    /// can start loading each key's entry before comparing any.
+    pub fn narrow(&self, target: &[u8], from: usize) -> Range<usize> {
+        match self.prefixes().and_then(|p| p.narrow(target, from)) {
+            Some(within) => within,
+            None => from.min(self.count)..self.count,
         }
     }
 
-    /// [`lower_bound`](Self::lower_bound) among entries `lo..hi`, comparing
-    /// full keys (`hi` if every one is smaller).
-    fn lower_bound_in(&self, target: &[u8], lo: usize, hi: usize) -> Decoded<usize> {
-        let (mut lo, mut hi) = (lo.min(self.count), hi.min(self.count));
+    /// [`lower_bound`](Self::lower_bound) among the entries `range`
+    /// ([`narrow`](Self::narrow) gave), comparing full keys (`range.end`
+    /// if every one is smaller).
+    pub fn lower_bound_within(&self, target: &[u8], range: Range<usize>) -> Decoded<usize> {
+        let (mut lo, mut hi) = (range.start.min(self.count), range.end.min(self.count));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if key::compare(self.key(mid)?, target) == Ordering::Less {

@@ -217,7 +217,12 @@ impl RunFile {
     /// The first entry `>= lookup` in `block`, the block
     /// [`RunFile::block_for_point`] chose for it.
     pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
-        let j = self.answer_in(&block, lookup, 0)?;
+        // The candidate's key and value start loading together, before the
+        // comparison reads the key: the value's lines are then on their way
+        // instead of a second miss after it.
+        let range = block.narrow(lookup, 0);
+        block.prefetch_entry(range.start);
+        let j = self.answer_within(&block, lookup, range)?;
         self.entry_at(block, j)
     }
 
@@ -322,6 +327,20 @@ impl RunFile {
             .point_last_ge(target, |first, n| self.cached.prefetch(first, n))
     }
 
+    /// [`RunFile::block_for_point`] in two steps, for a batch that takes
+    /// every key through the first before any through the second (their
+    /// cache misses overlap): the first fence the block can be at, with
+    /// what the rest of the search reads starting to load ...
+    pub(crate) fn start_block_for_point(&self, target: &[u8]) -> usize {
+        self.index
+            .point_group(target, |first, n| self.cached.prefetch(first, n))
+    }
+
+    /// ... and the block, searched from that fence.
+    pub(crate) fn finish_block_for_point(&self, target: &[u8], from: usize) -> usize {
+        self.index.gallop_last_ge(target, from)
+    }
+
     /// An `Error::Corruption` for this file.
     pub(crate) fn corruption(&self, offset: u64, why: &str) -> Error {
         Error::corruption(&self.path, offset, why)
@@ -333,8 +352,19 @@ impl RunFile {
 
     /// The first entry `>= lookup` in a block whose last key is `>= lookup`.
     pub(crate) fn answer_in(&self, block: &Block, lookup: &[u8], from: usize) -> Result<usize> {
+        self.answer_within(block, lookup, block.narrow(lookup, from))
+    }
+
+    /// [`RunFile::answer_in`] among the entries `range` of `block` (what
+    /// [`Block::narrow`] gave for `lookup`).
+    pub(crate) fn answer_within(
+        &self,
+        block: &Block,
+        lookup: &[u8],
+        range: std::ops::Range<usize>,
+    ) -> Result<usize> {
         let j = block
-            .lower_bound(lookup, from)
+            .lower_bound_within(lookup, range)
             .map_err(|c| self.to_error(c))?;
         if j == block.count() {
             return Err(self.corruption(block.offset(), "block does not match its fence pointer"));
