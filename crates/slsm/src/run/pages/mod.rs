@@ -30,7 +30,11 @@
 //!   Past that they are returned, so what the pool holds resident never
 //!   exceeds what the caches are allowed (their capacity is charged to the
 //!   memory budget) by more than [`SPARE_PAGES`].
-//! * Regions are never unmapped: a returned page costs only its address.
+//! * The next region is mapped and faulted in on a thread of its own while
+//!   the current one is handed out (see `region`), only while the caches'
+//!   allowance has room for all of it.
+//! * Regions are never unmapped once carved: a returned page costs only
+//!   its address.
 //!
 //! * **Owns**: the regions and the free pages.
 //! * **Thread safety**: one mutex, taken once per page handed out or back
@@ -39,6 +43,10 @@
 use std::ptr::NonNull;
 
 use parking_lot::Mutex;
+
+mod region;
+
+use self::region::{map, prepare_in_background, release, unmap};
 
 /// Bytes of a page.
 pub(crate) const PAGE: usize = 4096;
@@ -91,8 +99,24 @@ impl std::fmt::Debug for Page {
 /// A page from the pool; `None` if no memory could be mapped (the caller
 /// falls back to the heap).
 pub(crate) fn page() -> Option<Page> {
-    let addr = POOL.lock().take()?;
+    let addr = take_from(&POOL, Pool::take)?;
     Some(Page { addr })
+}
+
+/// A page of `pool` by `take`, and the pool's next region asked for in
+/// the background if `take` made it due.
+fn take_from(
+    pool: &'static Mutex<Pool>,
+    take: fn(&mut Pool) -> Option<NonNull<u8>>,
+) -> Option<NonNull<u8>> {
+    let mut guard = pool.lock();
+    let addr = take(&mut guard);
+    let prepare = guard.next_region_due();
+    drop(guard);
+    if prepare {
+        prepare_in_background(pool);
+    }
+    addr
 }
 
 /// A page for memory the budget charges beside the caches (the key hashes
@@ -125,7 +149,7 @@ impl Drop for PageBesideCaches {
 /// A [`PageBesideCaches`] from the pool; `None` if no memory could be
 /// mapped (the caller falls back to the heap).
 pub(crate) fn page_beside_caches() -> Option<PageBesideCaches> {
-    let addr = POOL.lock().take_beside_caches()?;
+    let addr = take_from(&POOL, Pool::take_beside_caches)?;
     Some(PageBesideCaches(std::mem::ManuallyDrop::new(Page { addr })))
 }
 
@@ -170,6 +194,8 @@ pub(crate) fn stats() -> PoolStats {
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     fresh: None,
     fresh_left: 0,
+    spare: None,
+    preparing: false,
     warm: Vec::new(),
     cold: Vec::new(),
     out: 0,
@@ -181,6 +207,10 @@ struct Pool {
     /// it there.
     fresh: Option<NonNull<u8>>,
     fresh_left: usize,
+    /// The next region, mapped and faulted in ahead of need.
+    spare: Option<NonNull<u8>>,
+    /// A thread is preparing the next region.
+    preparing: bool,
     /// Free pages still resident (handed out first: no fault).
     warm: Vec<NonNull<u8>>,
     /// Free pages returned to the system (zero-filled on their next touch).
@@ -243,8 +273,33 @@ impl Pool {
         self.allowance.saturating_sub(self.out)
     }
 
-    /// Returns free pages beyond [`warm_limit`](Self::warm_limit).
+    /// Pages resident and not handed out, or handed out: what the pool
+    /// holds in memory (a spare region aside).
+    fn resident(&self) -> usize {
+        self.out + self.warm.len() + self.fresh_left
+    }
+
+    /// Whether to start preparing the next region: half of the current one
+    /// is handed out, none is ready or on its way, no returned page is left
+    /// to refill first, and the caches may still grow by a whole region.
+    fn next_region_due(&mut self) -> bool {
+        let due = !self.preparing
+            && self.spare.is_none()
+            && self.fresh_left < REGION_PAGES / 2
+            && self.cold.is_empty()
+            && self.resident() + REGION_PAGES <= self.allowance;
+        self.preparing |= due;
+        due
+    }
+
+    /// Returns free pages beyond [`warm_limit`](Self::warm_limit), and the
+    /// spare region once the caches may no longer grow by all of it.
     fn trim(&mut self) {
+        if self.spare.is_some() && self.resident() + REGION_PAGES > self.allowance {
+            if let Some(region) = self.spare.take() {
+                unmap(region, REGION_PAGES * PAGE);
+            }
+        }
         let keep = self.warm_limit();
         if self.warm.len() <= keep {
             return;
@@ -259,7 +314,10 @@ impl Pool {
 
     /// Maps a region and hands out its first page (the rest become fresh).
     fn map_region(&mut self) -> Option<NonNull<u8>> {
-        let start = map(REGION_PAGES * PAGE)?;
+        let start = match self.spare.take() {
+            Some(region) => region,
+            None => map(REGION_PAGES * PAGE)?,
+        };
         self.fresh = Some(start);
         self.fresh_left = REGION_PAGES;
         self.take_fresh()
@@ -276,94 +334,6 @@ fn contiguous_runs(pages: &[NonNull<u8>]) -> Vec<(NonNull<u8>, usize)> {
         }
     }
     runs
-}
-
-/// `len` bytes of fresh anonymous memory, faulted in, starting at a
-/// multiple of `len` (a power of two) so that the kernel can back it with
-/// one huge page.
-fn map(len: usize) -> Option<NonNull<u8>> {
-    // Twice the length, then the unaligned head and tail given back: mmap
-    // aligns to a page only.
-    let span = 2 * len;
-    // SAFETY: a new private anonymous mapping: no file, no fixed address,
-    // nothing else refers to the memory it returns.
-    let addr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            span,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if addr == libc::MAP_FAILED {
-        return None;
-    }
-    let head = addr.addr().next_multiple_of(len) - addr.addr();
-    let tail = span - head - len;
-    // SAFETY: `head + len <= span`: both offsets stay inside the mapping
-    // (the pointers keep its provenance).
-    let (start, end) = unsafe {
-        (
-            addr.cast::<u8>().add(head),
-            addr.cast::<u8>().add(head + len),
-        )
-    };
-    #[cfg(not(miri))]
-    // SAFETY: the head and the tail are ranges of the mapping just made,
-    // outside the region handed out; nothing refers to them.
-    unsafe {
-        if head > 0 {
-            libc::munmap(addr, head);
-        }
-        if tail > 0 {
-            libc::munmap(end.cast(), tail);
-        }
-    }
-    #[cfg(miri)]
-    let _ = (end, tail);
-    let region = NonNull::new(start)?;
-    fault_in(region, len);
-    Some(region)
-}
-
-/// Asks for huge pages over the region, then faults it in, so that the
-/// cache filling up, not a lookup, pays the faults: with one call where
-/// the kernel has it (`MADV_POPULATE_WRITE`, Linux 5.14), else a write to
-/// each page.
-fn fault_in(region: NonNull<u8>, len: usize) {
-    #[cfg(all(target_os = "linux", not(miri)))]
-    // SAFETY: advice on a range this pool just mapped; it changes how the
-    // memory is backed, not its contents.
-    unsafe {
-        libc::madvise(region.as_ptr().cast(), len, libc::MADV_HUGEPAGE);
-        if libc::madvise(region.as_ptr().cast(), len, libc::MADV_POPULATE_WRITE) == 0 {
-            return;
-        }
-    }
-    #[cfg(not(miri))]
-    for at in (0..len).step_by(PAGE) {
-        // SAFETY: `at < len`: a byte of the region, mapped writable and
-        // owned by the pool.
-        unsafe { region.as_ptr().add(at).write_volatile(0) };
-    }
-    #[cfg(miri)]
-    let _ = (region, len);
-}
-
-/// Returns `len` bytes of free pages at `start` to the system; their next
-/// touch finds zeros.
-fn release(start: NonNull<u8>, len: usize) {
-    #[cfg(not(miri))]
-    // SAFETY: the range is whole pages of a region this pool mapped, all of
-    // them free: no `Page` refers to them, so discarding their contents
-    // affects nobody.
-    unsafe {
-        libc::madvise(start.as_ptr().cast(), len, libc::MADV_DONTNEED);
-    }
-    #[cfg(miri)]
-    let _ = (start, len);
 }
 
 #[cfg(test)]
@@ -400,6 +370,8 @@ mod tests {
         Pool {
             fresh: None,
             fresh_left: 0,
+            spare: None,
+            preparing: false,
             warm: Vec::new(),
             cold: Vec::new(),
             out: 0,
@@ -418,6 +390,66 @@ mod tests {
             bytes[0] = 1;
             bytes[len - 1] = 2;
             assert_eq!(bytes[0] + bytes[len - 1], 3);
+        }
+    }
+
+    /// Waits (a bounded time) until no thread prepares a region for `pool`.
+    fn settle(pool: &Mutex<Pool>) {
+        for _ in 0..10_000 {
+            if !pool.lock().preparing {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        panic!("the next region was never prepared");
+    }
+
+    #[test]
+    fn the_next_region_is_prepared_ahead_while_the_allowance_has_room() {
+        let pool: &'static Mutex<Pool> =
+            Box::leak(Box::new(Mutex::new(local_pool(4 * REGION_PAGES))));
+        let half = REGION_PAGES / 2;
+        let mut taken: Vec<NonNull<u8>> = (0..half)
+            .map(|_| take_from(pool, Pool::take).unwrap())
+            .collect();
+        settle(pool);
+        assert!(
+            pool.lock().spare.is_none(),
+            "not due before half the region is out"
+        );
+        taken.push(take_from(pool, Pool::take).unwrap());
+        settle(pool);
+        let spare = pool
+            .lock()
+            .spare
+            .expect("prepared once half the region was out");
+        assert_eq!(spare.addr().get() % (REGION_PAGES * PAGE), 0);
+        // The rest of the first region, then the spare's first page.
+        while taken.len() < REGION_PAGES {
+            taken.push(take_from(pool, Pool::take).unwrap());
+        }
+        let next = take_from(pool, Pool::take).unwrap();
+        assert_eq!(next, spare);
+        taken.push(next);
+        settle(pool);
+        assert!(
+            pool.lock().spare.is_none(),
+            "not due again until half of it is out"
+        );
+        // A spare the caches may no longer fill goes back to the system.
+        while pool.lock().spare.is_none() {
+            taken.push(take_from(pool, Pool::take).unwrap());
+            settle(pool);
+        }
+        let mut p = pool.lock();
+        p.allowance = p.resident();
+        p.trim();
+        assert!(p.spare.is_none());
+        // Nothing is prepared past the allowance.
+        assert!(!p.next_region_due());
+        drop(p);
+        for addr in taken {
+            pool.lock().give_back(addr);
         }
     }
 
