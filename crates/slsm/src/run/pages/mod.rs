@@ -191,16 +191,7 @@ pub(crate) fn stats() -> PoolStats {
     }
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool {
-    fresh: None,
-    fresh_left: 0,
-    spare: None,
-    preparing: false,
-    warm: Vec::new(),
-    cold: Vec::new(),
-    out: 0,
-    allowance: 0,
-});
+static POOL: Mutex<Pool> = Mutex::new(Pool::new(0));
 
 struct Pool {
     /// The next never-used page of the newest region, and how many follow
@@ -225,6 +216,20 @@ struct Pool {
 unsafe impl Send for Pool {}
 
 impl Pool {
+    /// An empty pool whose caches may hold `allowance` pages.
+    const fn new(allowance: usize) -> Pool {
+        Pool {
+            fresh: None,
+            fresh_left: 0,
+            spare: None,
+            preparing: false,
+            warm: Vec::new(),
+            cold: Vec::new(),
+            out: 0,
+            allowance,
+        }
+    }
+
     fn take(&mut self) -> Option<NonNull<u8>> {
         let addr = match self.warm.pop() {
             Some(addr) => addr,
@@ -367,16 +372,7 @@ mod tests {
     }
 
     fn local_pool(allowance: usize) -> Pool {
-        Pool {
-            fresh: None,
-            fresh_left: 0,
-            spare: None,
-            preparing: false,
-            warm: Vec::new(),
-            cold: Vec::new(),
-            out: 0,
-            allowance,
-        }
+        Pool::new(allowance)
     }
 
     #[test]
