@@ -15,12 +15,8 @@
 //! memory to decompress over), and a free page beyond what the caches may
 //! refill is returned to the system with `madvise(MADV_DONTNEED)`.
 //!
-//! * Pages are carved from 2 MiB regions that start on a multiple of
-//!   2 MiB and are asked to be huge pages (`MADV_HUGEPAGE`): a lookup
-//!   reads a block of the cache at random, and with 4 KiB pages nearly
-//!   every one was a TLB miss as well as a cache miss (1M keys cached: a
-//!   Python `get` 3-4% faster with huge pages). Returning a page from a
-//!   huge one splits it, which is only needed when the caches shrink.
+//! * Pages are carved from 2 MiB regions, never huge pages (see
+//!   `region::fault_in` for why and what was measured).
 //! * A region is faulted in with one call when it is mapped: that costs a
 //!   third less than page by page (measured on this VM: 1.9-2.3 us against
 //!   2.8-3.0 a page, most of it the hypervisor backing fresh memory), and
@@ -373,20 +369,6 @@ mod tests {
 
     fn local_pool(allowance: usize) -> Pool {
         Pool::new(allowance)
-    }
-
-    #[test]
-    fn regions_start_on_a_multiple_of_their_size() {
-        let len = REGION_PAGES * PAGE;
-        for _ in 0..3 {
-            let region = map(len).unwrap();
-            assert_eq!(region.addr().get() % len, 0);
-            // SAFETY: the whole region is mapped and owned by this test.
-            let bytes = unsafe { std::slice::from_raw_parts_mut(region.as_ptr(), len) };
-            bytes[0] = 1;
-            bytes[len - 1] = 2;
-            assert_eq!(bytes[0] + bytes[len - 1], 3);
-        }
     }
 
     /// Waits (a bounded time) until no thread prepares a region for `pool`.
