@@ -432,6 +432,19 @@ mod tests {
     }
 
     #[test]
+    fn a_region_prepared_while_the_allowance_shrank_is_not_kept() {
+        let pool: &'static Mutex<Pool> =
+            Box::leak(Box::new(Mutex::new(local_pool(4 * REGION_PAGES))));
+        assert!(pool.lock().next_region_due());
+        pool.lock().allowance = 0;
+        prepare_in_background(pool);
+        settle(pool);
+        let p = pool.lock();
+        assert!(p.spare.is_none());
+        assert!(!p.preparing);
+    }
+
+    #[test]
     fn free_pages_beyond_the_allowance_go_back_to_the_system() {
         // Pages of one region and a half.
         let n = REGION_PAGES * 3 / 2;

@@ -28,10 +28,13 @@ pub(super) fn prepare_in_background(pool: &'static Mutex<Pool>) {
             let region = map(REGION_PAGES * PAGE);
             let mut p = pool.lock();
             p.preparing = false;
-            match (region, p.spare) {
-                (Some(region), None) => p.spare = Some(region),
-                (Some(region), Some(_)) => unmap(region, REGION_PAGES * PAGE),
-                (None, _) => {}
+            // The allowance may have shrunk meanwhile: a spare the caches
+            // could not fill would be memory past the budget.
+            let room = p.resident() + REGION_PAGES <= p.allowance;
+            match region {
+                Some(region) if room && p.spare.is_none() => p.spare = Some(region),
+                Some(region) => unmap(region, REGION_PAGES * PAGE),
+                None => {}
             }
         });
     if spawned.is_err() {
