@@ -225,8 +225,7 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             .zip(blocks)
             .map(|(w, block)| {
                 let block = block?;
-                let range = block.narrow(b.lookups.get(w.key), 0);
-                block.prefetch_entry(range.start);
+                let range = RunFile::start_entry(&block, b.lookups.get(w.key));
                 Some((block, range))
             })
             .collect();
@@ -236,10 +235,7 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             let range_del = run.covering_range_del(key, view.snapshot);
             let entry = match place {
                 Some((block, range)) => {
-                    let j = run
-                        .file
-                        .answer_within(&block, b.lookups.get(w.key), range)?;
-                    Some(run.file.entry_at(block, j)?)
+                    Some(run.file.entry_within(block, b.lookups.get(w.key), range)?)
                 }
                 None => None,
             };

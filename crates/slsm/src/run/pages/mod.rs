@@ -280,6 +280,12 @@ impl Pool {
         self.out + self.warm.len() + self.fresh_left
     }
 
+    /// Whether the caches may grow by a whole region beyond what the pool
+    /// holds: the condition for keeping a spare one.
+    fn has_room_for_a_region(&self) -> bool {
+        self.resident() + REGION_PAGES <= self.allowance
+    }
+
     /// Whether to start preparing the next region: half of the current one
     /// is handed out, none is ready or on its way, no returned page is left
     /// to refill first, and the caches may still grow by a whole region.
@@ -288,7 +294,7 @@ impl Pool {
             && self.spare.is_none()
             && self.fresh_left < REGION_PAGES / 2
             && self.cold.is_empty()
-            && self.resident() + REGION_PAGES <= self.allowance;
+            && self.has_room_for_a_region();
         self.preparing |= due;
         due
     }
@@ -296,7 +302,7 @@ impl Pool {
     /// Returns free pages beyond [`warm_limit`](Self::warm_limit), and the
     /// spare region once the caches may no longer grow by all of it.
     fn trim(&mut self) {
-        if self.spare.is_some() && self.resident() + REGION_PAGES > self.allowance {
+        if self.spare.is_some() && !self.has_room_for_a_region() {
             if let Some(region) = self.spare.take() {
                 unmap(region, REGION_PAGES * PAGE);
             }

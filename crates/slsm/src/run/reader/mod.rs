@@ -217,17 +217,37 @@ impl RunFile {
     /// The first entry `>= lookup` in `block`, the block
     /// [`RunFile::block_for_point`] chose for it.
     pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
-        // The candidate's key and value start loading together, before the
-        // comparison reads the key: the value's lines are then on their way
-        // instead of a second miss after it.
+        let range = Self::start_entry(&block, lookup);
+        self.entry_within(block, lookup, range)
+    }
+
+    /// The first half of [`RunFile::entry_in`]: the entries of `block` a
+    /// search for `lookup` must compare, from the block's prefix words
+    /// alone, the first one's key and value starting to load. The value's
+    /// lines are then on their way before the comparison reads the key,
+    /// not a second miss after it; a batch takes every key through this
+    /// before any through [`RunFile::entry_within`], so that the keys'
+    /// misses overlap too.
+    pub(crate) fn start_entry(block: &Block, lookup: &[u8]) -> std::ops::Range<usize> {
         let range = block.narrow(lookup, 0);
         block.prefetch_entry(range.start);
+        range
+    }
+
+    /// The second half of [`RunFile::entry_in`]: the entry among `range`
+    /// (what [`RunFile::start_entry`] gave).
+    pub(crate) fn entry_within(
+        &self,
+        block: Arc<Block>,
+        lookup: &[u8],
+        range: std::ops::Range<usize>,
+    ) -> Result<Entry> {
         let j = self.answer_within(&block, lookup, range)?;
         self.entry_at(block, j)
     }
 
     /// Entry `j` of `block` (a position [`RunFile::answer_in`] gave).
-    pub(crate) fn entry_at(&self, block: Arc<Block>, j: usize) -> Result<Entry> {
+    fn entry_at(&self, block: Arc<Block>, j: usize) -> Result<Entry> {
         let (key, value) = block.entry_ranges(j).map_err(|c| self.to_error(c))?;
         Ok(Entry { block, key, value })
     }
@@ -351,13 +371,13 @@ impl RunFile {
     }
 
     /// The first entry `>= lookup` in a block whose last key is `>= lookup`.
-    pub(crate) fn answer_in(&self, block: &Block, lookup: &[u8], from: usize) -> Result<usize> {
+    fn answer_in(&self, block: &Block, lookup: &[u8], from: usize) -> Result<usize> {
         self.answer_within(block, lookup, block.narrow(lookup, from))
     }
 
     /// [`RunFile::answer_in`] among the entries `range` of `block` (what
     /// [`Block::narrow`] gave for `lookup`).
-    pub(crate) fn answer_within(
+    fn answer_within(
         &self,
         block: &Block,
         lookup: &[u8],
