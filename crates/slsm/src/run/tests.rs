@@ -606,6 +606,26 @@ fn a_cached_block_gets_its_search_index_when_it_is_reused() {
 }
 
 #[test]
+fn a_warmed_block_is_searched_by_its_index_from_its_first_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(8 << 20);
+    let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
+    // A flush's warming: the new file into the cache's free room.
+    super::warm_after(&run, Vec::new());
+    assert!(cache.stats().entries > 3, "nothing warmed");
+    let charged = cache.stats().usage;
+    let warmed = run.block(3).unwrap();
+    assert!(
+        warmed.is_indexed(),
+        "a warmed block searched without its index"
+    );
+    assert_eq!(cache.stats().usage, charged, "the index charged twice");
+    for (k, v) in model.iter().step_by(7) {
+        assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+    }
+}
+
+#[test]
 fn a_scan_reads_ahead_and_leaves_the_cache_to_lookups() {
     let dir = tempfile::tempdir().unwrap();
     let cache = BlockCache::new(8 << 20);

@@ -162,7 +162,8 @@ impl Block {
     /// was work thrown away (~4% of a lookup, perf). The block just read is
     /// in the CPU's cache anyway, where the plain search is cheap. A block
     /// whose entries do not parse keeps the plain search, which reports the
-    /// damage when it reaches it.
+    /// damage when it reaches it. Warming (`run::warm`) builds it for the
+    /// blocks it caches, which are meant to be searched again.
     pub fn index_prefixes(&self) {
         if self.count < MIN_ENTRIES {
             return;

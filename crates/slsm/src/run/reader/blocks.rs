@@ -196,6 +196,13 @@ impl RunFile {
             .bytes(self.file.as_ref(), h, self.props.data_bytes)
             .map_err(|e| self.read_error(h, e))?;
         let block = self.decode_for_cache(i, stored)?;
+        // A warmed block replaces one lookups were using, or fills room
+        // the cache has (the data fits): it will be searched again, and
+        // building its index here, on the warming thread while the block
+        // is in this CPU's cache, spares the first lookups a plain search
+        // and the build (a first pass of random `get`s over 1M warmed keys
+        // was 1.4x the second's time without it).
+        block.index_prefixes();
         self.cache_block(i, block, 0, how).map(|_| ())
     }
 
