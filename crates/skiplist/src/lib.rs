@@ -2,8 +2,9 @@
 //!
 //! * Nodes live in a sharded bump arena and are never freed before the list
 //!   drops, so readers are lock-free and need no epoch pinning.
-//! * Each node carries the first 8 bytes of its **user** key as a big-endian
-//!   `u64` that is compared **unsigned** before any key bytes are touched.
+//! * Each node carries an 8-byte word of its key ([`KeyOrder::prefix`]: by
+//!   default the first 8 bytes of its **user** key, big-endian) that is
+//!   compared **unsigned** before any key bytes are touched.
 //! * Towers are inline in the node; heights come from one thread-local random
 //!   word and `trailing_zeros`.
 //! * [`SkipList::multi_get`] runs up to [`INTERLEAVE`] searches in lockstep
@@ -35,4 +36,4 @@ pub use iter::{Iter, OwnedIter};
 pub use list::{InsertError, Options, SkipList, MAX_LEN};
 pub use multi::INTERLEAVE;
 pub use node::{prefetch, MAX_HEIGHT};
-pub use order::{key_prefix, Bytewise, KeyOrder};
+pub use order::{key_prefix, key_prefix_past, Bytewise, KeyOrder};

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtOrd};
 
 use crate::arena::Arena;
 use crate::node::{prefetch, Node, MAX_HEIGHT};
-use crate::order::{key_prefix, Bytewise, KeyOrder};
+use crate::order::{Bytewise, KeyOrder};
 
 /// Construction options.
 #[derive(Clone, Debug)]
@@ -185,7 +185,7 @@ impl<O: KeyOrder> SkipList<O> {
                 if h <= level {
                     return Err(format!("node of height {h} linked at level {level}"));
                 }
-                if p != key_prefix(self.order.user_key(key)) {
+                if p != self.order.prefix(key) {
                     return Err(format!("stored prefix mismatch for key {key:?}"));
                 }
                 if !prev.is_null() {

@@ -5,9 +5,9 @@
 use std::cmp::Ordering;
 use std::sync::atomic::Ordering as AtOrd;
 
-use crate::list::SkipList;
+use crate::list::{entry, SkipList};
 use crate::node::{prefetch, Node, SUCC_PREFIX};
-use crate::order::{key_prefix, KeyOrder};
+use crate::order::KeyOrder;
 use crate::search::SearchKey;
 
 /// Number of searches [`SkipList::multi_get`] runs in lockstep.
@@ -39,7 +39,42 @@ impl<O: KeyOrder> SkipList<O> {
             }
             return out;
         }
-        self.interleaved_gets(keys, &mut out);
+        let searches: Vec<(&SkipList<O>, &[u8])> = keys.iter().map(|&k| (self, k)).collect();
+        Self::lockstep(&searches, |i, n| {
+            if !n.is_null() && self.node_eq(n, &self.search_key(keys[i])) {
+                // SAFETY: live node of `self`.
+                out[i] = Some(unsafe { Node::value(n) });
+            }
+        });
+        out
+    }
+
+    /// The first entry at or after each key ([`SkipList::lower_bound`] of
+    /// every key), in the caller's order, found by searches run in lockstep
+    /// as [`SkipList::multi_get`] runs them: for keys spread over a large
+    /// list, their cache misses overlap.
+    pub fn lower_bounds(&self, keys: &[&[u8]]) -> Vec<Option<(&[u8], &[u8])>> {
+        let searches: Vec<(&SkipList<O>, &[u8])> = keys.iter().map(|&k| (self, k)).collect();
+        Self::lower_bounds_across(&searches)
+    }
+
+    /// [`SkipList::lower_bound`] of each `(list, key)`, in the caller's
+    /// order: the searches of several lists (an LSM's memory runs) run in
+    /// lockstep together, so their cache misses overlap as those of one
+    /// list's keys do in [`SkipList::lower_bounds`].
+    pub fn lower_bounds_across<'l>(
+        searches: &[(&'l SkipList<O>, &[u8])],
+    ) -> Vec<Option<(&'l [u8], &'l [u8])>> {
+        let mut out = vec![None; searches.len()];
+        match searches {
+            [] => {}
+            [(list, key)] => out[0] = list.lower_bound(key),
+            _ => Self::lockstep(searches, |i, n| {
+                // SAFETY: `n` is null or a live node of `searches[i].0`,
+                // which outlives `'l`.
+                out[i] = unsafe { entry(n) };
+            }),
+        }
         out
     }
 
@@ -56,7 +91,7 @@ impl<O: KeyOrder> SkipList<O> {
         let mut idx: Vec<(u64, usize)> = keys
             .iter()
             .enumerate()
-            .map(|(i, k)| (key_prefix(self.order.user_key(k)), i))
+            .map(|(i, k)| (self.order.prefix(k), i))
             .collect();
         idx.sort_by(|a, b| {
             a.0.cmp(&b.0)
@@ -77,51 +112,49 @@ impl<O: KeyOrder> SkipList<O> {
         out
     }
 
-    /// Group-prefetching lookups (AMAC): up to [`INTERLEAVE`] searches advance one
-    /// node at a time, round robin; a finished lane takes the next key at once.
-    fn interleaved_gets<'s>(&'s self, keys: &[&[u8]], out: &mut [Option<&'s [u8]>]) {
-        let top = self.top_level();
+    /// Group-prefetching searches (AMAC): up to [`INTERLEAVE`] searches advance one
+    /// node at a time, round robin; a finished lane takes the next search at once.
+    /// `found(i, node)` gets the first node >= `searches[i].1` in `searches[i].0`
+    /// (null if none).
+    fn lockstep(searches: &[(&SkipList<O>, &[u8])], mut found: impl FnMut(usize, *mut Node)) {
         let idle = Lane {
             k: SearchKey {
                 key: &[],
                 prefix: 0,
             },
             idx: usize::MAX,
-            x: self.head,
+            x: std::ptr::null_mut(),
             level: 0,
             bound: std::ptr::null_mut(),
             pending: std::ptr::null_mut(),
         };
         let mut lanes = [idle; INTERLEAVE];
-        let mut next_key = 0;
+        let mut next = 0;
         let mut active = 0;
         loop {
             for lane in lanes.iter_mut() {
                 if lane.idx == usize::MAX {
-                    if next_key == keys.len() {
+                    let Some(&(list, key)) = searches.get(next) else {
                         continue;
-                    }
+                    };
                     *lane = Lane {
-                        k: self.search_key(keys[next_key]),
-                        idx: next_key,
-                        x: self.head,
-                        level: top,
+                        k: list.search_key(key),
+                        idx: next,
+                        x: list.head,
+                        level: list.top_level(),
                         bound: std::ptr::null_mut(),
                         pending: std::ptr::null_mut(),
                     };
-                    next_key += 1;
+                    next += 1;
                     active += 1;
                 }
-                if let Some(n) = self.lane_step(lane) {
-                    if !n.is_null() && self.node_eq(n, &lane.k) {
-                        // SAFETY: live node of `self`.
-                        out[lane.idx] = Some(unsafe { Node::value(n) });
-                    }
+                if let Some(n) = searches[lane.idx].0.lane_step(lane) {
+                    found(lane.idx, n);
                     lane.idx = usize::MAX;
                     active -= 1;
                 }
             }
-            if active == 0 && next_key == keys.len() {
+            if active == 0 && next == searches.len() {
                 return;
             }
         }

@@ -21,9 +21,23 @@ pub trait KeyOrder: Send + Sync + 'static {
     /// user key's trailer bytes against a longer user key's bytes.
     fn user_key<'a>(&self, key: &'a [u8]) -> &'a [u8];
 
-    /// Total order on whole keys. Contract: must agree with the prefix, i.e. if the
-    /// zero-padded big-endian u64 of the first 8 bytes of user_key(a) is < that of user_key(b), then a < b.
+    /// Total order on whole keys. Contract: must agree with the prefix, i.e. if
+    /// `prefix(a) < prefix(b)` then `a < b`.
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
+
+    /// The 8-byte word a node stores and searches compare before any key bytes.
+    /// Contract: monotone in the order (`a < b` implies `prefix(a) <= prefix(b)`);
+    /// the more keys it tells apart, the fewer comparisons load key bytes.
+    ///
+    /// By default the first 8 bytes of [`KeyOrder::user_key`] ([`key_prefix`]).
+    /// An order whose keys mostly share a leading prefix (zero-padded numbers,
+    /// `"user:"`, a table tag) should return [`key_prefix_past`] instead: with
+    /// the default every such key has the same word and every comparison reads
+    /// the keys.
+    #[inline]
+    fn prefix(&self, key: &[u8]) -> u64 {
+        key_prefix(self.user_key(key))
+    }
 }
 
 /// Plain lexicographic byte order: `user_key(k) = k`, `compare = a.cmp(b)`.
@@ -60,9 +74,51 @@ pub fn key_prefix(user_key: &[u8]) -> u64 {
     }
 }
 
+/// The 8 bytes of `user_key` past `shared`, for keys that start with
+/// `shared`, as [`key_prefix`] takes them; 0 for keys that sort before every
+/// key starting with `shared`, `u64::MAX` for keys that sort after them all.
+///
+/// Monotone in byte order, so an order may use it as its
+/// [`KeyOrder::prefix`]: keys starting with `shared` compare by the bytes
+/// after it, and keys that do not fall on 0 or `u64::MAX`, where their ties
+/// are settled by the full comparison (correct, only slower for them).
+#[inline]
+pub fn key_prefix_past(shared: &[u8], user_key: &[u8]) -> u64 {
+    match user_key.strip_prefix(shared) {
+        Some(rest) => key_prefix(rest),
+        None if user_key < shared => 0,
+        None => u64::MAX,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `key_prefix_past` never orders two keys against their bytes.
+        #[test]
+        fn prefix_past_is_monotone(
+            shared in proptest::collection::vec(0u8..4, 0..4),
+            a in proptest::collection::vec(0u8..4, 0..12),
+            b in proptest::collection::vec(0u8..4, 0..12),
+        ) {
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            proptest::prop_assert!(key_prefix_past(&shared, &lo) <= key_prefix_past(&shared, &hi));
+        }
+    }
+
+    #[test]
+    fn prefix_past_reads_the_bytes_after_the_shared_prefix() {
+        assert_eq!(
+            key_prefix_past(b"user:", b"user:abcdefghZ"),
+            key_prefix(b"abcdefgh")
+        );
+        assert_eq!(key_prefix_past(b"user:", b"user"), 0);
+        assert_eq!(key_prefix_past(b"user:", b"aaaa:zzz"), 0);
+        assert_eq!(key_prefix_past(b"user:", b"users"), u64::MAX);
+        assert_eq!(key_prefix_past(b"", b"abc"), key_prefix(b"abc"));
+    }
 
     #[test]
     fn prefix_is_unsigned_and_padded() {

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering as AtOrd;
 
 use crate::list::{entry, prefetch_step, SkipList};
 use crate::node::{prefetch, Node, SUCC_PREFIX};
-use crate::order::{key_prefix, KeyOrder};
+use crate::order::KeyOrder;
 
 /// A search key with its prefix computed once.
 #[derive(Clone, Copy)]
@@ -21,7 +21,7 @@ impl<O: KeyOrder> SkipList<O> {
     pub(crate) fn search_key<'k>(&self, key: &'k [u8]) -> SearchKey<'k> {
         SearchKey {
             key,
-            prefix: key_prefix(self.order.user_key(key)),
+            prefix: self.order.prefix(key),
         }
     }
 

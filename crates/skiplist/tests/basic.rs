@@ -274,6 +274,15 @@ fn multi_get_duplicates_and_caller_order() {
     assert_eq!(many_got, list.multi_get_independent(&many_refs));
     assert_eq!(many_got, list.multi_get_finger(&many_refs));
     assert_eq!(list.multi_get(&[]), Vec::<Option<&[u8]>>::new());
+    // Lower bounds in lockstep: present keys, keys between entries, past the end.
+    let each: Vec<_> = many_refs.iter().map(|k| list.lower_bound(k)).collect();
+    assert_eq!(list.lower_bounds(&many_refs), each);
+    assert_eq!(
+        list.lower_bounds(&refs[..1]),
+        vec![list.lower_bound(refs[0])]
+    );
+    assert_eq!(list.lower_bounds(&[&500u32.to_be_bytes()[..]]), vec![None]);
+    assert!(list.lower_bounds(&[]).is_empty());
     // Finger with equal keys and keys going backwards.
     let mut f = list.finger();
     for k in [5u32, 5, 5, 4, 100, 3, 199, 199, 0, 1000] {
@@ -282,6 +291,39 @@ fn multi_get_duplicates_and_caller_order() {
     }
     f.reset();
     assert_eq!(f.seek_ge(&[0]).unwrap().0, &0u32.to_be_bytes());
+}
+
+#[test]
+fn lower_bounds_across_lists_answer_as_each_list_does() {
+    // Lists of different sizes (one empty), more searches than lanes when
+    // not under Miri, keys present, between entries and past the end.
+    let sizes: &[u32] = if cfg!(miri) {
+        &[0, 3, 40]
+    } else {
+        &[0, 3, 40, 500]
+    };
+    let lists: Vec<SkipList> = sizes
+        .iter()
+        .map(|&n| {
+            let list = SkipList::with_options(small());
+            for i in 0..n {
+                list.insert(&(i * 3).to_be_bytes(), &i.to_le_bytes());
+            }
+            list
+        })
+        .collect();
+    let keys: Vec<[u8; 4]> = (0..if cfg!(miri) { 12u32 } else { 90 })
+        .map(|k| (k * 7 % 130).to_be_bytes())
+        .collect();
+    let searches: Vec<(&SkipList, &[u8])> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (&lists[i % lists.len()], &k[..]))
+        .collect();
+    let each: Vec<_> = searches.iter().map(|(l, k)| l.lower_bound(k)).collect();
+    assert_eq!(SkipList::lower_bounds_across(&searches), each);
+    assert_eq!(SkipList::lower_bounds_across(&searches[..1]), each[..1]);
+    assert!(SkipList::<slsm_skiplist::Bytewise>::lower_bounds_across(&[]).is_empty());
 }
 
 #[test]

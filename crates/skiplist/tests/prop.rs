@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{check_all, ikey, InternalOrder, Model};
+use common::{check_all, ikey, InternalOrder, Model, SharedPrefixOrder};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -106,6 +106,23 @@ proptest! {
         let entries = entries.into_iter().map(|(u, s, v, m)| (ikey(&u, s), v, m)).collect();
         let probes = probes.into_iter().map(|(u, s)| ikey(&u, s)).collect();
         run(SkipList::with_order(InternalOrder, opts), entries, probes, pattern);
+    }
+
+    /// A node prefix taken past a shared prefix answers as the default one:
+    /// keys with the shared prefix, without it, and ties on 0 and `u64::MAX`.
+    #[test]
+    fn shared_prefix_order_matches_model(
+        opts in small_opts(),
+        shared in prop::sample::select(vec![Vec::new(), b"abcdefgh".to_vec(), vec![0x42u8; 100], vec![0xFF; 3], vec![0x00]]),
+        entries in prop::collection::vec(
+            (key_strategy(), prop::sample::select(vec![0u64, 1, 7, 255, u64::MAX]), prop::collection::vec(any::<u8>(), 0..12), any::<u8>()),
+            0..160),
+        probes in prop::collection::vec((key_strategy(), prop::sample::select(vec![0u64, 1, 3, 300, u64::MAX])), 1..24),
+        pattern in prop::collection::vec(any::<bool>(), 1..6),
+    ) {
+        let entries = entries.into_iter().map(|(u, s, v, m)| (ikey(&u, s), v, m)).collect();
+        let probes = probes.into_iter().map(|(u, s)| ikey(&u, s)).collect();
+        run(SkipList::with_order(SharedPrefixOrder { shared }, opts), entries, probes, pattern);
     }
 
     /// `OwnedIter::seek_all` over many lists (some ranged) lands every

@@ -166,8 +166,9 @@ impl MemoryBuffer {
             }
             None => 0,
         };
+        let shared = self.versions.current().active().key_prefix_shared();
         let edit = VersionEdit {
-            new_active: Some(Arc::new(MemRun::new(&self.opts, wal_number))),
+            new_active: Some(Arc::new(MemRun::new(&self.opts, wal_number, &shared))),
             ..VersionEdit::default()
         };
         let next = self.versions.apply(edit)?;

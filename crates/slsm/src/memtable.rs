@@ -116,8 +116,10 @@ pub(crate) enum Answer<'a> {
 
 impl MemRun {
     /// An empty run sized by `opts.run_size` (within the memory budget, see
-    /// `Options::effective_run_size`) and `opts.run_entries`.
-    pub fn new(opts: &Options, wal_number: u64) -> MemRun {
+    /// `Options::effective_run_size`) and `opts.run_entries`, whose skiplist
+    /// tells keys apart by their bytes after `shared` (the run before it,
+    /// [`MemRun::key_prefix_shared`]; see `key::InternalOrder`).
+    pub fn new(opts: &Options, wal_number: u64, shared: &[u8]) -> MemRun {
         let run_size = opts.effective_run_size();
         let arena_chunk = (run_size / 16).clamp(1024, 1 << 20);
         let list_opts = slsm_skiplist::Options {
@@ -128,7 +130,7 @@ impl MemRun {
         };
         let expected_entries = (run_size / ASSUMED_BYTES_PER_ENTRY).min(opts.run_entries);
         MemRun {
-            list: Arc::new(SkipList::with_order(InternalOrder, list_opts)),
+            list: Arc::new(SkipList::with_order(InternalOrder::past(shared), list_opts)),
             bloom: AtomicBloom::new(expected_entries.max(1024), opts.bloom_fp_rate),
             run_size,
             arena_chunk,
@@ -279,6 +281,18 @@ impl MemRun {
         self.max_seq.load(Ordering::Acquire)
     }
 
+    /// The leading bytes the run's smallest and largest user keys share (at
+    /// most `key::MAX_SHARED_PREFIX`): the next run's keys likely start with
+    /// them too.
+    pub fn key_prefix_shared(&self) -> Vec<u8> {
+        let mut it = self.list.iter();
+        let Some((first, _)) = it.next() else {
+            return Vec::new();
+        };
+        let last = it.next_back().map_or(first, |(k, _)| k);
+        key::shared_prefix(key::user_key(first), key::user_key(last)).to_vec()
+    }
+
     /// Marks the run immutable and records its user-key bounds. Called once
     /// every write into it has completed.
     pub fn seal(&self) {
@@ -319,6 +333,17 @@ impl MemRun {
     pub fn get(&self, user_key: &[u8], lookup: &[u8]) -> Option<NewestVersion<'_>> {
         let (ikey, value) = self.list.lower_bound(lookup)?;
         newest_version(user_key, ikey, value)
+    }
+
+    /// The first entry at or after each lookup key in its run, in the
+    /// caller's order, found by searches run in lockstep so that their
+    /// cache misses overlap (`SkipList::lower_bounds_across`).
+    pub fn lower_bounds_across<'r>(
+        searches: &[(&'r MemRun, &[u8])],
+    ) -> Vec<Option<(&'r [u8], &'r [u8])>> {
+        let lists: Vec<(&SkipList<InternalOrder>, &[u8])> =
+            searches.iter().map(|&(run, k)| (&*run.list, k)).collect();
+        SkipList::lower_bounds_across(&lists)
     }
 
     /// A finger-search cursor over this run, for batched lookups in

@@ -112,7 +112,9 @@ impl Replay {
             return;
         }
         if self.runs.last().is_none_or(MemRun::is_full) {
-            self.runs.push(MemRun::new(opts, log_number));
+            let shared = self.runs.last().map(MemRun::key_prefix_shared);
+            let shared = shared.as_deref().unwrap_or_default();
+            self.runs.push(MemRun::new(opts, log_number, shared));
         }
         let skip = self.flushed.saturating_sub(b.first_seq - 1);
         let run = self.runs.last().expect("at least one run");

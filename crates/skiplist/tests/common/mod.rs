@@ -30,6 +30,25 @@ impl KeyOrder for InternalOrder {
     }
 }
 
+/// The internal-key order whose node prefix is the 8 bytes of the user key
+/// after `shared` (`key_prefix_past`), as the engine's memory runs use it.
+#[derive(Clone, Debug, Default)]
+pub struct SharedPrefixOrder {
+    pub shared: Vec<u8>,
+}
+
+impl KeyOrder for SharedPrefixOrder {
+    fn user_key<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+        InternalOrder.user_key(key)
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        InternalOrder.compare(a, b)
+    }
+    fn prefix(&self, key: &[u8]) -> u64 {
+        slsm_skiplist::key_prefix_past(&self.shared, self.user_key(key))
+    }
+}
+
 pub fn ikey(user: &[u8], seq: u64) -> Vec<u8> {
     let mut k = user.to_vec();
     k.extend_from_slice(&seq.to_be_bytes());
@@ -155,6 +174,8 @@ pub fn check_all<O: KeyOrder>(
     assert_eq!(list.multi_get(&refs), expect);
     assert_eq!(list.multi_get_independent(&refs), expect);
     assert_eq!(list.multi_get_finger(&refs), expect);
+    let expect_bounds: Vec<_> = refs.iter().map(|k| model.lower_bound(k)).collect();
+    assert_eq!(list.lower_bounds(&refs), expect_bounds);
     // Finger in caller (random) order, then sorted order, then reversed.
     let mut f = list.finger();
     for k in &refs {

@@ -74,9 +74,11 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
     // The active run's log is `log_number` even if it could not be started
     // yet: the one the first write starts has a higher number, and every
     // log from a memory run's own on is kept.
+    let shared = replayed.runs.last().map(|run| run.key_prefix_shared());
     let active = Arc::new(MemRun::new(
         &opts,
         if opts.disable_wal { 0 } else { log_number },
+        shared.as_deref().unwrap_or_default(),
     ));
     let mems = std::iter::once(active)
         .chain(replayed.runs.into_iter().rev())

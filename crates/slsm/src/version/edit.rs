@@ -89,9 +89,9 @@ mod tests {
         let fs: Arc<dyn FileSystem> = Arc::new(MemFs::new());
         fs.create_dir_all(Path::new("/db")).unwrap();
         let opts = Options::default();
-        let first = Arc::new(MemRun::new(&opts, 1));
+        let first = Arc::new(MemRun::new(&opts, 1, &[]));
         let v0 = Version::new(vec![Arc::clone(&first)], Vec::new());
-        let second = Arc::new(MemRun::new(&opts, 1));
+        let second = Arc::new(MemRun::new(&opts, 1, &[]));
         let seal = VersionEdit {
             new_active: Some(Arc::clone(&second)),
             ..VersionEdit::default()
