@@ -213,8 +213,10 @@ def test_errors_are_typed_and_never_crash(path, tmp_path):
         slsm.Db(str(tmp_path / "y"), memory_runs=1)
     with pytest.raises(ValueError):
         slsm.Db(str(tmp_path / "z"), compression="snappy")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="os_page_cache"):
         slsm.Db(str(tmp_path / "w"), os_page_cache="sometimes")
+    with pytest.raises(OverflowError, match="memory_budget"):
+        slsm.Db(str(tmp_path / "v"), memory_budget=-1)
     assert issubclass(slsm.CorruptionError, slsm.Error)
     ks = db.keyspace("k")
     it = db.keys()
