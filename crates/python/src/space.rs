@@ -170,13 +170,10 @@ macro_rules! keyspace_methods {
             ) -> PyResult<Bound<'py, PyList>> {
                 let keys = $crate::space::keys_of(keys)?;
                 let ks = self.space()?;
-                let values = py.allow_threads(|| ks.multi_get(&keys)).or_py()?;
-                PyList::new(
-                    py,
-                    values
-                        .iter()
-                        .map(|v| v.as_deref().map(|v| PyBytes::new(py, v))),
-                )
+                let values = py
+                    .allow_threads(|| $crate::space::Values::of(&ks, &keys))
+                    .or_py()?;
+                PyList::new(py, (0..keys.len()).map(|i| values.get(i).map(|v| PyBytes::new(py, v))))
             }
 
             /// Bulk-loads `(key, value)` pairs in strictly ascending key
@@ -274,6 +271,38 @@ pub fn keys_of(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyBackedBytes>> {
         out.push(key?.extract::<PyBackedBytes>()?);
     }
     Ok(out)
+}
+
+/// The values a `multi_get` found, back to back in one buffer: the
+/// engine hands each over borrowed (`Keyspace::multi_get_with`), and one
+/// buffer for the batch spares an allocation and a copy per value against
+/// a `Slice` each (perf had `malloc` and `free` at 9% of a cached
+/// `multi_get` of 64).
+pub struct Values {
+    bytes: Vec<u8>,
+    /// Where key `i`'s value lies in `bytes`, if it has one.
+    spans: Vec<Option<(usize, usize)>>,
+}
+
+impl Values {
+    /// The values of `keys` in `ks`.
+    pub fn of(ks: &slsm::Keyspace, keys: &[PyBackedBytes]) -> slsm::Result<Values> {
+        let mut v = Values {
+            bytes: Vec::with_capacity(keys.len() * 128),
+            spans: vec![None; keys.len()],
+        };
+        ks.multi_get_with(keys, |i, value| {
+            v.spans[i] = Some((v.bytes.len(), value.len()));
+            v.bytes.extend_from_slice(value);
+        })?;
+        Ok(v)
+    }
+
+    /// Key `i`'s value, if it has one.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let (start, len) = (*self.spans.get(i)?)?;
+        self.bytes.get(start..start + len)
+    }
 }
 
 /// Starts loading every item of `list` into the CPU's cache before any is

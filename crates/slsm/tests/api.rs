@@ -959,3 +959,58 @@ fn iterating_past_a_key_with_many_versions() {
         assert_eq!(back, expect, "descending, snapshot at {i:?}");
     }
 }
+
+/// `multi_get_with` reports what `multi_get` returns, values borrowed:
+/// every found key once (duplicates each), nothing for absent, deleted or
+/// expired keys, from memory runs and run files alike.
+#[test]
+fn multi_get_with_reports_what_multi_get_returns() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    for i in 0..3000u32 {
+        db.put(format!("{i:05}"), format!("v{i}")).unwrap();
+    }
+    db.flush().unwrap();
+    for i in (0..3000u32).step_by(3) {
+        db.delete(format!("{i:05}")).unwrap();
+    }
+    db.delete_range("02000", "02100").unwrap();
+    db.put("00001", "newer").unwrap();
+    let keys: Vec<String> = (0..3100u32)
+        .step_by(7)
+        .map(|i| format!("{i:05}"))
+        .chain(["00001".into(), "00001".into(), "nope".into()])
+        .collect();
+    let expected = db.multi_get(&keys).unwrap();
+    let mut got: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
+    let mut calls = 0;
+    db.multi_get_with(&keys, |i, v| {
+        assert!(got[i].is_none(), "key {i} reported twice");
+        got[i] = Some(v.to_vec());
+        calls += 1;
+    })
+    .unwrap();
+    let expected: Vec<Option<Vec<u8>>> = expected
+        .iter()
+        .map(|v| v.as_deref().map(<[u8]>::to_vec))
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(calls, expected.iter().flatten().count());
+    assert!(calls > 100 && calls < keys.len());
+
+    let ttl = slsm::KeyspaceOptions::default().ttl(Duration::from_millis(200));
+    let s = db.keyspace_with("sessions", ttl).unwrap();
+    s.put("old", "x").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    s.put("new", "y").unwrap();
+    let mut seen = Vec::new();
+    s.multi_get_with(&["old", "new", "none"], |i, v| seen.push((i, v.to_vec())))
+        .unwrap();
+    assert_eq!(
+        seen,
+        vec![(1, b"y".to_vec())],
+        "an expired value was reported"
+    );
+    assert!(db.multi_get_with(&[vec![0u8; 70_000]], |_, _| {}).is_err());
+}

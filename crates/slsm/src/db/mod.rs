@@ -292,6 +292,17 @@ impl Db {
         self.default.multi_get(keys)
     }
 
+    /// [`multi_get`](Self::multi_get) handing each value found to
+    /// `found(i, value)`, borrowed, instead of returning a `Slice` per value
+    /// (see [`Keyspace::multi_get_with`]).
+    pub fn multi_get_with<K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        found: impl FnMut(usize, &[u8]),
+    ) -> Result<()> {
+        self.default.multi_get_with(keys, found)
+    }
+
     /// An iterator over the keys in `range` (any kind of bounds), as of now.
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, range: R) -> Iter {
         self.default.range(range)

@@ -13,11 +13,11 @@
 
 use std::sync::Arc;
 
-use super::{answer_of, check_stored_key, value_of, ReadView};
+use super::{answer_of, check_stored_key, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::{newest_version, MemRun};
+use crate::memtable::{newest_version, Answer, MemRun};
 use crate::run::RunFile;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
@@ -29,7 +29,16 @@ struct Batch<'a> {
     hashes: Vec<u64>,
     /// Unresolved keys (indexes into `keys`), in key order.
     pending: Vec<usize>,
-    results: Vec<Option<Slice>>,
+    /// Given each value found, with its key's index, once.
+    found: &'a mut dyn FnMut(usize, &[u8]),
+}
+
+/// Hands `answer`, key `i`'s, to `found` if it is a value.
+#[inline]
+fn report(found: &mut dyn FnMut(usize, &[u8]), i: usize, answer: Answer<'_>) {
+    if let Answer::Value(v) = answer {
+        found(i, v);
+    }
 }
 
 /// The lookup keys of a batch back to back in one buffer: one allocation
@@ -64,6 +73,24 @@ impl LookupKeys {
 /// The values of `keys` (any order, duplicates allowed), in the caller's
 /// order, as of the view's sequence number.
 pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Option<Slice>>> {
+    let mut values = vec![None; keys.len()];
+    multi_get_with(view, keys, &mut |i, v| {
+        values[i] = Some(Slice::copy_from(v))
+    })?;
+    Ok(values)
+}
+
+/// The values of `keys` (any order, duplicates allowed) as of the view's
+/// sequence number, each handed to `found` with its key's index, borrowed
+/// from where it is stored (a memory run, a cached block): the caller
+/// copies what it keeps, where it wants (the Python binding, into one
+/// buffer for the whole batch instead of an allocation per value). Keys
+/// not found are not reported.
+pub(crate) fn multi_get_with(
+    view: &ReadView<'_>,
+    keys: &[&[u8]],
+    found: &mut dyn FnMut(usize, &[u8]),
+) -> Result<()> {
     keys.iter().try_for_each(|k| check_stored_key(k))?;
     let pending = key_order(keys);
     let mut b = Batch {
@@ -71,7 +98,7 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
         lookups: LookupKeys::new(keys, view.snapshot),
         hashes: keys.iter().map(|k| hash_key(k)).collect(),
         pending,
-        results: vec![None; keys.len()],
+        found,
     };
     prefetch_mem_filters(view.version.sources(), &b);
     let (mut mems, mut runs) = (Vec::new(), Vec::new());
@@ -82,8 +109,7 @@ pub(crate) fn multi_get(view: &ReadView<'_>, keys: &[&[u8]]) -> Result<Vec<Optio
         }
     }
     search_mems(view, &mems, &mut b);
-    search_runs(view, &runs, &mut b)?;
-    Ok(b.results)
+    search_runs(view, &runs, &mut b)
 }
 
 /// The indexes of `keys` in ascending key order. Sorted on the 8 bytes of
@@ -186,7 +212,7 @@ fn search_mems(view: &ReadView<'_>, mems: &[&MemRun], b: &mut Batch<'_>) {
             .collect::<Vec<_>>()
             .into_iter()
             .peekable();
-        let results = &mut b.results;
+        let found = &mut *b.found;
         b.pending.retain(|&i| {
             let key = keys[i];
             let hit = in_run
@@ -195,8 +221,8 @@ fn search_mems(view: &ReadView<'_>, mems: &[&MemRun], b: &mut Batch<'_>) {
                 .and_then(|(k, v)| newest_version(key, k, v));
             let range_del = mem.covering_range_del(key, view.snapshot);
             match answer_of(hit, range_del) {
-                Some(value) => {
-                    results[i] = value_of(value);
+                Some(answer) => {
+                    report(found, i, answer);
                     resolved[i] = true;
                     false
                 }
@@ -295,8 +321,8 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
                 view.counters.bloom_false_positives.add(1);
             }
             match answer_of(hit, range_del) {
-                Some(found) => {
-                    b.results[w.key] = value_of(found);
+                Some(answer) => {
+                    report(b.found, w.key, answer);
                     w.run = runs.len(); // done
                 }
                 None => w.run += 1,
@@ -338,8 +364,7 @@ fn advance(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>, w: &m
             c.bloom_negatives.add(1);
         }
         if run.covering_range_del(key, view.snapshot).is_some() {
-            b.results[w.key] = None;
-            return true;
+            return true; // deleted
         }
         w.run += 1;
     }

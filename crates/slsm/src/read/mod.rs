@@ -17,7 +17,7 @@
 mod batch;
 mod point;
 
-pub(crate) use batch::multi_get;
+pub(crate) use batch::{multi_get, multi_get_with};
 pub(crate) use point::get;
 
 use std::ops::Bound;
