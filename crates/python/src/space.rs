@@ -287,8 +287,10 @@ pub struct Values {
 impl Values {
     /// The values of `keys` in `ks`.
     pub fn of(ks: &slsm::Keyspace, keys: &[PyBackedBytes]) -> slsm::Result<Values> {
+        // Room for a batch of small values up front (it grows as needed;
+        // a huge batch does not reserve for values it may not have).
         let mut v = Values {
-            bytes: Vec::with_capacity(keys.len() * 128),
+            bytes: Vec::with_capacity(keys.len().min(1024) * 128),
             spans: vec![None; keys.len()],
         };
         ks.multi_get_with(keys, |i, value| {
