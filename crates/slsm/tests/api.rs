@@ -1014,3 +1014,83 @@ fn multi_get_with_reports_what_multi_get_returns() {
     );
     assert!(db.multi_get_with(&[vec![0u8; 70_000]], |_, _| {}).is_err());
 }
+
+/// A memory run orders its nodes by the bytes after the prefix the run
+/// before it shared: keys without that prefix (sorting before and after
+/// it, or a prefix of it) must still be found, iterated and sought in order.
+#[test]
+fn keys_outside_the_shared_prefix_of_the_run_before_are_ordered_correctly() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        run_entries: 500,
+        memory_runs: 8,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut model = BTreeMap::new();
+    let mut put = |k: Vec<u8>, v: Vec<u8>| {
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    };
+    // Runs whose keys all start with "user:00000".
+    for i in 0..1200u32 {
+        put(
+            format!("user:{i:010}").into_bytes(),
+            i.to_le_bytes().to_vec(),
+        );
+    }
+    // Then keys around and inside that prefix, in a later run.
+    for (i, k) in [
+        &b"user"[..],
+        b"user:",
+        b"user:0",
+        b"aaa",
+        b"user;",
+        b"zzz",
+        b"user:00000",
+        b"user:00000\xff",
+    ]
+    .iter()
+    .enumerate()
+    {
+        put(k.to_vec(), vec![i as u8]);
+    }
+    for i in (0..1200u32).step_by(5) {
+        put(format!("user:{i:010}x").into_bytes(), b"between".to_vec());
+    }
+    let keys: Vec<Vec<u8>> = model
+        .keys()
+        .cloned()
+        .chain([b"user:1".to_vec(), b"".to_vec()])
+        .collect();
+    for k in &keys {
+        assert_eq!(
+            db.get(k).unwrap().as_deref(),
+            model.get(k).map(|v| &v[..]),
+            "{k:?}"
+        );
+    }
+    let batch = db.multi_get(&keys).unwrap();
+    for (k, got) in keys.iter().zip(batch) {
+        assert_eq!(
+            got.as_deref(),
+            model.get(k).map(|v| &v[..]),
+            "{k:?} in a batch"
+        );
+    }
+    let forward: Vec<Vec<u8>> = db.iter().map(|r| r.unwrap().0.to_vec()).collect();
+    assert_eq!(forward, model.keys().cloned().collect::<Vec<_>>());
+    let backward: Vec<Vec<u8>> = db.iter().rev().map(|r| r.unwrap().0.to_vec()).collect();
+    assert_eq!(backward, model.keys().rev().cloned().collect::<Vec<_>>());
+    for k in &keys {
+        let first = db
+            .range::<&[u8], _>(&k[..]..)
+            .next()
+            .map(|r| r.unwrap().0.to_vec());
+        assert_eq!(
+            first,
+            model.range(k.clone()..).next().map(|(k, _)| k.clone()),
+            "seek {k:?}"
+        );
+    }
+}
