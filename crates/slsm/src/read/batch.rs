@@ -137,7 +137,7 @@ fn key_order(keys: &[&[u8]]) -> Vec<usize> {
 }
 
 /// Starts loading the filter line of every key in every memory run, so
-/// that `search_mem`'s probes wait for one cache-miss latency per batch
+/// that `search_mems`' probes wait for one cache-miss latency per batch
 /// instead of one per key and run (as `search_runs` does for the run
 /// files). Unprefetched, the memory runs' filters took ~8% of a Python
 /// `multi_get` of 64 over three memory runs (perf).
