@@ -2,7 +2,8 @@
 //! them, with the engine's message.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::types::PyTuple;
 use pyo3::prelude::*;
 
 create_exception!(
@@ -27,7 +28,7 @@ create_exception!(
     slsm,
     InvalidArgumentError,
     Error,
-    "A key or value too large, an invalid option, an empty range."
+    "A key or value too large, an invalid option, an empty range (also a ValueError)."
 );
 create_exception!(
     slsm,
@@ -94,6 +95,18 @@ impl<T> OrPy<T> for slsm::Result<T> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // An invalid argument is a `ValueError` too, as Python code expects
+    // (`except ValueError` around a call with a bad key or option);
+    // `create_exception!` takes one base, so the second is added here.
+    let bases = PyTuple::new(
+        py,
+        [
+            py.get_type::<Error>().into_any(),
+            py.get_type::<PyValueError>().into_any(),
+        ],
+    )?;
+    py.get_type::<InvalidArgumentError>()
+        .setattr("__bases__", bases)?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("IoError", py.get_type::<IoError>())?;

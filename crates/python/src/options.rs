@@ -1,14 +1,15 @@
 //! `slsm.Db(path, **options)`: every engine option by name.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use slsm::{Codec, Compression, Options, RecoveryMode};
 
 /// The options named in `kwargs` over the defaults. Unknown names are a
-/// `TypeError` (as for any Python function); values the engine refuses are
-/// reported by `Db.open` as `InvalidArgumentError`.
+/// `TypeError` (as for any Python function); values the engine refuses,
+/// and unknown `compression` or `recovery` names, are
+/// `InvalidArgumentError` (a `ValueError`).
 pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
     let mut o = Options::default();
     let Some(kwargs) = kwargs else {
@@ -63,7 +64,7 @@ fn compression(name: &str) -> PyResult<Compression> {
         "lz4" => Compression::all(Codec::Lz4),
         "zstd" => Compression::all(Codec::Zstd(3)),
         other => {
-            return Err(PyValueError::new_err(format!(
+            return Err(crate::errors::InvalidArgumentError::new_err(format!(
                 "compression must be 'none', 'lz4' or 'zstd', not {other:?}"
             )))
         }
@@ -75,7 +76,7 @@ fn recovery(name: &str) -> PyResult<RecoveryMode> {
         "strict" => RecoveryMode::Strict,
         "best_effort" => RecoveryMode::BestEffort,
         other => {
-            return Err(PyValueError::new_err(format!(
+            return Err(crate::errors::InvalidArgumentError::new_err(format!(
                 "recovery must be 'strict' or 'best_effort', not {other:?}"
             )))
         }

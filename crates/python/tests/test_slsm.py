@@ -215,8 +215,12 @@ def test_errors_are_typed_and_never_crash(path, tmp_path):
         slsm.Db(str(tmp_path / "x"), no_such_option=1)
     with pytest.raises(slsm.InvalidArgumentError):
         slsm.Db(str(tmp_path / "y"), memory_runs=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(slsm.InvalidArgumentError):
         slsm.Db(str(tmp_path / "z"), compression="snappy")
+    # An invalid argument is a ValueError too.
+    assert issubclass(slsm.InvalidArgumentError, ValueError)
+    with pytest.raises(ValueError):
+        db[b"k" * 70000] = b"v"
     with pytest.raises(TypeError, match="os_page_cache"):
         slsm.Db(str(tmp_path / "w"), os_page_cache="sometimes")
     with pytest.raises(OverflowError, match="memory_budget"):
