@@ -39,13 +39,16 @@ impl<O: KeyOrder> SkipList<O> {
             }
             return out;
         }
-        let searches: Vec<(&SkipList<O>, &[u8])> = keys.iter().map(|&k| (self, k)).collect();
-        Self::lockstep(&searches, |i, n| {
-            if !n.is_null() && self.node_eq(n, &self.search_key(keys[i])) {
-                // SAFETY: live node of `self`.
-                out[i] = Some(unsafe { Node::value(n) });
-            }
-        });
+        Self::lockstep(
+            keys.len(),
+            |i| (self, keys[i]),
+            |i, k, n| {
+                if !n.is_null() && self.node_eq(n, k) {
+                    // SAFETY: live node of `self`.
+                    out[i] = Some(unsafe { Node::value(n) });
+                }
+            },
+        );
         out
     }
 
@@ -54,8 +57,7 @@ impl<O: KeyOrder> SkipList<O> {
     /// as [`SkipList::multi_get`] runs them: for keys spread over a large
     /// list, their cache misses overlap.
     pub fn lower_bounds(&self, keys: &[&[u8]]) -> Vec<Option<(&[u8], &[u8])>> {
-        let searches: Vec<(&SkipList<O>, &[u8])> = keys.iter().map(|&k| (self, k)).collect();
-        Self::lower_bounds_across(&searches)
+        Self::lower_bounds_by(keys.len(), |i| (self, keys[i]))
     }
 
     /// [`SkipList::lower_bound`] of each `(list, key)`, in the caller's
@@ -65,14 +67,26 @@ impl<O: KeyOrder> SkipList<O> {
     pub fn lower_bounds_across<'l>(
         searches: &[(&'l SkipList<O>, &[u8])],
     ) -> Vec<Option<(&'l [u8], &'l [u8])>> {
-        let mut out = vec![None; searches.len()];
-        match searches {
-            [] => {}
-            [(list, key)] => out[0] = list.lower_bound(key),
-            _ => Self::lockstep(searches, |i, n| {
-                // SAFETY: `n` is null or a live node of `searches[i].0`,
+        Self::lower_bounds_by(searches.len(), |i| searches[i])
+    }
+
+    /// [`SkipList::lower_bounds_across`] of the `n` searches `search(i)`
+    /// gives (for callers whose lists sit inside their own types).
+    pub fn lower_bounds_by<'l, 'k>(
+        n: usize,
+        search: impl Fn(usize) -> (&'l SkipList<O>, &'k [u8]),
+    ) -> Vec<Option<(&'l [u8], &'l [u8])>> {
+        let mut out = vec![None; n];
+        match n {
+            0 => {}
+            1 => {
+                let (list, key) = search(0);
+                out[0] = list.lower_bound(key);
+            }
+            _ => Self::lockstep(n, search, |i, _, node| {
+                // SAFETY: `node` is null or a live node of `search(i).0`,
                 // which outlives `'l`.
-                out[i] = unsafe { entry(n) };
+                out[i] = unsafe { entry(node) };
             }),
         }
         out
@@ -114,9 +128,15 @@ impl<O: KeyOrder> SkipList<O> {
 
     /// Group-prefetching searches (AMAC): up to [`INTERLEAVE`] searches advance one
     /// node at a time, round robin; a finished lane takes the next search at once.
-    /// `found(i, node)` gets the first node >= `searches[i].1` in `searches[i].0`
-    /// (null if none).
-    fn lockstep(searches: &[(&SkipList<O>, &[u8])], mut found: impl FnMut(usize, *mut Node)) {
+    /// `found(i, k, node)` gets the first node >= `k`, search `i`'s key, in its
+    /// list (null if none); `search(i)` gives search `i`'s list and key.
+    fn lockstep<'l, 'k>(
+        n: usize,
+        search: impl Fn(usize) -> (&'l SkipList<O>, &'k [u8]),
+        mut found: impl FnMut(usize, &SearchKey<'k>, *mut Node),
+    ) where
+        O: 'l,
+    {
         let idle = Lane {
             k: SearchKey {
                 key: &[],
@@ -134,9 +154,10 @@ impl<O: KeyOrder> SkipList<O> {
         loop {
             for lane in lanes.iter_mut() {
                 if lane.idx == usize::MAX {
-                    let Some(&(list, key)) = searches.get(next) else {
+                    if next == n {
                         continue;
-                    };
+                    }
+                    let (list, key) = search(next);
                     *lane = Lane {
                         k: list.search_key(key),
                         idx: next,
@@ -148,13 +169,13 @@ impl<O: KeyOrder> SkipList<O> {
                     next += 1;
                     active += 1;
                 }
-                if let Some(n) = searches[lane.idx].0.lane_step(lane) {
-                    found(lane.idx, n);
+                if let Some(node) = search(lane.idx).0.lane_step(lane) {
+                    found(lane.idx, &lane.k, node);
                     lane.idx = usize::MAX;
                     active -= 1;
                 }
             }
-            if active == 0 && next == searches.len() {
+            if active == 0 && next == n {
                 return;
             }
         }

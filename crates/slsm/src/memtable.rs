@@ -341,9 +341,7 @@ impl MemRun {
     pub fn lower_bounds_across<'r>(
         searches: &[(&'r MemRun, &[u8])],
     ) -> Vec<Option<(&'r [u8], &'r [u8])>> {
-        let lists: Vec<(&SkipList<InternalOrder>, &[u8])> =
-            searches.iter().map(|&(run, k)| (&*run.list, k)).collect();
-        SkipList::lower_bounds_across(&lists)
+        SkipList::lower_bounds_by(searches.len(), |i| (&*searches[i].0.list, searches[i].1))
     }
 
     /// A finger-search cursor over this run, for batched lookups in

@@ -204,14 +204,10 @@ fn search_mems(view: &ReadView<'_>, mems: &[&MemRun], b: &mut Batch<'_>) {
         found[r][at].1 = entry;
     }
     let mut resolved = vec![false; keys.len()];
-    for (mem, in_run) in mems.iter().zip(found) {
+    for (mem, mut in_run) in mems.iter().zip(found) {
         // Keys a newer run answered are no longer pending: skip theirs.
-        let mut in_run = in_run
-            .into_iter()
-            .filter(|&(c, _)| !resolved[c])
-            .collect::<Vec<_>>()
-            .into_iter()
-            .peekable();
+        in_run.retain(|&(c, _)| !resolved[c]);
+        let mut in_run = in_run.into_iter().peekable();
         let found = &mut *b.found;
         b.pending.retain(|&i| {
             let key = keys[i];
