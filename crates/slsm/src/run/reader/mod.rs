@@ -1,13 +1,14 @@
 //! [`RunFile`]: an open, immutable run, read with positional reads through
-//! the database's block cache.
+//! the database's block cache. Where its blocks come from is `blocks`;
+//! finding a key in it, `search`.
 
-use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 mod blocks;
+mod search;
 
 use super::block::Block;
 use super::cache::{BlockCache, CachedBlocks};
@@ -18,7 +19,6 @@ use super::{RangeTombstone, RunProperties};
 use crate::bloom::BloomView;
 use crate::error::{Error, Result};
 use crate::fs::{Advice, FileSystem, RandomAccessFile};
-use crate::key;
 use crate::manifest::DbId;
 
 /// An entry borrowed from a run's block: `(internal key, value)`.
@@ -205,86 +205,6 @@ impl RunFile {
         &self.range_dels
     }
 
-    /// The first entry whose internal key is `>= lookup` (by
-    /// [`key::compare`]), or `None` if every key is smaller.
-    pub fn seek(&self, lookup: &[u8]) -> Result<Option<Entry>> {
-        match self.block_at(self.block_for_point(lookup))? {
-            Some(block) => self.entry_in(block, lookup).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// The first entry `>= lookup` in `block`, the block
-    /// [`RunFile::block_for_point`] chose for it.
-    pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
-        let range = Self::start_entry(&block, lookup);
-        self.entry_within(block, lookup, range)
-    }
-
-    /// The first half of [`RunFile::entry_in`]: the entries of `block` a
-    /// search for `lookup` must compare, from the block's prefix words
-    /// alone, the first one's key and value starting to load. The value's
-    /// lines are then on their way before the comparison reads the key,
-    /// not a second miss after it; a batch takes every key through this
-    /// before any through [`RunFile::entry_within`], so that the keys'
-    /// misses overlap too.
-    pub(crate) fn start_entry(block: &Block, lookup: &[u8]) -> std::ops::Range<usize> {
-        let range = block.narrow(lookup, 0);
-        block.prefetch_entry(range.start);
-        range
-    }
-
-    /// The second half of [`RunFile::entry_in`]: the entry among `range`
-    /// (what [`RunFile::start_entry`] gave).
-    pub(crate) fn entry_within(
-        &self,
-        block: Arc<Block>,
-        lookup: &[u8],
-        range: std::ops::Range<usize>,
-    ) -> Result<Entry> {
-        let j = self.answer_within(&block, lookup, range)?;
-        self.entry_at(block, j)
-    }
-
-    /// Entry `j` of `block` (a position [`RunFile::answer_in`] gave).
-    fn entry_at(&self, block: Arc<Block>, j: usize) -> Result<Entry> {
-        let (key, value) = block.entry_ranges(j).map_err(|c| self.to_error(c))?;
-        Ok(Entry { block, key, value })
-    }
-
-    /// [`RunFile::seek`] for many lookups sorted ascending by
-    /// [`key::compare`]: sweeps the fences forward (galloping from the
-    /// current block) and reuses a block between lookups that land in it.
-    /// Calls `out(i, result)` for each `lookups[i]` in order. Unsorted input
-    /// still gives correct answers, only slower.
-    pub fn multi_seek(
-        &self,
-        lookups: &[&[u8]],
-        out: &mut dyn FnMut(usize, Option<KeyValue<'_>>),
-    ) -> Result<()> {
-        let mut fence = 0;
-        let mut current: Option<(usize, Arc<Block>)> = None;
-        let mut pos = 0;
-        for (n, lookup) in lookups.iter().enumerate() {
-            if n > 0 && key::compare(lookup, lookups[n - 1]) == Ordering::Less {
-                (fence, pos) = (0, 0);
-            }
-            fence = self.index.gallop_last_ge(lookup, fence);
-            if fence == self.num_blocks() {
-                out(n, None);
-                continue;
-            }
-            if current.as_ref().is_none_or(|(i, _)| *i != fence) {
-                current = Some((fence, self.block(fence)?));
-                pos = 0;
-            }
-            let block = &current.as_ref().expect("loaded above").1;
-            pos = self.answer_in(block, lookup, pos)?;
-            out(n, Some(block.entry(pos).map_err(|c| self.to_error(c))?));
-        }
-        Ok(())
-    }
-
     /// Reads the whole file: checks its checksum, every block's checksum,
     /// that keys are valid and strictly sorted and match the index and the
     /// properties, and that the filter knows every user key. Returns the
@@ -337,30 +257,6 @@ impl RunFile {
         &*self.file
     }
 
-    /// Index of the first block whose last key is `>= target`
-    /// (`num_blocks()` if none).
-    /// The slots of the group of blocks the search lands in start loading
-    /// with it, so that the cache's answer is in the CPU's cache by the
-    /// time the search ends.
-    pub(crate) fn block_for_point(&self, target: &[u8]) -> usize {
-        self.index
-            .point_last_ge(target, |first, n| self.cached.prefetch(first, n))
-    }
-
-    /// [`RunFile::block_for_point`] in two steps, for a batch that takes
-    /// every key through the first before any through the second (their
-    /// cache misses overlap): the first fence the block can be at, with
-    /// what the rest of the search reads starting to load ...
-    pub(crate) fn start_block_for_point(&self, target: &[u8]) -> usize {
-        self.index
-            .point_group(target, |first, n| self.cached.prefetch(first, n))
-    }
-
-    /// ... and the block, searched from that fence.
-    pub(crate) fn finish_block_for_point(&self, target: &[u8], from: usize) -> usize {
-        self.index.gallop_last_ge(target, from)
-    }
-
     /// An `Error::Corruption` for this file.
     pub(crate) fn corruption(&self, offset: u64, why: &str) -> Error {
         Error::corruption(&self.path, offset, why)
@@ -368,28 +264,6 @@ impl RunFile {
 
     pub(crate) fn to_error(&self, c: Corrupt) -> Error {
         Error::corruption(&self.path, c.offset, c.reason)
-    }
-
-    /// The first entry `>= lookup` in a block whose last key is `>= lookup`.
-    fn answer_in(&self, block: &Block, lookup: &[u8], from: usize) -> Result<usize> {
-        self.answer_within(block, lookup, block.narrow(lookup, from))
-    }
-
-    /// [`RunFile::answer_in`] among the entries `range` of `block` (what
-    /// [`Block::narrow`] gave for `lookup`).
-    fn answer_within(
-        &self,
-        block: &Block,
-        lookup: &[u8],
-        range: std::ops::Range<usize>,
-    ) -> Result<usize> {
-        let j = block
-            .lower_bound_within(lookup, range)
-            .map_err(|c| self.to_error(c))?;
-        if j == block.count() {
-            return Err(self.corruption(block.offset(), "block does not match its fence pointer"));
-        }
-        Ok(j)
     }
 }
 
