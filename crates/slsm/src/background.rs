@@ -128,9 +128,16 @@ impl Background {
         ])
     }
 
+    /// Flushes once enough memory runs are sealed, and, once the database
+    /// is quiet (the budget lends the runs' reserve), whatever is sealed:
+    /// those runs would otherwise hold their memory, and cost every lookup
+    /// a search, until writes resume (see `budget`).
     fn flush_loop(&self) {
         let picker = self.jobs.picker();
-        while self.wait_for_work(Kind::Flush, |v| picker.flush_due(v)) {
+        let due = |v: &Version| {
+            picker.flush_due(v) || (v.mems.len() > 1 && self.jobs.budget().is_lending())
+        };
+        while self.wait_for_work(Kind::Flush, due) {
             let r = self.jobs.flush_oldest(picker.runs_per_flush()).map(|_| ());
             self.finish(Kind::Flush, r);
         }

@@ -12,16 +12,24 @@
 //!   raised before any run would outgrow it and never lowered again (see
 //!   [`MemoryBudget::make_room_in_run`]). The block cache gets the rest: in
 //!   a 256 MiB budget with such entries, ~21 MiB more;
-//! * a sixteenth for the buffers of merges (chunked reads of every input,
-//!   the output's write buffer), of the write-ahead log, and the readahead
-//!   windows of scanning iterators (at most half of it, all iterators
-//!   together: past that, an iterator reads block by block);
+//! * set aside for buffers: a sixty-fourth for the readahead windows of
+//!   scanning iterators (all of them together; past that, an iterator
+//!   reads block by block: 2 MiB in the default budget, eight windows at
+//!   their largest, 256 KiB), and a sixteenth, at most 1 MiB, for the
+//!   write-ahead log's buffer (what it keeps between writes; a bigger
+//!   group is encoded in a buffer freed after its write);
 //! * the indexes and Bloom filters of the open run files, which stay in
 //!   memory (pinned: a lookup never reads them from the device);
-//! * what run files being written hold while they are built (the key
-//!   hashes their Bloom filter is made from, 8 bytes per key, and their
-//!   index): charged as it grows, released when the file is done (RocksDB
-//!   charges filter construction to its block cache the same way);
+//! * what a flush or merge holds while it runs: the run file being built
+//!   (the key hashes its Bloom filter is made from, 8 bytes per key, its
+//!   index, its write buffer: a sixty-fourth of the budget, at most 1 MiB)
+//!   and a merge's inputs (a chunk each, a 512th, at most 256 KiB):
+//!   charged as it grows, released when the job is done (RocksDB
+//!   charges filter construction to its block cache the same way). These
+//!   were part of a fixed sixteenth set aside for buffers; charged while
+//!   they exist, the cache has them whenever no job runs (1M keys of 16 +
+//!   100 bytes, at the default budget: 5 MiB more cache, the last ~4% of
+//!   the data's blocks);
 //! * the block cache: what is left, recomputed whenever the set of run files
 //!   or the charge of files being built changes (or a fixed
 //!   `Options::block_cache_size`).
@@ -32,6 +40,13 @@
 //! that is only read gets the budget for its cache. The next seal takes it
 //! back before the new run takes a write (the cache shrinks, its pages go
 //! back to the system: `run::pages`), so the budget holds at every write.
+//! Once quiet, the sealed runs waiting for company are flushed as well
+//! (`Background::flush_loop`): their reserve joins the loan, and a
+//! lookup no longer searches their skiplists. Each holds an entry in ~30%
+//! more memory than the block cache does (1M keys of 16 + 100 bytes at
+//! the default budget: three runs of 67K entries, 11 MB), and a skiplist
+//! search misses the CPU's cache at every level where a cached block is
+//! found through its fences in two or three misses.
 //! Lending waits for quiet because while writes go on the runs come and go
 //! every few milliseconds, and a cache that grew and shrank with them would
 //! evict, give back and fault in memory on every seal. (Before blocks
@@ -76,9 +91,10 @@ pub struct MemoryUsage {
     pub pinned: u64,
     /// The block cache's figures.
     pub cache: CacheStats,
-    /// Bytes set aside for merge and log buffers.
+    /// Bytes set aside for iterators' readahead and the log's buffer.
     pub buffers: u64,
-    /// Bytes held by run files being written (filter hashes, index).
+    /// Bytes held by running flushes and merges: run files being written
+    /// (filter hashes, index, write buffer) and merge inputs being read.
     pub building: u64,
 }
 
@@ -129,14 +145,15 @@ impl MemoryBudget {
     pub fn new(opts: &Options) -> MemoryBudget {
         let run_ceiling = opts.effective_run_size();
         let memory_runs_limit = run_ceiling * opts.memory_runs;
-        let buffers = opts.memory_budget / 16;
+        let readahead = opts.readahead_bytes();
+        let buffers = readahead + opts.log_buffer_bytes();
         let cache_size = opts.block_cache_size.unwrap_or_else(|| {
             opts.memory_budget
                 .saturating_sub(memory_runs_limit)
                 .saturating_sub(buffers)
         });
         let cache = BlockCache::new(cache_size);
-        cache.set_readahead_limit(buffers / 2);
+        cache.set_readahead_limit(readahead);
         MemoryBudget {
             budget: opts.memory_budget,
             memory_runs: opts.memory_runs,
@@ -248,6 +265,13 @@ impl MemoryBudget {
             self.lending.store(true, Ordering::Relaxed);
         }
         self.resize_cache();
+    }
+
+    /// Whether the reserve of absent memory runs is lent to the cache: no
+    /// run was sealed for [`QUIET`]. The flush thread then flushes the
+    /// sealed runs too (see `Background::flush_loop`).
+    pub fn is_lending(&self) -> bool {
+        self.lending.load(Ordering::Relaxed)
     }
 
     /// Called before a write that leaves the active memory run holding

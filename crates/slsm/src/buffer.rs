@@ -204,8 +204,9 @@ impl MemoryBuffer {
     pub fn create_log(&self) -> Result<(u64, WalWriter)> {
         let number = self.versions.new_file_number();
         let path = self.dir.join(files::wal_file_name(number));
-        let log =
+        let mut log =
             WalWriter::create_sized(&*self.opts.fs, &path, number, self.opts.run_size as u64)?;
+        log.retain_at_most(self.opts.log_buffer_bytes());
         Ok((number, log))
     }
 }

@@ -116,6 +116,11 @@ impl<'a> Reader<'a> {
         Some(self.bytes(1)?[0])
     }
 
+    /// A little-endian u16.
+    pub fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.bytes(2)?.try_into().ok()?))
+    }
+
     /// A little-endian u32.
     pub fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))

@@ -249,3 +249,65 @@ fn the_idle_memory_runs_reserve_is_lent_to_the_cache() {
         assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
     }
 }
+
+/// Once quiet, the sealed memory runs that wait for company are flushed:
+/// the active run is all that stays in memory, the reserve of the others
+/// goes to the cache, every read still answers from the model, and a
+/// reopen (whose logs were trimmed by the flush) finds everything.
+#[test]
+fn a_quiet_database_flushes_its_sealed_memory_runs() {
+    let opts = Options {
+        memory_budget: 32 << 20,
+        run_entries: 2_000,
+        compression: Compression::all(Codec::Lz4),
+        ..Options::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    // Three runs sealed and a fourth taking writes: fewer than a flush
+    // takes while writes go on (half of the 8 runs).
+    for i in 0..7_000 {
+        let (k, v) = (key(i), value(i, 0));
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    let writing = (db.stats(), db.memory_usage());
+    assert_eq!(writing.0.memory_runs, 4, "{:?}", writing.0);
+    assert_eq!(writing.0.flushes, 0);
+    let started = std::time::Instant::now();
+    let quiet = loop {
+        let stats = db.stats();
+        if stats.memory_runs == 1 {
+            break stats;
+        }
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "nothing flushed: {stats:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(quiet.flushes, 1, "one flush of the three sealed runs");
+    assert_eq!(quiet.memory_entries, 1_000);
+    let usage = db.memory_usage();
+    assert!(
+        usage.memory_runs_limit * 3 < writing.1.memory_runs_limit
+            && usage.cache.capacity > writing.1.cache.capacity,
+        "the runs' reserve went to the cache: {usage:?} (writing: {:?})",
+        writing.1
+    );
+    assert_within(usage, 32 << 20, "quiet");
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+    }
+    for i in 7_000..9_000 {
+        let (k, v) = (key(i), value(i, 1));
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    drop(db);
+    let db = Db::open(dir.path(), opts).unwrap();
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
+    }
+}

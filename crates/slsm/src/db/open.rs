@@ -185,7 +185,10 @@ fn start_log(opts: &Options, dir: &Path, number: u64) -> Result<ActiveLog> {
     }
     let path = dir.join(manifest::wal_file_name(number));
     match WalWriter::create_sized(&*opts.fs, &path, number, opts.run_size as u64) {
-        Ok(log) => Ok(ActiveLog::Open(log)),
+        Ok(mut log) => {
+            log.retain_at_most(opts.log_buffer_bytes());
+            Ok(ActiveLog::Open(log))
+        }
         Err(e) if e.is_no_space() => Ok(ActiveLog::Missing),
         Err(e) => Err(e),
     }

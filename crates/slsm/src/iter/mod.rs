@@ -128,6 +128,6 @@ pub(crate) fn run_cursor(file: &Arc<RunFile>) -> Box<dyn InternalIter> {
 
 /// A cursor for one forward pass over a run file (a merge input); it keeps
 /// little of the file resident.
-pub(crate) fn run_cursor_sequential(file: &Arc<RunFile>) -> Box<dyn InternalIter> {
-    Box::new(RunIter::sequential(Arc::clone(file)))
+pub(crate) fn run_cursor_sequential(file: &Arc<RunFile>, chunk: usize) -> Box<dyn InternalIter> {
+    Box::new(RunIter::sequential_in_chunks(Arc::clone(file), chunk))
 }

@@ -26,6 +26,9 @@ pub(super) struct RunPlan<'a> {
     pub db_id: DbId,
     /// The memory budget: its block cache, and the charge for the builder.
     pub budget: &'a Arc<MemoryBudget>,
+    /// Bytes the inputs hold while they are read (charged with the
+    /// builder's).
+    pub input_buffers: usize,
 }
 
 /// How the run of `plan` is written.
@@ -37,6 +40,7 @@ pub(super) fn run_options(plan: &RunPlan<'_>, bottommost: bool) -> RunOptions {
         codec: plan.opts.compression.for_level(plan.level, bottommost),
         file_number: plan.number,
         db_id: plan.db_id,
+        write_buffer: plan.opts.job_write_buffer(),
         ..RunOptions::default()
     }
 }
@@ -59,7 +63,7 @@ pub(super) fn build_run(
     let run_opts = run_options(&plan, plan.policy.bottommost);
     let fs = &plan.opts.fs;
     let mut builder = RunBuilder::create_with(fs.clone(), &path, run_opts)?;
-    charge_budget(&mut builder, plan.budget);
+    charge_budget(&mut builder, plan.budget, plan.input_buffers);
     let mut input = MergingIter::new(children);
     let totals = merge_into(&mut input, &range_dels, &mut builder, &plan.policy)?;
     if totals.entries_written == 0 && totals.range_dels_written == 0 {
@@ -70,9 +74,12 @@ pub(super) fn build_run(
     Ok(Some((open_run(&plan, &path)?, props.file_size)))
 }
 
-/// Charges what `builder` holds while it builds to the memory budget (the
-/// block cache shrinks meanwhile, so the budget holds during big merges).
-pub(super) fn charge_budget(builder: &mut RunBuilder, budget: &Arc<MemoryBudget>) {
+/// Charges what `builder` holds while it builds (its filter's key hashes,
+/// its index, its write buffer), and the `inputs` bytes its inputs hold
+/// while they are read, to the memory budget: the block cache shrinks
+/// meanwhile, so the budget holds during big merges, and gets the memory
+/// back when no job runs.
+pub(super) fn charge_budget(builder: &mut RunBuilder, budget: &Arc<MemoryBudget>, inputs: usize) {
     let mut charge = budget.build_charge();
-    builder.charge_memory_to(Box::new(move |bytes| charge.set(bytes)));
+    builder.charge_memory_to(Box::new(move |bytes| charge.set(bytes + inputs)));
 }

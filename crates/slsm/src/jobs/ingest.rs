@@ -53,11 +53,12 @@ impl Jobs {
             level: 0,
             db_id: self.versions.db_id(),
             budget: &self.budget,
+            input_buffers: 0,
         };
         let path = self.dir.join(crate::files::run_file_name(number));
         let fs = &self.opts.fs;
         let mut builder = RunBuilder::create_with(fs.clone(), &path, run_options(&plan, false))?;
-        charge_budget(&mut builder, &self.budget);
+        charge_budget(&mut builder, &self.budget, 0);
         let (mut user, mut stored) = (Vec::new(), Vec::new());
         let mut previous: Option<Vec<u8>> = None;
         let mut count = 0u64;

@@ -131,6 +131,11 @@ impl Jobs {
         self.budget.tick(&self.versions.current());
     }
 
+    /// The memory budget the jobs charge.
+    pub fn budget(&self) -> &MemoryBudget {
+        &self.budget
+    }
+
     pub fn picker(&self) -> &Picker {
         &self.picker
     }
@@ -214,7 +219,7 @@ impl Jobs {
             rules: self.rules.current(),
             now: now_millis(),
         };
-        let (children, range_dels, flushed) = sources(&job.inputs);
+        let (children, range_dels, flushed) = sources(&job.inputs, self.opts.merge_read_chunk());
         let number = self.versions.new_file_number();
         let plan = build::RunPlan {
             dir: &self.dir,
@@ -224,6 +229,10 @@ impl Jobs {
             level: job.target,
             db_id: self.versions.db_id(),
             budget: &self.budget,
+            input_buffers: match &job.inputs {
+                Inputs::Disk(runs) => runs.len() * self.opts.merge_read_chunk(),
+                Inputs::Memory(_) => 0,
+            },
         };
         let built = build::build_run(plan, children, range_dels)?;
         let replaced: Vec<Arc<RunFile>> = match &job.inputs {
@@ -292,7 +301,10 @@ fn whole_merge(version: &Version) -> Option<Job> {
 
 /// The cursors, range tombstones and (for memory runs) highest sequence
 /// number of a job's inputs.
-fn sources(inputs: &Inputs) -> (Vec<Box<dyn InternalIter>>, Vec<RangeTombstone>, Option<u64>) {
+fn sources(
+    inputs: &Inputs,
+    chunk: usize,
+) -> (Vec<Box<dyn InternalIter>>, Vec<RangeTombstone>, Option<u64>) {
     match inputs {
         Inputs::Memory(runs) => (
             runs.iter()
@@ -303,7 +315,7 @@ fn sources(inputs: &Inputs) -> (Vec<Box<dyn InternalIter>>, Vec<RangeTombstone>,
         ),
         Inputs::Disk(runs) => (
             runs.iter()
-                .map(|r| run_cursor_sequential(&r.file))
+                .map(|r| run_cursor_sequential(&r.file, chunk))
                 .collect(),
             runs.iter()
                 .flat_map(|r| r.file.range_tombstones().iter().cloned())

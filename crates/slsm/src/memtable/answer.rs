@@ -39,8 +39,20 @@ pub(crate) fn newest_version<'a>(
     ikey: &[u8],
     value: &'a [u8],
 ) -> Option<NewestVersion<'a>> {
-    let parsed = key::parse(ikey)?;
-    if parsed.user_key != user_key {
+    newest_stored_version(user_key, (&[], ikey), value)
+}
+
+/// [`newest_version`] of an entry whose internal key is stored in two
+/// parts, `(prefix, rest)`: a run file's block keeps its keys' shared
+/// prefix once. The key is not assembled: the lookup compares the parts.
+#[inline]
+pub(crate) fn newest_stored_version<'a>(
+    user_key: &[u8],
+    (prefix, rest): (&[u8], &[u8]),
+    value: &'a [u8],
+) -> Option<NewestVersion<'a>> {
+    let parsed = key::parse(rest)?;
+    if user_key.strip_prefix(prefix)? != parsed.user_key {
         return None;
     }
     let answer = match parsed.kind {

@@ -19,7 +19,7 @@ use crate::rangedel::{MemRangeDels, RangeTombstone};
 
 mod answer;
 
-pub(crate) use answer::{newest_version, Answer, NewestVersion};
+pub(crate) use answer::{newest_stored_version, newest_version, Answer, NewestVersion};
 
 thread_local! {
     /// Each writing thread's splice (the search path of its last insert):

@@ -107,9 +107,9 @@ pub struct Options {
     /// at `min(run_size, budget / 4 / memory_runs)` bytes or `run_entries`
     /// entries; writers stall, counted, rather than let the runs grow past
     /// it; once a run is sealed full, only what full runs hold is kept for
-    /// them), a sixteenth to merge and log
-    /// buffers, and the block cache gets the rest after the indexes and
-    /// filters, unless [`block_cache_size`](Self::block_cache_size) says
+    /// them), a sixty-fourth to iterators' readahead and up to 1 MiB to the
+    /// log's buffer, running flushes and merges are charged what they hold, and
+    /// the block cache gets the rest after the indexes and filters, unless [`block_cache_size`](Self::block_cache_size) says
     /// otherwise. Default 128 MiB, about what RocksDB's and fjall's
     /// defaults use (their memtables and block caches).
     pub memory_budget: usize,
@@ -276,6 +276,28 @@ impl Options {
     pub fn effective_run_size(&self) -> usize {
         let share = self.memory_budget / 4 / self.memory_runs;
         self.run_size.min(share.max(64 << 10))
+    }
+
+    /// Bytes set aside for scanning iterators' readahead windows, all
+    /// together (a window grows to 256 KiB).
+    pub(crate) fn readahead_bytes(&self) -> usize {
+        self.memory_budget / 64
+    }
+
+    /// Bytes the write-ahead log's buffer keeps between writes (a bigger
+    /// group is encoded in a buffer freed after its write).
+    pub(crate) fn log_buffer_bytes(&self) -> usize {
+        (self.memory_budget / 16).min(1 << 20)
+    }
+
+    /// The write buffer of a run file a flush or merge builds.
+    pub(crate) fn job_write_buffer(&self) -> usize {
+        (self.memory_budget / 64).clamp(64 << 10, 1 << 20)
+    }
+
+    /// Bytes a merge reads from each input at once.
+    pub(crate) fn merge_read_chunk(&self) -> usize {
+        (self.memory_budget / 512).clamp(16 << 10, 256 << 10)
     }
 
     /// How many immutable memory runs one flush merges into a disk run.

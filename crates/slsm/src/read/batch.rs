@@ -17,7 +17,7 @@ use super::{answer_of, check_stored_key, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::{newest_version, Answer, MemRun};
+use crate::memtable::{newest_stored_version, newest_version, Answer, MemRun};
 use crate::run::RunFile;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
@@ -312,7 +312,7 @@ fn search_runs(view: &ReadView<'_>, runs: &[&Arc<DiskRun>], b: &mut Batch<'_>) -
             };
             let hit = entry
                 .as_ref()
-                .and_then(|e| newest_version(key, e.key(), e.value()));
+                .and_then(|e| newest_stored_version(key, e.key_parts(), e.value()));
             if hit.is_none() {
                 view.counters.bloom_false_positives.add(1);
             }

@@ -4,7 +4,7 @@ use super::{answer_of, check_stored_key, value_of, ReadView};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::newest_version;
+use crate::memtable::newest_stored_version;
 use crate::run::Entry;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
@@ -34,7 +34,7 @@ pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>>
                 let entry = probe_run(view, run, user_key, hash, lookup)?;
                 let hit = entry
                     .as_ref()
-                    .and_then(|e| newest_version(user_key, e.key(), e.value()));
+                    .and_then(|e| newest_stored_version(user_key, e.key_parts(), e.value()));
                 if entry.is_some() && hit.is_none() {
                     view.counters.bloom_false_positives.add(1);
                 }

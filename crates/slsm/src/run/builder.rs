@@ -69,7 +69,7 @@ impl RunBuilder {
         Ok(RunBuilder {
             path: path.to_path_buf(),
             fs,
-            out: Some(BufWriter::with_capacity(1 << 20, file)),
+            out: Some(BufWriter::with_capacity(opts.write_buffer.max(4096), file)),
             layout: BlockLayout::new(&opts),
             opts,
             block: BlockBuilder::default(),
@@ -103,7 +103,8 @@ impl RunBuilder {
     /// Calls the charge if the buffers' capacity changed (rarely: they
     /// grow by doubling).
     fn recharge(&mut self) {
-        let held = self.hashes.heap_bytes() + self.index.capacity();
+        let out = self.out.as_ref().map_or(0, |o| o.capacity());
+        let held = self.hashes.heap_bytes() + self.index.capacity() + out;
         if held != self.charged {
             if let Some(charge) = self.memory_charge.as_mut() {
                 charge(held);
@@ -117,9 +118,8 @@ impl RunBuilder {
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         self.check_usable()?;
         let parsed = self.check_entry(ikey, value)?;
-        let entry_size = BlockBuilder::entry_size(ikey, value);
         let limit = self.layout.block_limit();
-        if self.block.count() > 0 && self.block.size() + entry_size > limit {
+        if self.block.count() > 0 && self.block.size_with(ikey, value) > limit {
             self.flush_block()?;
         }
         self.record(ikey, parsed);

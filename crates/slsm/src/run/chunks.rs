@@ -15,7 +15,7 @@ use crate::fs::{Advice, RandomAccessFile};
 
 /// Bytes read at once by a merge or `verify`, and the most an iterator's
 /// readahead grows to (RocksDB's iterators stop at the same size).
-const CHUNK: usize = 256 << 10;
+pub(crate) const CHUNK: usize = 256 << 10;
 
 /// An iterator's first readahead: a short scan that happens to cross a few
 /// blocks reads little more than it needs; each refill doubles it.
@@ -70,8 +70,14 @@ impl ChunkReader {
     /// A reader; `drop_behind` for a pass over a file that will not be read
     /// again (a merge input).
     pub fn new(drop_behind: bool) -> ChunkReader {
+        ChunkReader::with_chunk(drop_behind, CHUNK)
+    }
+
+    /// [`new`](Self::new) reading `chunk` bytes at once (a block bigger
+    /// than that is read whole).
+    pub fn with_chunk(drop_behind: bool, chunk: usize) -> ChunkReader {
         ChunkReader {
-            chunk: CHUNK,
+            chunk: chunk.max(4096),
             drop_behind,
             ..ChunkReader::default()
         }

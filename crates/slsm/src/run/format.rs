@@ -8,8 +8,20 @@ use crate::manifest::DbId;
 
 /// Magic number at the end of every run file ("sLSMrun1").
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"sLSMrun1");
-/// Format version written to the footer and the properties block.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// Format version written to the footer and the properties block. Version
+/// 3 added data blocks that store their keys' shared prefix once (see
+/// `block`); a build reads every version from [`OLDEST_READ_VERSION`] on,
+/// and an older build refuses version 3 files by their version instead of
+/// misreading their blocks.
+pub(crate) const FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build reads: version 2's blocks are
+/// version 3's blocks without a prefix.
+pub(crate) const OLDEST_READ_VERSION: u32 = 2;
+
+/// Whether this build reads run files of format `version`.
+fn readable(version: u32) -> bool {
+    (OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version)
+}
 /// Bytes after every stored block's payload: the codec byte and the CRC.
 pub(crate) const TRAILER_LEN: usize = 5;
 /// Fixed size of the footer.
@@ -135,11 +147,12 @@ impl Footer {
         if masked_crc(&bytes[..FOOTER_LEN - 4]) != u32_at(bytes, FOOTER_LEN - 4) {
             return Err(corrupt(offset, "footer checksum mismatch"));
         }
-        if version != FORMAT_VERSION {
+        if !readable(version) {
             return Err(corrupt(
                 offset,
                 format!(
-                    "unsupported run format version {version} (this build reads {FORMAT_VERSION})"
+                    "unsupported run format version {version} (this build reads \
+                     {OLDEST_READ_VERSION} to {FORMAT_VERSION})"
                 ),
             ));
         }
@@ -197,7 +210,7 @@ pub(crate) fn decode_properties(
     checksum: u32,
 ) -> Option<FileProperties> {
     let mut r = Reader::new(payload);
-    if r.u32()? != FORMAT_VERSION {
+    if !readable(r.u32()?) {
         return None;
     }
     let db_id: DbId = r.bytes(16)?.try_into().ok()?;
@@ -261,20 +274,55 @@ pub(crate) fn decode_range_tombstones(payload: &[u8]) -> Option<Vec<RangeTombsto
 mod tests {
     use super::*;
 
-    #[test]
-    fn footer_round_trip() {
-        let f = Footer {
+    fn sample_footer() -> Footer {
+        Footer {
             index: Handle { offset: 1, len: 2 },
             filter: Handle { offset: 3, len: 4 },
             range_dels: Handle { offset: 5, len: 6 },
             properties: Handle { offset: 7, len: 8 },
             body_crc: 9,
-        };
+        }
+    }
+
+    #[test]
+    fn footer_round_trip() {
+        let f = sample_footer();
         let bytes = f.encode();
         assert_eq!(bytes.len(), FOOTER_LEN);
         assert_eq!(Footer::decode(&bytes, 0), Ok(f));
         assert!(Footer::decode(&bytes[1..], 0).is_err());
         assert!(Footer::decode(&[0; FOOTER_LEN], 0).is_err());
+    }
+
+    /// Files of format version 2 (blocks without prefixes) are still read;
+    /// versions this build does not know are refused by their number.
+    #[test]
+    fn footers_of_every_readable_version_decode() {
+        let f = sample_footer();
+        let with_version = |v: u32| {
+            let mut bytes = f.encode();
+            let at = FOOTER_LEN - 4 - 8 - 4;
+            bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            let crc = masked_crc(&bytes[..FOOTER_LEN - 4]);
+            bytes[FOOTER_LEN - 4..].copy_from_slice(&crc.to_le_bytes());
+            Footer::decode(&bytes, 0)
+        };
+        assert_eq!(with_version(2), Ok(f));
+        assert_eq!(with_version(FORMAT_VERSION), Ok(f));
+        for v in [0, 1, FORMAT_VERSION + 1] {
+            let err = with_version(v).unwrap_err();
+            assert!(
+                err.reason.contains("unsupported run format version"),
+                "{err:?}"
+            );
+        }
+        let mut props = Vec::new();
+        encode_properties(&FileProperties::default(), &mut props);
+        assert!(decode_properties(&props, 0, 0).is_some());
+        props[..4].copy_from_slice(&2u32.to_le_bytes());
+        assert!(decode_properties(&props, 0, 0).is_some());
+        props[..4].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        assert!(decode_properties(&props, 0, 0).is_none());
     }
 
     #[test]

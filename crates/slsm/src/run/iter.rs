@@ -20,6 +20,9 @@ pub struct RunIter {
     block: Option<Arc<Block>>,
     pos: usize,
     entry: Option<(Range<usize>, Range<usize>)>,
+    /// The current internal key, when its block stores the keys' shared
+    /// prefix once (else the key is read in the block).
+    key: Vec<u8>,
     status: Option<Error>,
     /// For one forward pass (a merge): blocks are read in big chunks,
     /// outside the block cache.
@@ -57,6 +60,7 @@ impl RunIter {
             block: None,
             pos: 0,
             entry: None,
+            key: Vec::new(),
             status: None,
             chunks: None,
             forward_steps: 0,
@@ -73,9 +77,15 @@ impl RunIter {
     /// dropping its pages sent them to the device (in memory, 5M keys:
     /// `readwhilewriting` read 15-52 bytes from the device per lookup).
     pub fn sequential(file: Arc<RunFile>) -> RunIter {
+        RunIter::sequential_in_chunks(file, super::chunks::CHUNK)
+    }
+
+    /// [`sequential`](Self::sequential) reading `chunk` bytes at once (a
+    /// merge sizes them to its memory budget).
+    pub fn sequential_in_chunks(file: Arc<RunFile>, chunk: usize) -> RunIter {
         let drop_behind = file.block_cache().bypasses_os_cache();
         let mut it = RunIter::new(file);
-        it.chunks = Some(ChunkReader::new(drop_behind));
+        it.chunks = Some(ChunkReader::with_chunk(drop_behind, chunk));
         it
     }
 
@@ -169,10 +179,11 @@ impl RunIter {
             .entry
             .as_ref()
             .expect("RunIter::key on an invalid cursor");
-        self.block
-            .as_ref()
-            .expect("a valid cursor has a block")
-            .slice(k.clone())
+        let block = self.block.as_ref().expect("a valid cursor has a block");
+        match block.key_prefix().is_empty() {
+            true => block.slice(k.clone()),
+            false => &self.key,
+        }
     }
 
     /// The current value. Panics if the cursor is not valid.
@@ -247,6 +258,12 @@ impl RunIter {
         };
         match block.entry_ranges(j) {
             Ok(ranges) => {
+                let prefix = block.key_prefix();
+                if !prefix.is_empty() {
+                    self.key.clear();
+                    self.key.extend_from_slice(prefix);
+                    self.key.extend_from_slice(block.slice(ranges.0.clone()));
+                }
                 self.pos = j;
                 self.entry = Some(ranges);
             }

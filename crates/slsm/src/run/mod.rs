@@ -7,7 +7,7 @@
 //! Write a run with [`RunBuilder`], open it with [`RunFile::open`], read it
 //! with [`RunFile::seek`], [`RunFile::multi_seek`] or a [`RunIter`].
 //!
-//! # File format (version 2)
+//! # File format (version 3; version 2, still read, has no block prefixes)
 //!
 //! All fixed-size integers are little endian; `varint` is unsigned LEB128.
 //! Every stored block ends with a 5-byte trailer: a codec byte (0 raw,
@@ -20,7 +20,8 @@
 //! +-----------------------------+  data blocks, contiguous, in key order; raw form:
 //! | data block 0                |  entry*  = varint key_len | varint value_len | key | value
 //! | data block 1                |  then    u32 offset (from block start) of each entry
-//! | (padding) data block 2      |          u32 entry count (>= 1)
+//! | (padding) data block 2      |          [prefix bytes | u8 prefix length]
+//! |                             |          u32 entry count (>= 1), top bit: has a prefix
 //! | ...                         |
 //! +-----------------------------+
 //! | index block                 |  varint n | varint alignment (0: none); per data block:
@@ -43,6 +44,10 @@
 //! |                             |  u64 magic "sLSMrun1" | u32 crc of the footer
 //! +-----------------------------+ end of file
 //! ```
+//!
+//! The user keys of a data block share the prefix of its first and last
+//! key; a block stores it once, after the offsets, and each entry's key
+//! field holds the rest of its internal key (see `block`).
 //!
 //! A data block is closed once it reaches `max_block_bytes` (4 KiB by
 //! default, about one read from the device) or `fence_entries` entries (the
@@ -135,6 +140,8 @@ pub struct RunOptions {
     pub file_number: u64,
     /// The database the file belongs to (recorded in the file).
     pub db_id: DbId,
+    /// Bytes buffered before a write to the file. Default 1 MiB.
+    pub write_buffer: usize,
 }
 
 impl Default for RunOptions {
@@ -145,6 +152,7 @@ impl Default for RunOptions {
             bloom_fp_rate: 0.01,
             codec: Codec::None,
             block_align: 4096,
+            write_buffer: 1 << 20,
             file_number: 0,
             db_id: [0; 16],
         }

@@ -165,7 +165,7 @@ proptest! {
         let model = sort_model(entries);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run");
-        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01, codec, block_align, file_number: 3, db_id: [7; 16] };
+        let opts = RunOptions { fence_entries, max_block_bytes, bloom_fp_rate: 0.01, codec, block_align, file_number: 3, db_id: [7; 16], write_buffer: 1 << 20 };
         let built = build(&path, &model, &rts, opts);
         let run = Arc::new(RunFile::open(&path).unwrap());
         prop_assert_eq!(run.properties(), &built);

@@ -16,11 +16,13 @@ pub(super) fn verify(run: &RunFile) -> Result<u64> {
     check_body_crc(run)?;
     let mut chunks = ChunkReader::new(false);
     let mut prev: Option<Vec<u8>> = None;
+    let mut key = Vec::new();
     let (mut entries, mut tombstones) = (0u64, 0u64);
     for i in 0..run.num_blocks() {
         let block = run.block_from_chunks(i, &mut chunks)?;
         for j in 0..block.count() {
-            let (k, _) = block.entry(j).map_err(|c| run.to_error(c))?;
+            block.key_into(j, &mut key).map_err(|c| run.to_error(c))?;
+            let k = key.as_slice();
             let bad = |why: &str| run.corruption(block.offset(), why);
             let parsed = key::parse(k).ok_or_else(|| bad("invalid internal key"))?;
             if prev

@@ -17,8 +17,9 @@ const MIN_STEP: u64 = 64 << 10;
 /// later `sync` (at the latest when the log is retired, on the write path)
 /// then finds little left to write.
 const WRITEBACK_STEP: u64 = 256 << 10;
-/// A buffer that grew past this (one huge record) is released after use.
-const MAX_RETAINED_BUF: usize = 4 << 20;
+/// A buffer that grew past this (a huge record or group) is released
+/// after use, unless [`WalWriter::retain_at_most`] says otherwise.
+const MAX_RETAINED_BUF: usize = 1 << 20;
 
 /// Appends records to one write-ahead log file.
 ///
@@ -75,6 +76,8 @@ pub struct WalWriter {
     /// Where the records of the call that poisoned the writer begin: the
     /// file is cut there when it is retired.
     good_len: u64,
+    /// The most buffer capacity kept between writes.
+    retain: usize,
 }
 
 impl WalWriter {
@@ -114,6 +117,7 @@ impl WalWriter {
             writeback_started: 0,
             poisoned: None,
             good_len: 0,
+            retain: MAX_RETAINED_BUF,
         };
         writer
             .buf
@@ -156,6 +160,13 @@ impl WalWriter {
         Ok(())
     }
 
+    /// Keeps at most `bytes` of buffer between writes (what the memory
+    /// budget sets aside for the log; default 1 MiB): a bigger group is
+    /// encoded in a buffer freed after its write.
+    pub fn retain_at_most(&mut self, bytes: usize) {
+        self.retain = bytes;
+    }
+
     /// Hands all buffered records to the file system with one write. After
     /// `Ok`, they survive a process crash.
     pub fn flush(&mut self) -> Result<()> {
@@ -172,7 +183,7 @@ impl WalWriter {
         }
         self.flushed = end;
         self.buf.clear();
-        if self.buf.capacity() > MAX_RETAINED_BUF {
+        if self.buf.capacity() > self.retain {
             self.buf = Vec::new();
         }
         if self.flushed - self.writeback_started >= WRITEBACK_STEP {

@@ -1,11 +1,20 @@
-//! Data blocks: building their raw form, and reading a raw block with
-//! bounds checks.
+//! Data blocks: building their raw form (`build.rs`), and reading a raw
+//! block with bounds checks.
 //!
 //! ```text
 //! entry*  = varint key_len | varint value_len | key | value
-//! offsets = u32 LE offset (from the block start) of each entry
-//! count   = u32 LE number of entries (>= 1)
+//! offsets = offset (from the block start) of each entry: u16 LE if
+//!           the count has bit 30 set, else u32 LE
+//! [prefix = the bytes every key of the block starts with
+//!  u8       the prefix's length (>= 1)]  if the count has bit 31 set
+//! count   = u32 LE number of entries (>= 1) in bits 0-29, the flags above
 //! ```
+//!
+//! In a block with a prefix, each entry's key is the rest of its internal
+//! key: the prefix is part of the user key, never of the 8-byte trailer,
+//! so the rest holds the whole trailer. Blocks of format version 2 have
+//! neither flag. The searches take a target whole and compare it to the
+//! prefix once, then only the rests.
 //!
 //! On disk a block is then compressed or not and sealed with its trailer
 //! (codec byte, checksum): see `compress.rs` and `format.rs`.
@@ -15,75 +24,16 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::{Arc, OnceLock};
 
+mod build;
 mod prefixes;
 
+pub(crate) use self::build::BlockBuilder;
+use self::build::{PREFIXED, SHORT_OFFSETS};
 use self::prefixes::{KeyPrefixes, MIN_ENTRIES};
 use super::format::{corrupt, Decoded};
 use super::pages::{Page, PAGE};
-use crate::codec::{put_varint, varint_len, Reader};
+use crate::codec::Reader;
 use crate::key;
-
-/// Accumulates the entries of one data block.
-#[derive(Debug, Default)]
-pub(crate) struct BlockBuilder {
-    buf: Vec<u8>,
-    offsets: Vec<u32>,
-    last_key: Vec<u8>,
-}
-
-impl BlockBuilder {
-    /// Number of entries buffered.
-    pub fn count(&self) -> usize {
-        self.offsets.len()
-    }
-
-    /// Size of the raw block if it were finished now.
-    pub fn size(&self) -> usize {
-        self.buf.len() + 4 * self.offsets.len() + 4
-    }
-
-    /// Size an entry adds to the block.
-    pub fn entry_size(key: &[u8], value: &[u8]) -> usize {
-        varint_len(key.len() as u64) + varint_len(value.len() as u64) + key.len() + value.len() + 4
-    }
-
-    /// Appends one entry (the caller enforces ordering and size limits).
-    pub fn add(&mut self, key: &[u8], value: &[u8]) {
-        self.offsets.push(self.buf.len() as u32);
-        put_varint(&mut self.buf, key.len() as u64);
-        put_varint(&mut self.buf, value.len() as u64);
-        self.buf.extend_from_slice(key);
-        self.buf.extend_from_slice(value);
-        self.last_key.clear();
-        self.last_key.extend_from_slice(key);
-    }
-
-    /// Last key of the buffered block.
-    pub fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
-
-    /// Appends the offsets and the count and returns the raw block. Call
-    /// [`BlockBuilder::reset`] after storing it.
-    pub fn finish(&mut self) -> &[u8] {
-        for off in &self.offsets {
-            self.buf.extend_from_slice(&off.to_le_bytes());
-        }
-        self.buf
-            .extend_from_slice(&(self.offsets.len() as u32).to_le_bytes());
-        &self.buf
-    }
-
-    /// Empties the builder for the next block (keeps the allocations, but
-    /// frees a buffer that a huge value made very large).
-    pub fn reset(&mut self) {
-        self.buf.clear();
-        if self.buf.capacity() > 4 << 20 {
-            self.buf = Vec::new();
-        }
-        self.offsets.clear();
-    }
-}
 
 /// The bytes of a raw block: its own, or a range of a file held in memory.
 #[derive(Debug)]
@@ -121,7 +71,11 @@ impl BlockBytes {
 pub(crate) struct Block {
     bytes: BlockBytes,
     offsets_at: usize,
+    /// Bytes per offset: 2 or 4.
+    offset_width: usize,
     count: usize,
+    /// Where the keys' shared prefix is (empty if the block has none).
+    prefix: Range<usize>,
     /// Offset of the stored block in its file (for error messages).
     file_offset: u64,
     /// Built the second time a cached block is searched (see
@@ -137,20 +91,58 @@ impl Block {
         let raw = bytes.as_slice();
         let bad = || corrupt(file_offset, "malformed data block trailer");
         let count_at = raw.len().checked_sub(4).ok_or_else(bad)?;
-        let count = Reader::at(raw, count_at).u32().ok_or_else(bad)? as usize;
-        let offsets_len = count.checked_mul(4).ok_or_else(bad)?;
-        let offsets_at = count_at.checked_sub(offsets_len).ok_or_else(bad)?;
+        let word = Reader::at(raw, count_at).u32().ok_or_else(bad)?;
+        let count = (word & !(PREFIXED | SHORT_OFFSETS)) as usize;
+        let offset_width = match word & SHORT_OFFSETS {
+            0 => 4,
+            _ => 2,
+        };
+        let prefix = match word & PREFIXED {
+            0 => count_at..count_at,
+            _ => {
+                let len_at = count_at.checked_sub(1).ok_or_else(bad)?;
+                let start = len_at.checked_sub(raw[len_at] as usize).ok_or_else(bad)?;
+                start..len_at
+            }
+        };
+        let offsets_len = count.checked_mul(offset_width).ok_or_else(bad)?;
+        let offsets_at = prefix.start.checked_sub(offsets_len).ok_or_else(bad)?;
         if count == 0 {
             return Err(corrupt(file_offset, "empty data block"));
         }
         Ok(Block {
             bytes,
             offsets_at,
+            offset_width,
             count,
+            prefix,
             file_offset,
             prefixes: OnceLock::new(),
             prefetched: AtomicBool::new(false),
         })
+    }
+
+    /// The bytes every key of the block starts with, stored once (empty
+    /// for a block without them). An entry's stored key is the rest.
+    pub fn key_prefix(&self) -> &[u8] {
+        &self.bytes.as_slice()[self.prefix.clone()]
+    }
+
+    /// The part of the internal key `target` a search compares with the
+    /// entries' stored keys, or, if `target` does not start with the
+    /// block's prefix, how it compares with every key of the block.
+    fn target_rest<'t>(&self, target: &'t [u8]) -> Result<&'t [u8], Ordering> {
+        let prefix = self.key_prefix();
+        if prefix.is_empty() {
+            return Ok(target);
+        }
+        let user_key = key::user_key(target);
+        match user_key.starts_with(prefix) {
+            true => Ok(&target[prefix.len()..]),
+            // Not equal: they differ within the prefix, or the target's
+            // user key is shorter (then smaller).
+            false => Err(user_key.cmp(prefix)),
+        }
     }
 
     /// Builds the block's [`KeyPrefixes`] (once) so that later searches run
@@ -169,7 +161,7 @@ impl Block {
             return;
         }
         self.prefixes.get_or_init(|| {
-            KeyPrefixes::build(self.count, |i| self.key(i).ok().map(key::user_key))
+            KeyPrefixes::build(self.count, |i| self.key_rest(i).ok().map(key::user_key))
         });
     }
 
@@ -263,28 +255,31 @@ impl Block {
             return;
         }
         let raw = self.bytes.as_slice();
-        let Some(rel) = Reader::at(raw, self.offsets_at + 4 * i).u32() else {
+        let Some(rel) = self.entry_offset(i) else {
             return;
         };
-        for line in (rel as usize..self.offsets_at).step_by(64).take(3) {
+        for line in (rel..self.offsets_at).step_by(64).take(3) {
             slsm_skiplist::prefetch(raw[line..].as_ptr());
         }
     }
 
-    /// Positions of entry `i`'s key and value (`i < count`).
+    /// Positions of entry `i`'s stored key (its internal key without the
+    /// block's [prefix](Self::key_prefix)) and value (`i < count`).
     pub fn entry_ranges(&self, i: usize) -> Decoded<(Range<usize>, Range<usize>)> {
         let raw = self.bytes.as_slice();
         let bad = || corrupt(self.file_offset, "malformed data block entry");
         if i >= self.count {
             return Err(bad());
         }
-        let rel = Reader::at(raw, self.offsets_at + 4 * i)
-            .u32()
-            .ok_or_else(bad)? as usize;
+        let rel = self.entry_offset(i).ok_or_else(bad)?;
         let region = raw.get(rel..self.offsets_at).ok_or_else(bad)?;
         let mut r = Reader::new(region);
         let klen = r.varint_usize().ok_or_else(bad)?;
         let vlen = r.varint_usize().ok_or_else(bad)?;
+        if !self.prefix.is_empty() && klen < key::TRAILER_LEN {
+            // The prefix is part of the user key: the rest holds the trailer.
+            return Err(bad());
+        }
         let key_start = rel + r.pos();
         r.bytes(klen).ok_or_else(bad)?;
         r.bytes(vlen).ok_or_else(bad)?;
@@ -292,16 +287,40 @@ impl Block {
         Ok((key_start..value_start, value_start..value_start + vlen))
     }
 
-    /// Entry `i`'s key and value.
-    pub fn entry(&self, i: usize) -> Decoded<(&[u8], &[u8])> {
+    /// Where entry `i` starts, as its offset says (`None` past the
+    /// offsets).
+    #[inline]
+    fn entry_offset(&self, i: usize) -> Option<usize> {
+        let mut r = Reader::at(
+            self.bytes.as_slice(),
+            self.offsets_at + self.offset_width * i,
+        );
+        match self.offset_width {
+            2 => r.u16().map(usize::from),
+            _ => r.u32().map(|o| o as usize),
+        }
+    }
+
+    /// Entry `i`'s stored key (without the block's
+    /// [prefix](Self::key_prefix)) and value.
+    pub fn stored_entry(&self, i: usize) -> Decoded<(&[u8], &[u8])> {
         let (k, v) = self.entry_ranges(i)?;
         let raw = self.bytes.as_slice();
         Ok((&raw[k], &raw[v]))
     }
 
-    /// Key of entry `i`.
-    pub fn key(&self, i: usize) -> Decoded<&[u8]> {
-        Ok(self.entry(i)?.0)
+    /// Entry `i`'s internal key without the block's prefix.
+    fn key_rest(&self, i: usize) -> Decoded<&[u8]> {
+        Ok(self.stored_entry(i)?.0)
+    }
+
+    /// Entry `i`'s whole internal key, written over `out`.
+    pub fn key_into(&self, i: usize, out: &mut Vec<u8>) -> Decoded<()> {
+        let rest = self.key_rest(i)?;
+        out.clear();
+        out.extend_from_slice(self.key_prefix());
+        out.extend_from_slice(rest);
+        Ok(())
     }
 
     /// The bytes of `range` (a range [`entry_ranges`](Self::entry_ranges) gave).
@@ -317,24 +336,43 @@ impl Block {
 
     /// The entries among `from..` whose full keys a search for `target`
     /// must compare: every entry before the range is smaller, every entry
-    /// from its end on is larger. Reads only the block's [`KeyPrefixes`]
-    /// when it has them (then usually one entry, or none), so that a batch
-    /// can start loading each key's entry before comparing any.
+    /// from its end on is larger. Reads only the block's prefix and
+    /// [`KeyPrefixes`] when it has them (then usually one entry, or none),
+    /// so that a batch can start loading each key's entry before comparing
+    /// any.
     pub fn narrow(&self, target: &[u8], from: usize) -> Range<usize> {
-        match self.prefixes().and_then(|p| p.narrow(target, from)) {
+        let from = from.min(self.count);
+        let rest = match self.target_rest(target) {
+            Ok(rest) => rest,
+            Err(Ordering::Less) => return from..from,
+            Err(_) => return self.count..self.count,
+        };
+        match self.prefixes().and_then(|p| p.narrow(rest, from)) {
             Some(within) => within,
-            None => from.min(self.count)..self.count,
+            None => from..self.count,
         }
     }
 
     /// [`lower_bound`](Self::lower_bound) among the entries `range`
-    /// ([`narrow`](Self::narrow) gave), comparing full keys (`range.end`
-    /// if every one is smaller).
+    /// ([`narrow`](Self::narrow) gave for `target`), comparing full keys
+    /// (`range.end` if every one is smaller). `narrow` gives an empty
+    /// range to a target outside the block's prefix, so a non-empty one
+    /// means the target starts with it: the prefix is not compared again.
     pub fn lower_bound_within(&self, target: &[u8], range: Range<usize>) -> Decoded<usize> {
         let (mut lo, mut hi) = (range.start.min(self.count), range.end.min(self.count));
+        if lo >= hi {
+            return Ok(lo);
+        }
+        debug_assert!(
+            self.target_rest(target).is_ok(),
+            "a range narrow did not give"
+        );
+        let Some(rest) = target.get(self.prefix.len()..) else {
+            return Ok(lo);
+        };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if key::compare(self.key(mid)?, target) == Ordering::Less {
+            if key::compare(self.key_rest(mid)?, rest) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -345,10 +383,15 @@ impl Block {
 
     /// Index of the last entry whose key is `<= target`, if any.
     pub fn last_at_or_before(&self, target: &[u8]) -> Decoded<Option<usize>> {
+        let rest = match self.target_rest(target) {
+            Ok(rest) => rest,
+            Err(Ordering::Less) => return Ok(None),
+            Err(_) => return Ok(Some(self.count - 1)),
+        };
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if key::compare(self.key(mid)?, target) == Ordering::Greater {
+            if key::compare(self.key_rest(mid)?, rest) == Ordering::Greater {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -377,7 +420,7 @@ mod tests {
         let block = build(10);
         assert_eq!(block.count(), 10);
         for i in 0..10u64 {
-            let (_, v) = block.entry(i as usize).unwrap();
+            let (_, v) = block.stored_entry(i as usize).unwrap();
             assert_eq!(v, &[i as u8; 3]);
             let k = encode(&i.to_be_bytes(), 1, Kind::Value);
             assert_eq!(block.lower_bound(&k, 0).unwrap(), i as usize);
@@ -387,7 +430,7 @@ mod tests {
         assert_eq!(block.lower_bound(&past, 0).unwrap(), 10);
         let before = encode(b"", 1, Kind::Value);
         assert_eq!(block.last_at_or_before(&before).unwrap(), None);
-        assert!(block.entry(10).is_err());
+        assert!(block.stored_entry(10).is_err());
     }
 
     proptest::proptest! {
@@ -433,17 +476,19 @@ mod tests {
             b.add(&encode(&i.to_be_bytes(), 1, Kind::Value), &[7; 200]);
         }
         let mut raw = b.finish().to_vec();
-        let offsets_at = raw.len() - 4 - 4 * 4;
+        // The keys share 7 bytes, stored once before the count; the
+        // offsets take two bytes each.
+        let offsets_at = raw.len() - 4 - 1 - 7 - 2 * 4;
         // Entry 1's offset points past the entries, entry 2's far past the
         // block: hints only, no panic and no read out of bounds.
-        raw[offsets_at + 4..offsets_at + 8].copy_from_slice(&(offsets_at as u32 + 2).to_le_bytes());
-        raw[offsets_at + 8..offsets_at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        raw[offsets_at + 2..offsets_at + 4].copy_from_slice(&(offsets_at as u16 + 2).to_le_bytes());
+        raw[offsets_at + 4..offsets_at + 6].copy_from_slice(&u16::MAX.to_le_bytes());
         let block = Block::decode(BlockBytes::Owned(raw.into()), 0).unwrap();
         for i in 0..8 {
             block.prefetch_entry(i);
         }
-        assert!(block.entry(0).is_ok());
-        assert!(block.entry(1).is_err() && block.entry(2).is_err());
+        assert!(block.stored_entry(0).is_ok());
+        assert!(block.stored_entry(1).is_err() && block.stored_entry(2).is_err());
     }
 
     #[test]

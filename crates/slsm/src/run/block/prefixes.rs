@@ -24,6 +24,7 @@
 
 use std::ops::Range;
 
+use super::build::common_prefix;
 use crate::key;
 
 /// Longest shared prefix kept: keys sharing more are still searched
@@ -88,11 +89,6 @@ impl KeyPrefixes {
         let end = start + self.words[start..].iter().take_while(|&&w| w == t).count();
         Some(start..end)
     }
-}
-
-/// Bytes `a` and `b` share at their start.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// Bytes `at..at + 4` of `k`, zero-padded, big-endian.

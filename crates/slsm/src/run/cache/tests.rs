@@ -75,7 +75,7 @@ fn borrowed_blocks_outlive_eviction() {
     // shrinks below it.
     cache.set_capacity(1000);
     assert!(cache.get(&file, 0).is_none(), "evicted");
-    assert_eq!(held.entry(0).unwrap().1, &vec![0u8; 5000][..]);
+    assert_eq!(held.stored_entry(0).unwrap().1, &vec![0u8; 5000][..]);
 }
 
 /// Two readers that missed the same block both get the one cached first.

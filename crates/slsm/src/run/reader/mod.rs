@@ -2,6 +2,7 @@
 //! the database's block cache. Where its blocks come from is `blocks`;
 //! finding a key in it, `search`.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
@@ -27,7 +28,8 @@ pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
 /// Cache capacity of a run opened without a database's cache.
 const STANDALONE_CACHE: usize = 8 << 20;
 
-/// An entry of a run and the block that holds it.
+/// An entry of a run and the block that holds it (`key` is the range of
+/// the stored key: the internal key without the block's prefix).
 #[derive(Debug)]
 pub struct Entry {
     block: Arc<Block>,
@@ -36,9 +38,20 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The internal key.
-    pub fn key(&self) -> &[u8] {
-        self.block.slice(self.key.clone())
+    /// The internal key (assembled when its block stores the keys' shared
+    /// prefix once).
+    pub fn key(&self) -> Cow<'_, [u8]> {
+        let (prefix, rest) = self.key_parts();
+        match prefix.is_empty() {
+            true => Cow::Borrowed(rest),
+            false => Cow::Owned([prefix, rest].concat()),
+        }
+    }
+
+    /// The internal key in its two stored parts: the block's shared prefix
+    /// (maybe empty) and the rest.
+    pub(crate) fn key_parts(&self) -> (&[u8], &[u8]) {
+        (self.block.key_prefix(), self.block.slice(self.key.clone()))
     }
 
     /// The value.

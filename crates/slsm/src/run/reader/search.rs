@@ -73,6 +73,7 @@ impl RunFile {
         let mut fence = 0;
         let mut current: Option<(usize, Arc<Block>)> = None;
         let mut pos = 0;
+        let mut key = Vec::new();
         for (n, lookup) in lookups.iter().enumerate() {
             if n > 0 && key::compare(lookup, lookups[n - 1]) == Ordering::Less {
                 (fence, pos) = (0, 0);
@@ -88,7 +89,11 @@ impl RunFile {
             }
             let block = &current.as_ref().expect("loaded above").1;
             pos = self.answer_in(block, lookup, pos)?;
-            out(n, Some(block.entry(pos).map_err(|c| self.to_error(c))?));
+            block
+                .key_into(pos, &mut key)
+                .map_err(|c| self.to_error(c))?;
+            let (_, value) = block.stored_entry(pos).map_err(|c| self.to_error(c))?;
+            out(n, Some((&key, value)));
         }
         Ok(())
     }
