@@ -42,8 +42,9 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const STALL_RECHECK: Duration = Duration::from_millis(10);
 /// Longest pause between retries of a failing job.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
-/// How long an idle background thread sleeps between looks at its work.
-const TICK: Duration = Duration::from_millis(500);
+/// How long an idle background thread sleeps between looks at its work
+/// (and the budget's quiet clock: see `MemoryBudget::tick`).
+const TICK: Duration = Duration::from_millis(50);
 
 /// The two kinds of background job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,13 +130,13 @@ impl Background {
     }
 
     /// Flushes once enough memory runs are sealed, and, once the database
-    /// is quiet (the budget lends the runs' reserve), whatever is sealed:
+    /// is idle (`MemoryBudget::idle_flush_due`), whatever is sealed:
     /// those runs would otherwise hold their memory, and cost every lookup
     /// a search, until writes resume (see `budget`).
     fn flush_loop(&self) {
         let picker = self.jobs.picker();
         let due = |v: &Version| {
-            picker.flush_due(v) || (v.mems.len() > 1 && self.jobs.budget().is_lending())
+            picker.flush_due(v) || (v.mems.len() > 1 && self.jobs.budget().idle_flush_due())
         };
         while self.wait_for_work(Kind::Flush, due) {
             let r = self.jobs.flush_oldest(picker.runs_per_flush()).map(|_| ());

@@ -40,16 +40,24 @@
 //! that is only read gets the budget for its cache. The next seal takes it
 //! back before the new run takes a write (the cache shrinks, its pages go
 //! back to the system: `run::pages`), so the budget holds at every write.
-//! Once quiet, the sealed runs waiting for company are flushed as well
-//! (`Background::flush_loop`): their reserve joins the loan, and a
-//! lookup no longer searches their skiplists. Each holds an entry in ~30%
+//! The cache's new room is then warmed with the run files' blocks
+//! (`run::warm_room`). Once quiet for [`IDLE_FLUSH`], the sealed runs
+//! waiting for company are flushed as well (`Background::flush_loop`):
+//! their reserve joins the loan, and a lookup no longer searches their
+//! skiplists. Each holds an entry in ~30%
 //! more memory than the block cache does (1M keys of 16 + 100 bytes at
 //! the default budget: three runs of 67K entries, 11 MB), and a skiplist
 //! search misses the CPU's cache at every level where a cached block is
 //! found through its fences in two or three misses.
 //! Lending waits for quiet because while writes go on the runs come and go
 //! every few milliseconds, and a cache that grew and shrank with them would
-//! evict, give back and fault in memory on every seal. (Before blocks
+//! evict, give back and fault in memory on every seal. A tenth of a second
+//! is many seals of a busy writer, and short beside the reads that follow
+//! a load: with a second, a Python program reading 1M keys right after
+//! writing them did most of its first 200K `get`s on the smaller cache
+//! (1.75 against 1.40 us a lookup; 100 ms: 1.40). Flushing waits longer:
+//! a writer sealing a run every quarter of a second or more gets level-0
+//! files of one run instead of several, one more rewrite of its data. (Before blocks
 //! lived in pages the engine hands back itself, lending was measured and
 //! not landed: glibc kept the pages of the 4 KiB blocks the cache gave
 //! back while the runs took fresh ones, and the peak resident memory of
@@ -107,7 +115,11 @@ impl MemoryUsage {
 
 /// How long no memory run must have been sealed before the reserve of the
 /// runs that do not exist is lent to the block cache.
-pub(crate) const QUIET: Duration = Duration::from_secs(1);
+pub(crate) const QUIET: Duration = Duration::from_millis(100);
+
+/// How long no memory run must have been sealed before the sealed runs are
+/// flushed without waiting for company (see the [module docs](self)).
+pub(crate) const IDLE_FLUSH: Duration = Duration::from_millis(250);
 
 /// The split of the budget. See the [module docs](self).
 pub(crate) struct MemoryBudget {
@@ -251,27 +263,29 @@ impl MemoryBudget {
     /// version: lends the reserve of the runs that do not exist to the
     /// cache once no run was sealed for [`QUIET`]. (Under the seal's lock:
     /// a seal after `version` was loaded either makes it not quiet or
-    /// comes after, and takes the loan back.)
-    pub fn tick(&self, version: &Version) {
+    /// comes after, and takes the loan back.) True if the loan started
+    /// now: the cache has new room.
+    pub fn tick(&self, version: &Version) -> bool {
         if self.fixed_cache.is_some() || self.lending.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
         {
             let last_seal = self.last_seal.lock();
             if last_seal.elapsed() < QUIET {
-                return;
+                return false;
             }
             self.live_runs.store(version.mems.len(), Ordering::Relaxed);
             self.lending.store(true, Ordering::Relaxed);
         }
         self.resize_cache();
+        true
     }
 
-    /// Whether the reserve of absent memory runs is lent to the cache: no
-    /// run was sealed for [`QUIET`]. The flush thread then flushes the
-    /// sealed runs too (see `Background::flush_loop`).
-    pub fn is_lending(&self) -> bool {
-        self.lending.load(Ordering::Relaxed)
+    /// Whether the sealed memory runs are due for a flush even if fewer
+    /// than a flush takes: the reserve is lent and no run was sealed for
+    /// [`IDLE_FLUSH`] (see `Background::flush_loop`).
+    pub fn idle_flush_due(&self) -> bool {
+        self.lending.load(Ordering::Relaxed) && self.last_seal.lock().elapsed() >= IDLE_FLUSH
     }
 
     /// Called before a write that leaves the active memory run holding

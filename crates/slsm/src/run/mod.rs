@@ -113,7 +113,7 @@ pub(crate) use fetch::{fetch, fetch_wanted};
 pub use iter::RunIter;
 pub(crate) use pages::{page_beside_caches, PageBesideCaches, PAGE};
 pub use reader::{Entry, KeyValue, RunFile};
-pub(crate) use warm::warm_after;
+pub(crate) use warm::{warm_after, warm_room};
 
 use crate::error::{Error, Result};
 use crate::manifest::DbId;

@@ -625,6 +625,43 @@ fn a_warmed_block_is_searched_by_its_index_from_its_first_use() {
     }
 }
 
+/// The room a cache gains is filled with the blocks it lacks, in key
+/// order, up to the room: blocks already cached stay, nothing is evicted,
+/// and lookups find what was warmed.
+#[test]
+fn new_room_in_the_cache_is_warmed_without_evicting() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = BlockCache::new(64 << 10);
+    let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
+    let blocks = run.num_blocks();
+    assert!(blocks > 60, "{blocks} blocks");
+    let looked_up = &model[1500];
+    assert_eq!(found(run.seek(&looked_up.0).unwrap()), Some(looked_up.clone()));
+    let before = run.cached_blocks();
+    assert_eq!(before.len(), 1);
+    // No room: nothing happens.
+    super::warm_room(std::slice::from_ref(&run));
+    assert_eq!(run.cached_blocks(), before);
+    // Room for about half of the blocks.
+    cache.set_capacity((blocks / 2) * (PAGE + 128));
+    super::warm_room(std::slice::from_ref(&run));
+    let warmed = run.cached_blocks();
+    assert!(warmed.contains(&before[0]), "a cached block was evicted");
+    assert!(
+        warmed.len() > blocks / 2 - 40 && warmed.len() <= blocks / 2 + 1,
+        "{} of {blocks} blocks warmed",
+        warmed.len()
+    );
+    assert!(warmed.contains(&0), "key order: the first block comes first");
+    let stats = cache.stats();
+    assert!(stats.usage <= stats.capacity, "{stats:?}");
+    let misses = stats.misses;
+    for (k, v) in model.iter().take(200) {
+        assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
+    }
+    assert_eq!(cache.stats().misses, misses, "the first keys' blocks were warmed");
+}
+
 #[test]
 fn a_scan_reads_ahead_and_leaves_the_cache_to_lookups() {
     let dir = tempfile::tempdir().unwrap();

@@ -99,6 +99,40 @@ pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
     }
 }
 
+/// Fills the room the block cache has and nobody uses with the blocks of
+/// `files` it lacks (the files in the order given, each in key order), as
+/// blocks read ahead: they leave first when reads need the room. Called
+/// when the cache grows. Like [`warm_after`], it never evicts, and skips
+/// files held in memory and files whose page cache the budget bypasses
+/// (reading them would be device reads); a block that cannot be read ends
+/// it.
+pub(crate) fn warm_room(files: &[Arc<RunFile>]) {
+    let charge = PAGE as u64 + ENTRY_OVERHEAD;
+    for file in files {
+        if file.is_in_memory() || file.block_cache().bypasses_os_cache() {
+            continue;
+        }
+        let mut cached = vec![false; file.num_blocks()];
+        for i in file.cached_blocks() {
+            cached[i] = true;
+        }
+        let mut chunks = ChunkReader::new(false);
+        for (n, i) in (0..cached.len()).filter(|&i| !cached[i]).enumerate() {
+            // The room is looked at again now and then: writes may have
+            // resumed and taken the loan back.
+            if n % ROOM_CHECK == 0 && file.block_cache().room() < charge * ROOM_CHECK as u64 {
+                return;
+            }
+            if file.warm_block(i, &mut chunks, Admission::Ahead).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Blocks [`warm_room`] warms between looks at the cache's room.
+const ROOM_CHECK: usize = 32;
+
 /// The key ranges of the blocks of `files` now in the cache.
 fn cached_spans(files: &[Arc<RunFile>]) -> Vec<Span<'_>> {
     let mut spans = Vec::new();
