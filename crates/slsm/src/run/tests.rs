@@ -636,7 +636,10 @@ fn new_room_in_the_cache_is_warmed_without_evicting() {
     let blocks = run.num_blocks();
     assert!(blocks > 60, "{blocks} blocks");
     let looked_up = &model[1500];
-    assert_eq!(found(run.seek(&looked_up.0).unwrap()), Some(looked_up.clone()));
+    assert_eq!(
+        found(run.seek(&looked_up.0).unwrap()),
+        Some(looked_up.clone())
+    );
     let before = run.cached_blocks();
     assert_eq!(before.len(), 1);
     // No room: nothing happens.
@@ -652,14 +655,21 @@ fn new_room_in_the_cache_is_warmed_without_evicting() {
         "{} of {blocks} blocks warmed",
         warmed.len()
     );
-    assert!(warmed.contains(&0), "key order: the first block comes first");
+    assert!(
+        warmed.contains(&0),
+        "key order: the first block comes first"
+    );
     let stats = cache.stats();
     assert!(stats.usage <= stats.capacity, "{stats:?}");
     let misses = stats.misses;
     for (k, v) in model.iter().take(200) {
         assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
     }
-    assert_eq!(cache.stats().misses, misses, "the first keys' blocks were warmed");
+    assert_eq!(
+        cache.stats().misses,
+        misses,
+        "the first keys' blocks were warmed"
+    );
 }
 
 #[test]
