@@ -103,10 +103,38 @@ impl BlockBuilder {
     /// [`BlockBuilder::reset`] after storing it.
     pub fn finish(&mut self) -> &[u8] {
         let shared = self.shared;
+        if shared > 0 {
+            self.strip_prefix_into_out(shared);
+        } else {
+            // Keys sharing nothing: the entries stay where they are.
+            std::mem::swap(&mut self.buf, &mut self.out);
+        }
+        let mut count = self.offsets.len() as u32;
+        if short_offsets(self.out.len()) {
+            count |= SHORT_OFFSETS;
+            for off in &self.offsets {
+                self.out.extend_from_slice(&(*off as u16).to_le_bytes());
+            }
+        } else {
+            for off in &self.offsets {
+                self.out.extend_from_slice(&off.to_le_bytes());
+            }
+        }
+        if shared > 0 {
+            count |= PREFIXED;
+            self.out.extend_from_slice(&self.first_key[..shared]);
+            self.out.push(shared as u8);
+        }
+        self.out.extend_from_slice(&count.to_le_bytes());
+        &self.out
+    }
+
+    /// Writes every entry into `out` without the keys' first `shared`
+    /// bytes, and points the offsets at them there.
+    fn strip_prefix_into_out(&mut self, shared: usize) {
         self.out.clear();
         self.out.reserve(self.size());
-        let mut offsets = std::mem::take(&mut self.offsets);
-        for (off, &(klen, vlen)) in offsets.iter_mut().zip(&self.lens) {
+        for (off, &(klen, vlen)) in self.offsets.iter_mut().zip(&self.lens) {
             let (klen, vlen) = (klen as usize, vlen as usize);
             let key_at = *off as usize + varint_len(klen as u64) + varint_len(vlen as u64);
             let ikey = &self.buf[key_at..key_at + klen];
@@ -117,25 +145,6 @@ impl BlockBuilder {
             self.out.extend_from_slice(&ikey[shared..]);
             self.out.extend_from_slice(value);
         }
-        let mut count = offsets.len() as u32;
-        if short_offsets(self.out.len()) {
-            count |= SHORT_OFFSETS;
-            for off in &offsets {
-                self.out.extend_from_slice(&(*off as u16).to_le_bytes());
-            }
-        } else {
-            for off in &offsets {
-                self.out.extend_from_slice(&off.to_le_bytes());
-            }
-        }
-        if shared > 0 {
-            count |= PREFIXED;
-            self.out.extend_from_slice(&self.first_key[..shared]);
-            self.out.push(shared as u8);
-        }
-        self.out.extend_from_slice(&count.to_le_bytes());
-        self.offsets = offsets;
-        &self.out
     }
 
     /// Empties the builder for the next block (keeps the allocations, but
