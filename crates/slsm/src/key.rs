@@ -232,13 +232,12 @@ pub const MAX_SHARED_PREFIX: usize = 32;
 /// keys) share, at most [`MAX_SHARED_PREFIX`]: every key between them
 /// starts with it.
 pub fn shared_prefix<'a>(first: &'a [u8], last: &[u8]) -> &'a [u8] {
-    let n = first
-        .iter()
-        .zip(last)
-        .take_while(|(a, b)| a == b)
-        .count()
-        .min(MAX_SHARED_PREFIX);
-    &first[..n]
+    &first[..common_prefix_len(first, last).min(MAX_SHARED_PREFIX)]
+}
+
+/// How many leading bytes `a` and `b` share.
+pub(crate) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 #[cfg(test)]

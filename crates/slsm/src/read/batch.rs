@@ -123,7 +123,7 @@ fn key_order(keys: &[&[u8]]) -> Vec<usize> {
     let shared = match keys.split_first() {
         Some((first, rest)) => rest
             .iter()
-            .map(|k| first.iter().zip(*k).take_while(|(a, b)| a == b).count())
+            .map(|k| key::common_prefix_len(first, k))
             .fold(first.len(), usize::min),
         None => 0,
     };

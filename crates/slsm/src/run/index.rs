@@ -132,7 +132,7 @@ impl Index {
             key::user_key(self.last_key(0)),
             key::user_key(self.last_key(n - 1)),
         );
-        let shared_len = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+        let shared_len = key::common_prefix_len(first, last);
         self.shared = first[..shared_len].into();
         self.prefixes = (0..n)
             .map(|i| {

@@ -258,11 +258,8 @@ impl RunIter {
         };
         match block.entry_ranges(j) {
             Ok(ranges) => {
-                let prefix = block.key_prefix();
-                if !prefix.is_empty() {
-                    self.key.clear();
-                    self.key.extend_from_slice(prefix);
-                    self.key.extend_from_slice(block.slice(ranges.0.clone()));
+                if !block.key_prefix().is_empty() {
+                    block.stored_key_into(ranges.0.clone(), &mut self.key);
                 }
                 self.pos = j;
                 self.entry = Some(ranges);

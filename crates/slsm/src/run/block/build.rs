@@ -73,7 +73,7 @@ impl BlockBuilder {
         let user_key = key::user_key(ikey);
         match self.count() {
             0 => user_key.len().min(MAX_PREFIX),
-            _ => common_prefix(key::user_key(&self.first_key), user_key).min(self.shared),
+            _ => key::common_prefix_len(key::user_key(&self.first_key), user_key).min(self.shared),
         }
     }
 
@@ -182,11 +182,6 @@ fn raw_size(entries: usize, count: usize, shared: usize) -> usize {
 /// two bytes (every entry starts below 64 KiB).
 fn short_offsets(data: usize) -> bool {
     data <= 1 << 16
-}
-
-/// Bytes `a` and `b` share at their start.
-pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 #[cfg(test)]

@@ -24,7 +24,6 @@
 
 use std::ops::Range;
 
-use super::build::common_prefix;
 use crate::key;
 
 /// Longest shared prefix kept: keys sharing more are still searched
@@ -47,7 +46,7 @@ impl KeyPrefixes {
     /// `user_key` gives (`None`, for a damaged entry, gives no index).
     pub fn build<'a>(count: usize, user_key: impl Fn(usize) -> Option<&'a [u8]>) -> Option<Self> {
         let (first, last) = (user_key(0)?, user_key(count.checked_sub(1)?)?);
-        let shared_len = common_prefix(first, last).min(MAX_SHARED);
+        let shared_len = key::common_prefix_len(first, last).min(MAX_SHARED);
         let mut shared = [0; MAX_SHARED];
         shared[..shared_len].copy_from_slice(&first[..shared_len]);
         let mut words = Vec::with_capacity(count);
