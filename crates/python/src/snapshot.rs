@@ -98,7 +98,7 @@ impl Snapshot {
         let ks = keyspace.map(|k| k.slot.get()).transpose()?;
         let ks = target(&view.1, &ks);
         let values = py
-            .allow_threads(|| view.0.multi_get_in(ks, &keys))
+            .allow_threads(|| view.0.multi_get_in(ks, &keys.slices()))
             .or_py()?;
         PyList::new(
             py,

@@ -171,7 +171,7 @@ macro_rules! keyspace_methods {
                 let keys = $crate::space::keys_of(keys)?;
                 let ks = self.space()?;
                 let values = py
-                    .allow_threads(|| $crate::space::Values::of(&ks, &keys))
+                    .allow_threads(|| $crate::space::Values::of(&ks, &keys.slices()))
                     .or_py()?;
                 PyList::new(py, (0..keys.len()).map(|i| values.get(i).map(|v| PyBytes::new(py, v))))
             }
@@ -254,21 +254,72 @@ macro_rules! keyspace_methods {
 
 pub(crate) use keyspace_methods;
 
+/// The keys of a `multi_get`, copied back to back into one buffer while
+/// the GIL is held: the engine then reads them after releasing it, when
+/// the objects could change hands, without a reference count taken and
+/// dropped on each (scattered writes that cost more than the copy).
+pub struct Keys {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Keys {
+    /// The keys, in order.
+    pub fn slices(&self) -> Vec<&[u8]> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let key = &self.bytes[start..end];
+                start = end;
+                key
+            })
+            .collect()
+    }
+
+    /// How many keys.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn push(&mut self, key: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn push_object(&mut self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        match key.downcast::<PyBytes>() {
+            Ok(bytes) => self.push(bytes.as_bytes()),
+            // `bytearray` and the like.
+            Err(_) => self.push(&key.extract::<PyBackedBytes>()?),
+        }
+        Ok(())
+    }
+}
+
 /// The keys of a `multi_get`: any iterable of `bytes` (a list, a tuple, a
 /// generator), but not one `bytes` or `str`, which would iterate as its
 /// items.
-pub fn keys_of(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyBackedBytes>> {
+pub fn keys_of(keys: &Bound<'_, PyAny>) -> PyResult<Keys> {
     if keys.is_instance_of::<PyBytes>() || keys.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(
             "multi_get takes an iterable of bytes keys, not a single key",
         ));
     }
+    let n = keys.len().unwrap_or(0);
+    let mut out = Keys {
+        bytes: Vec::with_capacity(n * 24),
+        ends: Vec::with_capacity(n),
+    };
     if let Ok(list) = keys.downcast::<PyList>() {
         prefetch_items(list);
+        for key in list.iter() {
+            out.push_object(&key)?;
+        }
+        return Ok(out);
     }
-    let mut out = Vec::with_capacity(keys.len().unwrap_or(0));
     for key in keys.try_iter()? {
-        out.push(key?.extract::<PyBackedBytes>()?);
+        out.push_object(&key?)?;
     }
     Ok(out)
 }
@@ -286,7 +337,7 @@ pub struct Values {
 
 impl Values {
     /// The values of `keys` in `ks`.
-    pub fn of(ks: &slsm::Keyspace, keys: &[PyBackedBytes]) -> slsm::Result<Values> {
+    pub fn of(ks: &slsm::Keyspace, keys: &[&[u8]]) -> slsm::Result<Values> {
         // Room for a batch of small values up front (it grows as needed;
         // a huge batch does not reserve for values it may not have).
         let mut v = Values {

@@ -131,8 +131,8 @@ impl Transaction {
         let keys = crate::space::keys_of(keys)?;
         let ks = space(keyspace)?;
         let values = self.with(py, |tx| match &ks {
-            Some(ks) => tx.multi_get_in(ks, &keys),
-            None => tx.multi_get(&keys),
+            Some(ks) => tx.multi_get_in(ks, &keys.slices()),
+            None => tx.multi_get(&keys.slices()),
         })?;
         PyList::new(
             py,

@@ -94,6 +94,8 @@ def test_matches_a_dict(tmp_path_factory, ops):
             assert db.multi_get(list(model)[:8]) == [model[k] for k in list(model)[:8]]
             # Any iterable of keys, not only a list.
             assert db.multi_get(k for k in list(model)[:8]) == [model[k] for k in list(model)[:8]]
+            # bytearray keys, as a tuple.
+            assert db.multi_get(tuple(bytearray(k) for k in list(model)[:8])) == [model[k] for k in list(model)[:8]]
         # Every key ever written (deleted ones too), duplicated, and absent
         # ones: values where the model has them, None elsewhere.
         probe = [op[1] for op in ops if op[0] in ("put", "del", "pop")] * 2 + [b"\xff" * 9]

@@ -11,6 +11,8 @@
 //!   with software prefetch so their cache misses overlap;
 //!   [`SkipList::multi_get_finger`] and [`Finger`] reuse the previous search
 //!   path (finger search); [`SkipList::insert_with_hint`] reuses the insert splice.
+//! * [`LowerBounds`] advances searches one cache miss at a time between its
+//!   caller's own work, so that their misses overlap it.
 //! * Large lists take their arena chunks as 2 MiB-aligned transparent huge pages.
 //!
 //! See the crate README for the layout, measurements and limits.
@@ -29,6 +31,7 @@ mod multi;
 mod node;
 mod order;
 mod search;
+mod stepped;
 
 pub use finger::Finger;
 pub use insert::InsertHint;
@@ -37,3 +40,4 @@ pub use list::{InsertError, Options, SkipList, MAX_LEN};
 pub use multi::INTERLEAVE;
 pub use node::{prefetch, MAX_HEIGHT};
 pub use order::{key_prefix, key_prefix_past, Bytewise, KeyOrder};
+pub use stepped::LowerBounds;

@@ -16,13 +16,13 @@ pub const INTERLEAVE: usize = 32;
 /// One in-flight search of [`SkipList::multi_get`]: `x` (< key) at `level`, `bound`
 /// a node known >= key (or null), `pending` the successor to compare next (prefetched).
 #[derive(Clone, Copy)]
-struct Lane<'k> {
-    k: SearchKey<'k>,
-    idx: usize,
-    x: *mut Node,
-    level: usize,
-    bound: *mut Node,
-    pending: *mut Node,
+pub(crate) struct Lane<'k> {
+    pub(crate) k: SearchKey<'k>,
+    pub(crate) idx: usize,
+    pub(crate) x: *mut Node,
+    pub(crate) level: usize,
+    pub(crate) bound: *mut Node,
+    pub(crate) pending: *mut Node,
 }
 
 impl<O: KeyOrder> SkipList<O> {
@@ -223,7 +223,7 @@ impl<O: KeyOrder> SkipList<O> {
     /// prefetches that node and returns `None`) or until it has found the first node >= its
     /// key (`Some`, maybe null).
     #[inline(always)]
-    fn lane_step(&self, l: &mut Lane<'_>) -> Option<*mut Node> {
+    pub(crate) fn lane_step(&self, l: &mut Lane<'_>) -> Option<*mut Node> {
         let kp = l.k.prefix;
         if !l.pending.is_null() {
             let n = l.pending;

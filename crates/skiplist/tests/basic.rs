@@ -324,6 +324,21 @@ fn lower_bounds_across_lists_answer_as_each_list_does() {
     assert_eq!(SkipList::lower_bounds_across(&searches), each);
     assert_eq!(SkipList::lower_bounds_across(&searches[..1]), each[..1]);
     assert!(SkipList::<slsm_skiplist::Bytewise>::lower_bounds_across(&[]).is_empty());
+    // The same searches stepped: a step never finishes more than every
+    // search, and a search of a list of 500 takes more than one step.
+    let mut stepped = slsm_skiplist::LowerBounds::new(searches.iter().copied());
+    let mut steps = 0;
+    while !stepped.step() {
+        steps += 1;
+    }
+    assert!(steps > 1, "{steps} steps");
+    assert!(stepped.step(), "finished searches stay finished");
+    assert_eq!(stepped.finish(), each);
+    assert!(
+        slsm_skiplist::LowerBounds::<slsm_skiplist::Bytewise>::new([])
+            .finish()
+            .is_empty()
+    );
 }
 
 #[test]

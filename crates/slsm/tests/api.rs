@@ -1094,3 +1094,66 @@ fn keys_outside_the_shared_prefix_of_the_run_before_are_ordered_correctly() {
         );
     }
 }
+
+/// A batch answers every key as a single `get` does, whatever its size:
+/// small batches search the memory runs from the top, stepped while the
+/// run files are searched, and large ones by finger; keys live in memory
+/// runs, in files, in both (the memory run's newer version wins), deleted
+/// by a point or a range tombstone in memory over a value in a file.
+#[test]
+fn batches_answer_as_single_gets_whatever_their_size() {
+    for run_size in [8 << 10, 256 << 10] {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options {
+            run_size,
+            ..small_options()
+        };
+        let db = Db::open(dir.path(), options).unwrap();
+        for i in 0..4000u32 {
+            db.put(format!("{i:05}"), format!("old{i}")).unwrap();
+        }
+        db.flush().unwrap();
+        for i in (0..4000u32).step_by(5) {
+            db.put(format!("{i:05}"), format!("new{i}")).unwrap();
+        }
+        for i in (1..4000u32).step_by(11) {
+            db.delete(format!("{i:05}")).unwrap();
+        }
+        db.delete_range("01500", "01600").unwrap();
+        db.put("01550", "after the range").unwrap();
+        let mut state = 7u64;
+        let mut next = |n: u32| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32 % n
+        };
+        // Many rounds: once the blocks are known to be cached, a batch no
+        // longer fetches them first (`run::fetch`), a path of its own.
+        let sizes = [1usize, 2, 3, 5, 8, 64, 300];
+        for size in sizes.into_iter().cycle().take(20 * sizes.len()) {
+            let keys: Vec<String> = (0..size).map(|_| format!("{:05}", next(4100))).collect();
+            let got = db.multi_get(&keys).unwrap();
+            for (k, g) in keys.iter().zip(&got) {
+                let want = db.get(k).unwrap();
+                assert_eq!(g.as_deref(), want.as_deref(), "key {k}, batch of {size}");
+            }
+            let mut reported = vec![0; size];
+            db.multi_get_with(&keys, |i, _| reported[i] += 1).unwrap();
+            let want: Vec<i32> = got.iter().map(|v| i32::from(v.is_some())).collect();
+            assert_eq!(reported, want, "batch of {size}");
+        }
+        assert_eq!(
+            db.multi_get(&["01550", "01551", "00005"])
+                .unwrap()
+                .iter()
+                .map(|v| v.as_deref().map(<[u8]>::to_vec))
+                .collect::<Vec<_>>(),
+            vec![
+                Some(b"after the range".to_vec()),
+                None,
+                Some(b"new5".to_vec())
+            ]
+        );
+    }
+}

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use slsm_skiplist::{KeyOrder, SkipList};
+use slsm_skiplist::{KeyOrder, LowerBounds, SkipList};
 
 /// LSM-style internal key: `user_key ++ seq` (8-byte big-endian), ordered by
 /// user key ascending, then seq DESCENDING (newest first).
@@ -176,6 +176,13 @@ pub fn check_all<O: KeyOrder>(
     assert_eq!(list.multi_get_finger(&refs), expect);
     let expect_bounds: Vec<_> = refs.iter().map(|k| model.lower_bound(k)).collect();
     assert_eq!(list.lower_bounds(&refs), expect_bounds);
+    // Stepped searches, stepped as often as `pattern` says before the end.
+    let mut stepped = LowerBounds::new(refs.iter().map(|k| (list, *k)));
+    let steps = pattern.iter().filter(|&&b| b).count() * 3;
+    for _ in 0..steps {
+        stepped.step();
+    }
+    assert_eq!(stepped.finish(), expect_bounds);
     // Finger in caller (random) order, then sorted order, then reversed.
     let mut f = list.finger();
     for k in &refs {

@@ -42,7 +42,7 @@ const BLOCK_WORDS: usize = BLOCK_BITS / 64;
 const HEADER_LEN: usize = 8;
 /// Serialized format byte.
 const FORMAT_BLOCKED_V1: u8 = 1;
-/// Most probes per key accepted by [`BloomView::parse`].
+/// Most probes per key accepted by [`Filter::decode`].
 const MAX_PROBES: u32 = 32;
 
 /// The hash of a user key used by every filter of the engine (xxh3, 64 bit).
@@ -192,25 +192,24 @@ fn block_masks(h: u64, k: u32) -> [u64; BLOCK_WORDS] {
 /// this is sound. If more keys than `expected_keys` are inserted the filter
 /// keeps working; its false-positive rate just rises gradually.
 pub struct AtomicBloom {
-    words: Box<[AtomicU64]>,
-    num_blocks: usize,
+    lines: Box<[AtomicLine]>,
     k: u32,
 }
+
+/// One block of an [`AtomicBloom`], aligned to a cache line (see [`Line`]).
+#[repr(align(64))]
+#[derive(Default)]
+struct AtomicLine([AtomicU64; BLOCK_WORDS]);
 
 impl AtomicBloom {
     /// A filter sized for `expected_keys` keys at false-positive rate
     /// `epsilon`.
     pub fn new(expected_keys: usize, epsilon: f64) -> AtomicBloom {
         let p = params(epsilon);
-        let num_blocks = num_blocks(expected_keys, p.bits_per_key);
-        let words = (0..num_blocks * BLOCK_WORDS)
-            .map(|_| AtomicU64::new(0))
+        let lines = (0..num_blocks(expected_keys, p.bits_per_key))
+            .map(|_| AtomicLine::default())
             .collect();
-        AtomicBloom {
-            words,
-            num_blocks,
-            k: p.k,
-        }
+        AtomicBloom { lines, k: p.k }
     }
 
     /// Adds a key by its [`hash_key`] hash. Safe to call from many threads.
@@ -235,9 +234,8 @@ impl AtomicBloom {
     /// are only ever set, never cleared.
     #[inline(always)]
     fn set_bits(&self, h: u64, set: impl Fn(&AtomicU64, u64, u64)) {
-        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
-        for (i, &m) in block_masks(h, self.k).iter().enumerate() {
-            let word = &self.words[base + i];
+        let line = self.line(h);
+        for (word, &m) in line.0.iter().zip(&block_masks(h, self.k)) {
             let old = word.load(Ordering::Relaxed);
             if old & m != m {
                 set(word, old, m);
@@ -248,49 +246,58 @@ impl AtomicBloom {
     /// False if the key with hash `h` was definitely never inserted (see the
     /// type's docs for inserts racing with this call).
     pub fn may_contain_hash(&self, h: u64) -> bool {
-        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
+        let line = self.line(h);
         block_masks(h, self.k)
             .iter()
-            .enumerate()
-            .all(|(i, m)| self.words[base + i].load(Ordering::Relaxed) & m == *m)
+            .zip(&line.0)
+            .all(|(m, word)| word.load(Ordering::Relaxed) & m == *m)
     }
 
     /// Starts loading the block [`may_contain_hash`](Self::may_contain_hash)
     /// reads for `h` into the cache.
     pub fn prefetch_hash(&self, h: u64) {
-        let base = block_index(h, self.num_blocks) * BLOCK_WORDS;
-        prefetch(self.words[base..].as_ptr().cast());
-        prefetch(self.words[base + BLOCK_WORDS - 1..].as_ptr().cast());
+        prefetch((self.line(h) as *const AtomicLine).cast());
+    }
+
+    /// The block of hash `h` (there is at least one).
+    fn line(&self, h: u64) -> &AtomicLine {
+        &self.lines[block_index(h, self.lines.len())]
     }
 
     /// Bytes of memory used by the filter bits.
     pub fn memory_usage(&self) -> usize {
-        self.words.len() * std::mem::size_of::<AtomicU64>()
+        self.lines.len() * BLOCK_BYTES
     }
 }
 
 impl std::fmt::Debug for AtomicBloom {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AtomicBloom")
-            .field("num_blocks", &self.num_blocks)
+            .field("num_blocks", &self.lines.len())
             .field("k", &self.k)
             .finish()
     }
 }
 
-/// A zero-copy view of a filter serialized by [`build_filter`] (for example
-/// inside a memory-mapped run file).
-#[derive(Clone, Copy, Debug)]
-pub struct BloomView<'a> {
-    blocks: &'a [u8],
-    num_blocks: usize,
+/// One filter block: a cache line, aligned to one, so that a probe reads
+/// one line. A block at any other address straddles two: each probe of a
+/// filter kept as the file's bytes (8-byte header, `malloc`'s 16-byte
+/// alignment) missed twice.
+#[repr(align(64))]
+#[derive(Clone, Copy, Default)]
+struct Line([u64; BLOCK_WORDS]);
+
+/// A filter serialized by [`build_filter`] (a run file's), decoded into
+/// cache-line-aligned blocks of native words.
+pub struct Filter {
+    lines: Box<[Line]>,
     k: u32,
 }
 
-impl<'a> BloomView<'a> {
+impl Filter {
     /// Checks the header and the length; `None` if `bytes` is not a valid
     /// serialized filter.
-    pub fn parse(bytes: &'a [u8]) -> Option<BloomView<'a>> {
+    pub fn decode(bytes: &[u8]) -> Option<Filter> {
         let header = bytes.get(..HEADER_LEN)?;
         let k = u32::from(header[1]);
         if header[0] != FORMAT_BLOCKED_V1 || k == 0 || k > MAX_PROBES {
@@ -301,44 +308,66 @@ impl<'a> BloomView<'a> {
         if num_blocks.checked_mul(BLOCK_BYTES)? != blocks.len() {
             return None;
         }
-        Some(BloomView {
-            blocks,
-            num_blocks,
-            k,
-        })
+        let lines = blocks
+            .chunks_exact(BLOCK_BYTES)
+            .map(|block| {
+                let mut line = Line::default();
+                for (word, w) in line.0.iter_mut().zip(block.chunks_exact(8)) {
+                    *word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                }
+                line
+            })
+            .collect();
+        Some(Filter { lines, k })
     }
 
     /// False if no key with hash `h` was in the filter's key set.
+    #[inline]
     pub fn may_contain_hash(&self, h: u64) -> bool {
-        if self.num_blocks == 0 {
+        let Some(line) = self.line(h) else {
             return false;
-        }
-        let start = block_index(h, self.num_blocks) * BLOCK_BYTES;
-        let block = &self.blocks[start..start + BLOCK_BYTES];
+        };
         block_masks(h, self.k)
             .iter()
-            .zip(block.chunks_exact(8))
-            .all(|(m, w)| {
-                let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                word & m == *m
-            })
+            .zip(&line.0)
+            .all(|(m, word)| word & m == *m)
     }
 
     /// Starts loading the block [`may_contain_hash`](Self::may_contain_hash)
-    /// reads for `h` into the cache (both lines: a block need not be
-    /// 64-byte aligned in the file).
+    /// reads for `h` into the cache.
+    #[inline]
     pub fn prefetch_hash(&self, h: u64) {
-        if self.num_blocks > 0 {
-            let start = block_index(h, self.num_blocks) * BLOCK_BYTES;
-            let block = &self.blocks[start..start + BLOCK_BYTES];
-            prefetch(block.as_ptr());
-            prefetch(block[BLOCK_BYTES - 1..].as_ptr());
+        if let Some(line) = self.line(h) {
+            prefetch((line as *const Line).cast());
         }
+    }
+
+    fn line(&self, h: u64) -> Option<&Line> {
+        self.lines.get(block_index(h, self.lines.len()))
     }
 
     /// Number of 64-byte blocks.
     pub fn num_blocks(&self) -> usize {
-        self.num_blocks
+        self.lines.len()
+    }
+
+    /// Bytes of the serialized filter.
+    pub fn serialized_len(&self) -> usize {
+        HEADER_LEN + self.lines.len() * BLOCK_BYTES
+    }
+
+    /// Bytes of memory the filter holds.
+    pub fn memory_usage(&self) -> usize {
+        self.lines.len() * BLOCK_BYTES
+    }
+}
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter")
+            .field("num_blocks", &self.lines.len())
+            .field("k", &self.k)
+            .finish()
     }
 }
 
@@ -355,7 +384,7 @@ mod tests {
         let present = key_hashes(0..100_000);
         let absent = key_hashes(1_000_000..1_100_000);
         let bytes = build_filter(&present, epsilon);
-        let view = BloomView::parse(&bytes).unwrap();
+        let view = Filter::decode(&bytes).unwrap();
         assert!(present.iter().all(|&h| view.may_contain_hash(h)));
         let fp = absent.iter().filter(|&&h| view.may_contain_hash(h)).count();
         let atomic = AtomicBloom::new(present.len(), epsilon);
@@ -391,7 +420,8 @@ mod tests {
         }
         assert!(hashes.iter().all(|&h| alone.may_contain_hash(h)));
         let bits = |b: &AtomicBloom| -> Vec<u64> {
-            b.words.iter().map(|w| w.load(Ordering::Relaxed)).collect()
+            let words = b.lines.iter().flat_map(|line| &line.0);
+            words.map(|w| w.load(Ordering::Relaxed)).collect()
         };
         assert_eq!(bits(&shared), bits(&alone));
     }
@@ -413,7 +443,7 @@ mod tests {
     #[test]
     fn empty_filter_answers_absent() {
         let bytes = build_filter(&[], 0.01);
-        let view = BloomView::parse(&bytes).unwrap();
+        let view = Filter::decode(&bytes).unwrap();
         assert_eq!(view.num_blocks(), 0);
         assert!(!view.may_contain_hash(hash_key(b"x")));
         let a = AtomicBloom::new(0, 0.01);
@@ -425,14 +455,14 @@ mod tests {
     #[test]
     fn parse_rejects_bad_bytes() {
         let bytes = build_filter(&key_hashes(0..100), 0.01);
-        assert!(BloomView::parse(&bytes[..bytes.len() - 1]).is_none());
-        assert!(BloomView::parse(&bytes[..4]).is_none());
+        assert!(Filter::decode(&bytes[..bytes.len() - 1]).is_none());
+        assert!(Filter::decode(&bytes[..4]).is_none());
         let mut bad = bytes.clone();
         bad[0] = 9;
-        assert!(BloomView::parse(&bad).is_none());
+        assert!(Filter::decode(&bad).is_none());
         let mut bad = bytes;
         bad[1] = 0;
-        assert!(BloomView::parse(&bad).is_none());
+        assert!(Filter::decode(&bad).is_none());
     }
 
     #[test]
@@ -472,7 +502,7 @@ mod tests {
                               eps in 0.0001f64..0.5) {
             let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
             let bytes = build_filter(&hashes, eps);
-            let view = BloomView::parse(&bytes).unwrap();
+            let view = Filter::decode(&bytes).unwrap();
             let atomic = AtomicBloom::new(keys.len(), eps);
             hashes.iter().for_each(|&h| atomic.insert_hash(h));
             for &h in &hashes {

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use std::cell::RefCell;
 
-use slsm_skiplist::{key_prefix, InsertHint, OwnedIter, SkipList};
+use slsm_skiplist::{key_prefix, InsertHint, LowerBounds, OwnedIter, SkipList};
 
 use crate::batch::Op;
 use crate::bloom::{hash_key, AtomicBloom};
@@ -331,13 +331,13 @@ impl MemRun {
         newest_version(user_key, ikey, value)
     }
 
-    /// The first entry at or after each lookup key in its run, in the
-    /// caller's order, found by searches run in lockstep so that their
-    /// cache misses overlap (`SkipList::lower_bounds_across`).
-    pub fn lower_bounds_across<'r>(
-        searches: &[(&'r MemRun, &[u8])],
-    ) -> Vec<Option<(&'r [u8], &'r [u8])>> {
-        SkipList::lower_bounds_by(searches.len(), |i| (&*searches[i].0.list, searches[i].1))
+    /// Searches for the first entry at or after each lookup key in its
+    /// run, advanced a cache miss at a time by the caller between its own
+    /// work (see `slsm_skiplist::LowerBounds`).
+    pub fn lower_bounds_stepped<'r, 'k>(
+        searches: impl IntoIterator<Item = (&'r MemRun, &'k [u8])>,
+    ) -> LowerBounds<'r, 'k, InternalOrder> {
+        LowerBounds::new(searches.into_iter().map(|(run, key)| (&*run.list, key)))
     }
 
     /// A finger-search cursor over this run, for batched lookups in

@@ -216,22 +216,23 @@ impl Index {
     /// before the search within it starts, to start loading what the
     /// caller will read of the block it lands on.
     pub fn point_last_ge(&self, target: &[u8], on_group: impl FnOnce(usize, usize)) -> usize {
-        let first = self.point_group(target, on_group);
+        let first = self.point_group(target);
+        self.prefetch_group_ends(first / GROUP);
+        on_group(first, GROUP);
         self.gallop_last_ge(target, first)
     }
 
     /// The first half of [`point_last_ge`](Self::point_last_ge): the first
-    /// fence of the target's group, found in the top index, with what the
-    /// search within the group reads (its prefixes, its block ends)
-    /// starting to load. A batch calls it for every key before finishing
-    /// any search with [`gallop_last_ge`](Self::gallop_last_ge) from the
-    /// fence it returns, so that the keys' misses overlap.
-    pub fn point_group(&self, target: &[u8], on_group: impl FnOnce(usize, usize)) -> usize {
+    /// fence of the target's group, found in the top index, with the
+    /// prefixes the search within the group compares starting to load. A
+    /// batch calls it for every key before finishing any search with
+    /// [`gallop_last_ge`](Self::gallop_last_ge) from the fence it returns,
+    /// so that the keys' misses overlap.
+    pub fn point_group(&self, target: &[u8]) -> usize {
         let g = match self.prefix_of(target) {
             Some(target_prefix) => self.groups.partition_point(|&p| p < target_prefix),
             None => 0,
         };
-        self.prefetch_group_ends(g);
         let first = g * GROUP;
         if let Some(prefixes) = self
             .prefixes
@@ -241,7 +242,6 @@ impl Index {
                 slsm_skiplist::prefetch(line.as_ptr().cast());
             }
         }
-        on_group(first, GROUP);
         first
     }
 

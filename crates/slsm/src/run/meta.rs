@@ -7,7 +7,7 @@ use std::path::Path;
 use super::format::{self, check_block, Corrupt, Footer, Handle, FOOTER_LEN};
 use super::index::Index;
 use super::{RangeTombstone, RunProperties};
-use crate::bloom::BloomView;
+use crate::bloom::Filter;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::key;
@@ -16,7 +16,7 @@ use crate::key;
 pub(super) struct Meta {
     pub file: format::FileProperties,
     pub index: Index,
-    pub filter: Vec<u8>,
+    pub filter: Filter,
     pub range_dels: Vec<RangeTombstone>,
 }
 
@@ -70,13 +70,8 @@ pub(super) fn read_meta(file: &dyn RandomAccessFile, path: &Path) -> Result<Meta
             )
         })?;
     let filter = meta_block(file, path, footer.filter, "filter")?;
-    if BloomView::parse(&filter).is_none() {
-        return Err(Error::corruption(
-            path,
-            footer.filter.offset,
-            "malformed filter block",
-        ));
-    }
+    let filter = Filter::decode(&filter)
+        .ok_or_else(|| Error::corruption(path, footer.filter.offset, "malformed filter block"))?;
     let at = footer.index.offset;
     if at != props.props.data_bytes {
         return Err(Error::corruption(

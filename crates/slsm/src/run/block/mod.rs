@@ -251,6 +251,17 @@ impl Block {
         }
     }
 
+    /// Starts loading every line of this struct and of the reference
+    /// counts before it (an `Arc`'s), so that a batch's reads of many
+    /// blocks' fields miss together.
+    pub fn prefetch_struct(&self) {
+        let start = (self as *const Block).cast::<u8>().wrapping_sub(16);
+        for at in (0..std::mem::size_of::<Block>() + 16).step_by(64) {
+            slsm_skiplist::prefetch(start.wrapping_add(at));
+        }
+        slsm_skiplist::prefetch(start.wrapping_add(std::mem::size_of::<Block>() + 15));
+    }
+
     /// Starts loading entry `i`'s first bytes (its lengths, its key and the
     /// start of its value: three cache lines) into the CPU's cache. A batch
     /// finds every key's entry first and reads them after, so that their

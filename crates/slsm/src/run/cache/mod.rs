@@ -40,6 +40,7 @@ mod tests;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crossbeam_epoch::Guard;
 use parking_lot::Mutex;
 
 use self::shard::{NewBlock, Shard};
@@ -241,22 +242,34 @@ impl BlockCache {
     /// every cached block's first line starts loading before any reference
     /// is taken, so the batch waits for one memory latency, not one per
     /// block.
-    pub(crate) fn get_many(&self, blocks: &[(&CachedBlocks, usize)]) -> Vec<Option<Arc<Block>>> {
-        let guard = crossbeam_epoch::pin();
+    pub(crate) fn get_many<'g>(
+        &self,
+        blocks: &[(&CachedBlocks, usize)],
+        guard: &'g Guard,
+    ) -> Vec<Option<&'g Block>> {
         for &(file, index) in blocks {
-            if let Some(block) = file.slots.get(index).and_then(|s| s.peek(&guard)) {
-                slsm_skiplist::prefetch((block as *const Block).cast());
+            if let Some(block) = file.slots.get(index).and_then(|s| s.peek(guard)) {
+                block.prefetch_struct();
             }
         }
-        blocks
+        // Counted once for the batch: a locked add per block is a fence
+        // that keeps the next block's misses from starting early.
+        let mut hits = 0;
+        let found: Vec<_> = blocks
             .iter()
             .map(|&(file, index)| {
                 let slot = file.slots.get(index)?;
-                let block = slot.get(&guard);
-                self.count(slot, block.is_some());
+                let block = slot.peek(guard);
+                if block.is_some() {
+                    slot.note_hit();
+                    hits += 1;
+                }
                 block
             })
-            .collect()
+            .collect();
+        self.hits.add(hits);
+        self.misses.add(blocks.len() as u64 - hits);
+        found
     }
 
     /// Whether block `index` of `file` is cached (not counted).

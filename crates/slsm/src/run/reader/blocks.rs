@@ -4,8 +4,11 @@
 //! then cached.
 
 use std::cell::RefCell;
+use std::ops::Deref;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
+
+use crossbeam_epoch::Guard;
 
 use super::RunFile;
 use crate::error::{Error, Result};
@@ -16,6 +19,26 @@ use crate::run::chunks::ChunkReader;
 use crate::run::compress::{decompress, decompress_into, is_raw};
 use crate::run::format::{check_block, Handle, TRAILER_LEN};
 use crate::run::pages;
+
+/// A block a batch searches: borrowed from the cache while the batch's
+/// epoch guard is pinned, or read for the batch. Borrowed, a cached block
+/// costs no reference count: taken and dropped for every key, its two
+/// locked read-modify-writes were fences between the keys' cache misses.
+pub(crate) enum BatchBlock<'g> {
+    Cached(&'g Block),
+    Read(Arc<Block>),
+}
+
+impl Deref for BatchBlock<'_> {
+    type Target = Block;
+
+    fn deref(&self) -> &Block {
+        match self {
+            BatchBlock::Cached(block) => block,
+            BatchBlock::Read(block) => block,
+        }
+    }
+}
 
 impl RunFile {
     /// Block `i` ([`RunFile::block`]), `None` past the last block.
@@ -45,8 +68,12 @@ impl RunFile {
 
     /// Blocks `(file, i)` of a batch (`None` past a file's last block):
     /// the cached ones found together (`BlockCache::get_many`: their misses
-    /// overlap), the others read.
-    pub(crate) fn blocks_of_batch(wanted: &[(&RunFile, usize)]) -> Result<Vec<Option<Arc<Block>>>> {
+    /// overlap) and borrowed for as long as `guard` is pinned, the others
+    /// read.
+    pub(crate) fn blocks_of_batch<'g>(
+        wanted: &[(&RunFile, usize)],
+        guard: &'g Guard,
+    ) -> Result<Vec<Option<BatchBlock<'g>>>> {
         let Some(cache) = wanted.first().map(|(file, _)| &file.cache) else {
             return Ok(Vec::new());
         };
@@ -54,10 +81,12 @@ impl RunFile {
             .iter()
             .all(|(file, _)| file.in_memory.is_none() && Arc::ptr_eq(&file.cache, cache));
         if !shared {
-            return wanted.iter().map(|(file, i)| file.block_at(*i)).collect();
+            let read = |(file, i): &(&RunFile, usize)| file.block_at(*i);
+            let blocks = wanted.iter().map(read);
+            return blocks.map(|b| Ok(b?.map(BatchBlock::Read))).collect();
         }
         let slots: Vec<_> = wanted.iter().map(|(file, i)| (&*file.cached, *i)).collect();
-        let found = cache.get_many(&slots);
+        let found = cache.get_many(&slots, guard);
         for block in found.iter().flatten() {
             block.note_reuse();
             block.prefetch();
@@ -66,8 +95,11 @@ impl RunFile {
             .iter()
             .zip(found)
             .map(|(&(file, i), block)| match block {
-                Some(block) => Ok(Some(block)),
-                None if i < file.num_blocks() => file.read_and_admit(i, Admission::Read).map(Some),
+                Some(block) => Ok(Some(BatchBlock::Cached(block))),
+                None if i < file.num_blocks() => {
+                    let block = file.read_and_admit(i, Admission::Read)?;
+                    Ok(Some(BatchBlock::Read(block)))
+                }
                 None => Ok(None),
             })
             .collect()

@@ -17,7 +17,7 @@ use super::format::{Corrupt, FOOTER_LEN};
 use super::index::Index;
 use super::meta::read_meta;
 use super::{RangeTombstone, RunProperties};
-use crate::bloom::BloomView;
+use crate::bloom::Filter;
 use crate::error::{Error, Result};
 use crate::fs::{Advice, FileSystem, RandomAccessFile};
 use crate::manifest::DbId;
@@ -78,7 +78,7 @@ pub struct RunFile {
     db_id: DbId,
     max_block_raw: u64,
     index: Index,
-    filter: Vec<u8>,
+    filter: Filter,
     range_dels: Vec<RangeTombstone>,
     obsolete: AtomicBool,
 }
@@ -176,7 +176,7 @@ impl RunFile {
             .sum();
         self.index.memory_usage()
             + self.cached.memory_usage()
-            + self.filter.capacity()
+            + self.filter.memory_usage()
             + tombstones
             + 8 * self.verified.len()
     }
@@ -184,12 +184,12 @@ impl RunFile {
     /// False if no user key with [`crate::bloom::hash_key`] hash `h` is in
     /// the run (Bloom filter test).
     pub fn may_contain_hash(&self, h: u64) -> bool {
-        BloomView::parse(&self.filter).is_none_or(|v| v.may_contain_hash(h))
+        self.filter.may_contain_hash(h)
     }
 
     /// Bytes of the run's Bloom filter.
     pub fn filter_bytes(&self) -> usize {
-        self.filter.len()
+        self.filter.serialized_len()
     }
 
     /// How many of `hashes` pass the run's Bloom filter.
@@ -201,9 +201,7 @@ impl RunFile {
     /// will read for `h`, so that a lookup probing many runs waits for
     /// their filters' cache misses once, not once per run.
     pub fn prefetch_filter(&self, h: u64) {
-        if let Some(v) = BloomView::parse(&self.filter) {
-            v.prefetch_hash(h);
-        }
+        self.filter.prefetch_hash(h);
     }
 
     /// True if `user_key` lies between the run's min and max user keys.
