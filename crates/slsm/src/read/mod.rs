@@ -39,6 +39,30 @@ pub(crate) struct ReadView<'a> {
     pub counters: &'a Counters,
 }
 
+/// A read's filter counts, added to the engine's counters once at its
+/// end: a locked add per run probed is a fence that keeps the read's next
+/// cache misses (a batch's next key's) from starting early.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub checks: u64,
+    pub negatives: u64,
+    pub false_positives: u64,
+}
+
+impl Tally {
+    pub fn add_to(&self, c: &Counters) {
+        for (counter, n) in [
+            (&c.bloom_checks, self.checks),
+            (&c.bloom_negatives, self.negatives),
+            (&c.bloom_false_positives, self.false_positives),
+        ] {
+            if n > 0 {
+                counter.add(n);
+            }
+        }
+    }
+}
+
 /// Checks a stored key (tag and user key), defensively: the facade has
 /// checked the user's key already.
 pub(crate) fn check_stored_key(key: &[u8]) -> Result<()> {

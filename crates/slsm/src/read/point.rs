@@ -1,17 +1,24 @@
 //! A point lookup: one key, every source newest to oldest.
 
-use super::{answer_of, check_stored_key, value_of, ReadView};
+use super::{answer_of, check_stored_key, value_of, ReadView, Tally};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
 use crate::memtable::newest_stored_version;
-use crate::run::Entry;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
 
 /// The value of `user_key` as of the view's sequence number.
 pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>> {
     check_stored_key(user_key)?;
+    let mut tally = Tally::default();
+    let value = get_counted(view, user_key, &mut tally);
+    tally.add_to(view.counters);
+    value
+}
+
+/// [`get`], its filter probes counted in `tally`.
+fn get_counted(view: &ReadView<'_>, user_key: &[u8], tally: &mut Tally) -> Result<Option<Slice>> {
     let hash = hash_key(user_key);
     let lookup = key::LookupKey::new(user_key, view.snapshot);
     let lookup = lookup.as_bytes();
@@ -30,16 +37,17 @@ pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>>
                 answer_of(mem.get(user_key, lookup), range_del).map(value_of)
             }
             Source::Mem(_) => answer_of(None, range_del).map(value_of),
-            Source::Disk(run) => {
-                let entry = probe_run(view, run, user_key, hash, lookup)?;
-                let hit = entry
-                    .as_ref()
-                    .and_then(|e| newest_stored_version(user_key, e.key_parts(), e.value()));
-                if entry.is_some() && hit.is_none() {
-                    view.counters.bloom_false_positives.add(1);
-                }
-                answer_of(hit, range_del).map(value_of)
+            Source::Disk(run) if may_hold(run, user_key, hash, tally) => {
+                run.file.seek_with(lookup, |entry| {
+                    let hit = entry
+                        .and_then(|(parts, value)| newest_stored_version(user_key, parts, value));
+                    if entry.is_some() && hit.is_none() {
+                        tally.false_positives += 1;
+                    }
+                    answer_of(hit, range_del).map(value_of)
+                })?
             }
+            Source::Disk(_) => answer_of(None, range_del).map(value_of),
         };
         if let Some(value) = answer {
             return Ok(value);
@@ -48,25 +56,16 @@ pub(crate) fn get(view: &ReadView<'_>, user_key: &[u8]) -> Result<Option<Slice>>
     Ok(None)
 }
 
-/// Looks `user_key` up in one run file: key range and Bloom filter, then
-/// fence pointers and one block. Returns the first entry at or after the
-/// lookup key, if the filters let the search through.
-fn probe_run(
-    view: &ReadView<'_>,
-    run: &DiskRun,
-    user_key: &[u8],
-    hash: u64,
-    lookup: &[u8],
-) -> Result<Option<Entry>> {
+/// Whether `run` may hold `user_key`: its key range and Bloom filter.
+fn may_hold(run: &DiskRun, user_key: &[u8], hash: u64, tally: &mut Tally) -> bool {
     let file = &run.file;
     if !file.overlaps_user_key(user_key) {
-        return Ok(None);
+        return false;
     }
-    let c = view.counters;
-    c.bloom_checks.add(1);
+    tally.checks += 1;
     if !file.may_contain_hash(hash) {
-        c.bloom_negatives.add(1);
-        return Ok(None);
+        tally.negatives += 1;
+        return false;
     }
-    file.seek(lookup)
+    true
 }

@@ -18,13 +18,12 @@
 mod mems;
 mod runs;
 
-use super::{check_stored_key, ReadView};
+use super::{check_stored_key, ReadView, Tally};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
 use crate::memtable::Answer;
 use crate::slice::Slice;
-use crate::stats::Counters;
 use crate::version::Source;
 
 use mems::MemSearch;
@@ -50,22 +49,6 @@ struct Batch<'a> {
 fn report(found: &mut dyn FnMut(usize, &[u8]), i: usize, answer: Answer<'_>) {
     if let Answer::Value(v) = answer {
         found(i, v);
-    }
-}
-
-/// A batch's filter counts.
-#[derive(Default)]
-struct Tally {
-    checks: u64,
-    negatives: u64,
-    false_positives: u64,
-}
-
-impl Tally {
-    fn add_to(&self, c: &Counters) {
-        c.bloom_checks.add(self.checks);
-        c.bloom_negatives.add(self.negatives);
-        c.bloom_false_positives.add(self.false_positives);
     }
 }
 

@@ -83,8 +83,10 @@ impl KeyPrefixes {
         }
         let t = word_at(user_key, self.shared_len);
         let from = from.min(self.words.len());
-        let rest = &self.words[from..];
-        let start = from + rest.partition_point(|&w| w < t);
+        // Counted over all the words rather than searched: branch-free and
+        // vectorized, where a binary search is a chain of dependent loads.
+        let below = self.words[from..].iter().map(|&w| usize::from(w < t));
+        let start = from + below.sum::<usize>();
         let end = start + self.words[start..].iter().take_while(|&&w| w == t).count();
         Some(start..end)
     }

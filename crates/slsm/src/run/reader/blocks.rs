@@ -20,10 +20,11 @@ use crate::run::compress::{decompress, decompress_into, is_raw};
 use crate::run::format::{check_block, Handle, TRAILER_LEN};
 use crate::run::pages;
 
-/// A block a batch searches: borrowed from the cache while the batch's
-/// epoch guard is pinned, or read for the batch. Borrowed, a cached block
-/// costs no reference count: taken and dropped for every key, its two
-/// locked read-modify-writes were fences between the keys' cache misses.
+/// A block a lookup searches: borrowed from the cache while the lookup's
+/// epoch guard is pinned, or read for it. Borrowed, a cached block costs
+/// no reference count: taken and dropped for every key of a batch, its
+/// two locked read-modify-writes were fences between the keys' cache
+/// misses.
 pub(crate) enum BatchBlock<'g> {
     Cached(&'g Block),
     Read(Arc<Block>),
@@ -64,6 +65,19 @@ impl RunFile {
             return Ok(block);
         }
         self.read_and_admit(i, Admission::Read)
+    }
+
+    /// Data block `i` ([`RunFile::block`]), borrowed from the cache for as
+    /// long as `guard` is pinned if it is cached there.
+    pub(crate) fn block_pinned<'g>(&self, i: usize, guard: &'g Guard) -> Result<BatchBlock<'g>> {
+        if self.in_memory.is_none() {
+            if let Some(block) = self.cache.get_pinned(&self.cached, i, guard) {
+                block.note_reuse();
+                block.prefetch();
+                return Ok(BatchBlock::Cached(block));
+            }
+        }
+        self.block(i).map(BatchBlock::Read)
     }
 
     /// Blocks `(file, i)` of a batch (`None` past a file's last block):

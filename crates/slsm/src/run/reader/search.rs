@@ -22,6 +22,25 @@ impl RunFile {
         }
     }
 
+    /// [`RunFile::seek`] for a point lookup: `read` gets the entry's key
+    /// parts ([`Entry::key_parts`]) and value (`None` if every key is
+    /// smaller), borrowed from a cached block without a reference count.
+    pub(crate) fn seek_with<R>(
+        &self,
+        lookup: &[u8],
+        read: impl FnOnce(Option<(KeyValue<'_>, &[u8])>) -> R,
+    ) -> Result<R> {
+        let i = self.block_for_point(lookup);
+        if i >= self.num_blocks() {
+            return Ok(read(None));
+        }
+        let guard = crossbeam_epoch::pin();
+        let block = self.block_pinned(i, &guard)?;
+        let range = Self::start_entry(&block, lookup);
+        let entry = self.stored_entry_within(&block, lookup, range)?;
+        Ok(read(Some(entry)))
+    }
+
     /// The first entry `>= lookup` in `block`, the block
     /// [`RunFile::block_for_point`] chose for it.
     pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
