@@ -80,9 +80,11 @@ pub(super) fn search_runs(
             .iter()
             .map(|w| (&*runs[w.run].file, w.block))
             .collect();
-        // Cached blocks are borrowed while pinned (`BatchBlock`).
+        // Blocks the cache lacks are read first; then the cached ones are
+        // borrowed while pinned (`BatchBlock`).
+        let read = RunFile::uncached_of_batch(&wanted)?;
         let guard = crossbeam_epoch::pin();
-        let blocks = RunFile::blocks_of_batch(&wanted, &guard)?;
+        let blocks = RunFile::blocks_of_batch(&wanted, read, &guard)?;
         mems.step();
         // Every key's candidates in its block from the block's prefix
         // words alone, the first candidate's entry starting to load; then

@@ -245,6 +245,13 @@ impl BlockCache {
         block
     }
 
+    /// Counts `n` misses of blocks a reader then read itself.
+    pub(crate) fn count_misses(&self, n: u64) {
+        if n > 0 {
+            self.misses.add(n);
+        }
+    }
+
     #[inline]
     fn count(&self, slot: &BlockSlot, hit: bool) {
         match hit {

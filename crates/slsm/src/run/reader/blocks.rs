@@ -67,54 +67,95 @@ impl RunFile {
         self.read_and_admit(i, Admission::Read)
     }
 
-    /// Data block `i` ([`RunFile::block`]), borrowed from the cache for as
-    /// long as `guard` is pinned if it is cached there.
-    pub(crate) fn block_pinned<'g>(&self, i: usize, guard: &'g Guard) -> Result<BatchBlock<'g>> {
-        if self.in_memory.is_none() {
-            if let Some(block) = self.cache.get_pinned(&self.cached, i, guard) {
-                block.note_reuse();
-                block.prefetch();
-                return Ok(BatchBlock::Cached(block));
-            }
+    /// Data block `i` ([`RunFile::block`]) if the cache holds it, borrowed
+    /// for as long as `guard` is pinned: no reference count taken.
+    pub(crate) fn cached_block<'g>(&self, i: usize, guard: &'g Guard) -> Option<&'g Block> {
+        if self.in_memory.is_some() {
+            return None;
         }
-        self.block(i).map(BatchBlock::Read)
+        let block = self.cache.get_pinned(&self.cached, i, guard)?;
+        block.note_reuse();
+        block.prefetch();
+        Some(block)
+    }
+
+    /// Data block `i` once [`RunFile::cached_block`] found it missing (a
+    /// counted miss): read and cached, or read in place.
+    pub(crate) fn block_after_miss(&self, i: usize) -> Result<Arc<Block>> {
+        match self.in_memory {
+            Some(_) => self.block(i),
+            None => self.read_and_admit(i, Admission::Read),
+        }
+    }
+
+    /// The blocks of a batch's `wanted` that the cache lacks (`None` for
+    /// the others, and past a file's last block), read and cached now,
+    /// before the batch pins its guard: a guard pinned across reads would
+    /// hold back the collection of every block they evict, and on a cache
+    /// smaller than the data that garbage grew the process by 120 MB
+    /// (`multireadrandom`, the default set).
+    pub(crate) fn uncached_of_batch(
+        wanted: &[(&RunFile, usize)],
+    ) -> Result<Vec<Option<Arc<Block>>>> {
+        let Some(cache) = wanted.first().map(|(file, _)| &file.cache) else {
+            return Ok(Vec::new());
+        };
+        let shared = |file: &RunFile| file.in_memory.is_none() && Arc::ptr_eq(&file.cache, cache);
+        let mut misses = 0;
+        let read = wanted
+            .iter()
+            .map(|&(file, i)| match i < file.num_blocks() && shared(file) {
+                true if file.cache.contains(&file.cached, i) => Ok(None),
+                true => {
+                    misses += 1;
+                    file.read_and_admit(i, Admission::Read).map(Some)
+                }
+                false => file.block_at(i),
+            })
+            .collect();
+        cache.count_misses(misses);
+        read
     }
 
     /// Blocks `(file, i)` of a batch (`None` past a file's last block):
-    /// the cached ones found together (`BlockCache::get_many`: their misses
-    /// overlap) and borrowed for as long as `guard` is pinned, the others
-    /// read.
+    /// those in `read` ([`RunFile::uncached_of_batch`]), and the cached
+    /// ones found together (`BlockCache::get_many`: their misses overlap)
+    /// and borrowed for as long as `guard` is pinned. A block evicted since
+    /// `read` was made is read again, under the guard (rare).
     pub(crate) fn blocks_of_batch<'g>(
         wanted: &[(&RunFile, usize)],
+        read: Vec<Option<Arc<Block>>>,
         guard: &'g Guard,
     ) -> Result<Vec<Option<BatchBlock<'g>>>> {
         let Some(cache) = wanted.first().map(|(file, _)| &file.cache) else {
             return Ok(Vec::new());
         };
-        let shared = wanted
+        let slots: Vec<_> = wanted
             .iter()
-            .all(|(file, _)| file.in_memory.is_none() && Arc::ptr_eq(&file.cache, cache));
-        if !shared {
-            let read = |(file, i): &(&RunFile, usize)| file.block_at(*i);
-            let blocks = wanted.iter().map(read);
-            return blocks.map(|b| Ok(b?.map(BatchBlock::Read))).collect();
-        }
-        let slots: Vec<_> = wanted.iter().map(|(file, i)| (&*file.cached, *i)).collect();
-        let found = cache.get_many(&slots, guard);
-        for block in found.iter().flatten() {
+            .zip(&read)
+            .filter(|((file, _), read)| read.is_none() && Arc::ptr_eq(&file.cache, cache))
+            .map(|((file, i), _)| (&*file.cached, *i))
+            .collect();
+        let mut found = cache.get_many(&slots, guard).into_iter();
+        for block in found.as_slice().iter().flatten() {
             block.note_reuse();
             block.prefetch();
         }
         wanted
             .iter()
-            .zip(found)
-            .map(|(&(file, i), block)| match block {
-                Some(block) => Ok(Some(BatchBlock::Cached(block))),
-                None if i < file.num_blocks() => {
-                    let block = file.read_and_admit(i, Admission::Read)?;
-                    Ok(Some(BatchBlock::Read(block)))
+            .zip(read)
+            .map(|(&(file, i), read)| {
+                if let Some(block) = read {
+                    return Ok(Some(BatchBlock::Read(block)));
                 }
-                None => Ok(None),
+                let cached = match Arc::ptr_eq(&file.cache, cache) {
+                    true => found.next().flatten(),
+                    false => None,
+                };
+                match cached {
+                    Some(block) => Ok(Some(BatchBlock::Cached(block))),
+                    None => Ok(file.block_at(i)?.map(BatchBlock::Read)),
+                }
             })
             .collect()
     }

@@ -35,10 +35,15 @@ impl RunFile {
             return Ok(read(None));
         }
         let guard = crossbeam_epoch::pin();
-        let block = self.block_pinned(i, &guard)?;
+        if let Some(block) = self.cached_block(i, &guard) {
+            let range = Self::start_entry(block, lookup);
+            return Ok(read(Some(self.stored_entry_within(block, lookup, range)?)));
+        }
+        // Read unpinned (see `RunFile::uncached_of_batch`).
+        drop(guard);
+        let block = self.block_after_miss(i)?;
         let range = Self::start_entry(&block, lookup);
-        let entry = self.stored_entry_within(&block, lookup, range)?;
-        Ok(read(Some(entry)))
+        Ok(read(Some(self.stored_entry_within(&block, lookup, range)?)))
     }
 
     /// The first entry `>= lookup` in `block`, the block
