@@ -10,6 +10,7 @@ mod db;
 mod errors;
 mod handle;
 mod iter;
+mod multi;
 mod options;
 mod snapshot;
 mod space;

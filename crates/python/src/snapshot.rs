@@ -93,7 +93,7 @@ impl Snapshot {
         keys: &Bound<'py, PyAny>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let keys = crate::space::keys_of(keys)?;
+        let keys = crate::multi::keys_of(keys)?;
         let view = self.view()?;
         let ks = keyspace.map(|k| k.slot.get()).transpose()?;
         let ks = target(&view.1, &ks);

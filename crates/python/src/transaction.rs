@@ -128,7 +128,7 @@ impl Transaction {
         keys: &Bound<'py, PyAny>,
         keyspace: Option<&Keyspace>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let keys = crate::space::keys_of(keys)?;
+        let keys = crate::multi::keys_of(keys)?;
         let ks = space(keyspace)?;
         let values = self.with(py, |tx| match &ks {
             Some(ks) => tx.multi_get_in(ks, &keys.slices()),

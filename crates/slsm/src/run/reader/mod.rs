@@ -1,6 +1,7 @@
 //! [`RunFile`]: an open, immutable run, read with positional reads through
 //! the database's block cache. Where its blocks come from is `blocks`;
-//! finding a key in it, `search`.
+//! how a lookup borrows them from the cache, `pinned`; finding a key in
+//! it, `search`.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -9,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 mod blocks;
+mod pinned;
 mod search;
 
 use super::block::Block;
