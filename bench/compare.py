@@ -155,13 +155,16 @@ def phases(spec, quick):
     """[(phase name, workload names, extra flags, on the existing database)]."""
     def entry(w):
         if isinstance(w, str):
-            return (w, [])
-        return (w["name"], w.get("flags", []) + (w.get("quick", []) if quick else []))
+            return (w, w, [])
+        # "as" names a second run of a workload with other flags (its phase
+        # and its row in the summary: "readwhilewriting_at_rate").
+        flags = w.get("flags", []) + (w.get("quick", []) if quick else [])
+        return (w.get("as", w["name"]), w["name"], flags)
     work = [entry(w) for w in spec["workloads"]]
     if spec.get("phases", "one") == "one":
-        return [("all", [n for n, _ in work], [f for _, fl in work for f in fl], False)]
+        return [("all", [n for _, n, _ in work], [f for _, _, fl in work for f in fl], False)]
     out = [("load", list(spec.get("load", ["fillrandom"])), [], False)]
-    out += [(n, [n], fl, True) for n, fl in work]
+    out += [(phase, [n], fl, True) for phase, n, fl in work]
     return out
 
 

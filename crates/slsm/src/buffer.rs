@@ -58,6 +58,14 @@ impl ActiveLog {
     }
 }
 
+/// How long a write bigger than a run waits for room at a time, between
+/// looks at the buffer (which a flush may have changed meanwhile).
+const OVERSIZE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long a write bigger than a run waits for room in all before it
+/// fails (room comes back as flushes and merges end: seconds at most).
+const OVERSIZE_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The memory runs' policy. See the [module docs](self).
 pub(crate) struct MemoryBuffer {
     dir: PathBuf,
@@ -111,8 +119,31 @@ impl MemoryBuffer {
             let active = version.active();
             let must_seal = force && !active.is_empty();
             if let Some(after) = active.room_for(incoming).filter(|_| !must_seal) {
-                self.budget.make_room_in_run(after);
-                break Ok(Arc::clone(active));
+                if self.budget.make_room_in_run(after) {
+                    break Ok(Arc::clone(active));
+                }
+                if active.is_empty() {
+                    // One write bigger than a run may hold here: the run
+                    // gets room past its reserve, or the writer waits for
+                    // jobs to give some back.
+                    let extra = after.saturating_sub(self.budget.run_reserve());
+                    if self
+                        .budget
+                        .take_oversize(active, extra, OVERSIZE_PATIENCE)?
+                    {
+                        break Ok(Arc::clone(active));
+                    }
+                    let since = *stalled.get_or_insert_with(Instant::now);
+                    if since.elapsed() > OVERSIZE_WAIT_LIMIT {
+                        break Err(Error::InvalidArgument(format!(
+                            "a write of {incoming} bytes found no room in the memory budget \
+                             for {OVERSIZE_WAIT_LIMIT:?}; raise Options::memory_budget"
+                        )));
+                    }
+                    drop(version);
+                    self.background.work_may_be_due()?;
+                    continue;
+                }
             }
             if version.mems.len() < self.opts.memory_runs {
                 self.seal(log, force)?;

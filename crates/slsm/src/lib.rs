@@ -65,7 +65,7 @@ pub use iter::Iter;
 pub use keyspace::{
     Catalog, CompactionFilter, FilterDecision, KeyspaceOptions, KeyspaceRecord, DEFAULT_KEYSPACE,
 };
-pub use options::{Compression, Options, WriteOptions};
+pub use options::{Compression, Options, WriteOptions, MIN_MEMORY_BUDGET};
 pub use run::{CacheStats, Codec};
 pub use slice::Slice;
 pub use stats::{LevelStats, Stats};

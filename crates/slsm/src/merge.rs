@@ -79,14 +79,36 @@ pub(crate) struct MergeTotals {
     pub range_dels_written: u64,
 }
 
+/// Where a merge writes its output: one run file ([`RunBuilder`]) or a
+/// job's outputs, which may cut it into several (`jobs::build`).
+pub(crate) trait RunSink {
+    /// Appends an entry (keys in increasing order). `Ok(false)` if the
+    /// sink gave up (nothing more is taken; the merge stops).
+    fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<bool>;
+    /// Records a range tombstone; `Ok(false)` if the sink gave up.
+    fn add_range_tombstone(&mut self, start: &[u8], end: &[u8], seq: u64) -> Result<bool>;
+}
+
+impl RunSink for RunBuilder {
+    fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<bool> {
+        RunBuilder::add(self, ikey, value).map(|()| true)
+    }
+
+    fn add_range_tombstone(&mut self, start: &[u8], end: &[u8], seq: u64) -> Result<bool> {
+        RunBuilder::add_range_tombstone(self, start, end, seq);
+        Ok(true)
+    }
+}
+
 /// Writes the merged, deduplicated contents of `input` (positioned by this
-/// function) and the surviving `range_dels` into `out`.
+/// function) and the surviving `range_dels` into `out`. `None` if `out`
+/// gave up part way.
 pub(crate) fn merge_into(
     input: &mut MergingIter,
     range_dels: &[RangeTombstone],
-    out: &mut RunBuilder,
+    out: &mut impl RunSink,
     policy: &MergePolicy,
-) -> Result<MergeTotals> {
+) -> Result<Option<MergeTotals>> {
     let mut totals = MergeTotals::default();
     let fragments = Fragments::build(range_dels);
     let mut last_user_key: Option<Vec<u8>> = None;
@@ -115,27 +137,33 @@ pub(crate) fn merge_into(
                 Kind::Value => policy.verdict(parsed.user_key, input.value(), stripe),
                 Kind::Delete => Verdict::Keep,
             };
-            let written = match verdict {
-                Verdict::Keep => out.add(ikey, input.value()).map(|_| true)?,
-                Verdict::Replace(v) => out.add(ikey, &v).map(|_| true)?,
+            let taken = match verdict {
+                Verdict::Keep => Some(out.add(ikey, input.value())?),
+                Verdict::Replace(v) => Some(out.add(ikey, &v)?),
                 // A tombstone keeps older versions below hidden; at the
                 // bottom nothing is below.
-                Verdict::Remove if policy.bottommost => false,
+                Verdict::Remove if policy.bottommost => None,
                 Verdict::Remove => {
                     let tomb = key::encode(parsed.user_key, parsed.seq, Kind::Delete);
-                    out.add(&tomb, b"").map(|_| true)?
+                    Some(out.add(&tomb, b"")?)
                 }
             };
-            totals.entries_written += written as u64;
+            match taken {
+                Some(false) => return Ok(None),
+                Some(true) => totals.entries_written += 1,
+                None => {}
+            }
         }
         input.next();
     }
     input.status()?;
     for t in range_dels {
         if !policy.drops_tombstone(t.seq) && !policy.in_dropped_keyspace(&t.start) {
-            out.add_range_tombstone(&t.start, &t.end, t.seq);
+            if !out.add_range_tombstone(&t.start, &t.end, t.seq)? {
+                return Ok(None);
+            }
             totals.range_dels_written += 1;
         }
     }
-    Ok(totals)
+    Ok(Some(totals))
 }

@@ -48,6 +48,8 @@ pub(crate) struct Counters {
     pub merges: AtomicU64,
     pub space_merges: AtomicU64,
     pub merge_bytes_written: AtomicU64,
+    /// Merges that gave up for want of memory (and were retried).
+    pub merges_deferred: AtomicU64,
     pub stall_count: AtomicU64,
     pub stall_micros: AtomicU64,
 }
@@ -116,6 +118,9 @@ pub struct Stats {
     /// Whole merges run because space amplification crossed
     /// `Options::max_space_amplification`.
     pub space_merges: u64,
+    /// Merges that gave up for want of room in the memory budget (retried
+    /// later; nothing of them was kept).
+    pub merges_deferred: u64,
     /// Bytes written to run files by flushes and merges.
     pub merge_bytes_written: u64,
     /// Bytes of keys and values written by users.
@@ -176,6 +181,7 @@ impl Stats {
             flushes: c.flushes.load(Ordering::Relaxed),
             merges: c.merges.load(Ordering::Relaxed),
             space_merges: c.space_merges.load(Ordering::Relaxed),
+            merges_deferred: c.merges_deferred.load(Ordering::Relaxed),
             merge_bytes_written: c.merge_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: c.user_bytes_written.get(),
             wal_bytes_written: c.wal_bytes_written.load(Ordering::Relaxed),

@@ -42,6 +42,10 @@ pub struct BenchFlags {
     pub write_buffer_size: u64,
     /// Entries read after each seek in seekrandom.
     pub seek_nexts: usize,
+    /// Bytes (key and value) per second the background writer of the
+    /// `*whilewriting` workloads may write; 0: as fast as it can (db_bench's
+    /// `--benchmark_write_rate_limit`).
+    pub benchmark_write_rate_limit: u64,
     /// Percentage of reads in readrandomwriterandom (the rest are puts).
     pub readwritepercent: u32,
     /// Keep and reuse the database in `--db` (skips fill workloads).
@@ -89,6 +93,7 @@ impl Default for BenchFlags {
             histogram: false,
             write_buffer_size: 64 << 20,
             seek_nexts: 0,
+            benchmark_write_rate_limit: 0,
             readwritepercent: 90,
             use_existing_db: false,
             compression_type: Compression::None,

@@ -62,6 +62,9 @@ Flags (db_bench names and defaults unless noted):
   --histogram            print latency histograms (false)
   --write_buffer_size=N  bytes per memory buffer (67108864)
   --seek_nexts=N         nexts after each seek (0)
+  --benchmark_write_rate_limit=B
+                         bytes per second the *whilewriting workloads' writer
+                         may write, keys and values (0: unlimited)
   --readwritepercent=P   reads in readrandomwriterandom, percent (90)
   --compression_type=T   block compression asked of the engine: none, lz4,
                          zstd (none)

@@ -48,6 +48,7 @@ const KNOWN: &[(&str, Kind)] = &[
     ("histogram", Kind::Bool),
     ("write_buffer_size", Kind::Value),
     ("seek_nexts", Kind::Value),
+    ("benchmark_write_rate_limit", Kind::Value),
     ("readwritepercent", Kind::Value),
     ("use_existing_db", Kind::Bool),
     ("compression_type", Kind::Value),
@@ -209,6 +210,7 @@ fn parse_inner(args: &[String], engine_flags: &[&str]) -> Result<Parsed> {
             "histogram" => f.histogram = parse_bool(n, v)?,
             "write_buffer_size" => f.write_buffer_size = parse_num(n, v)?,
             "seek_nexts" => f.seek_nexts = parse_num(n, v)?,
+            "benchmark_write_rate_limit" => f.benchmark_write_rate_limit = parse_num(n, v)?,
             "readwritepercent" => {
                 f.readwritepercent = parse_num(n, v)?;
                 if f.readwritepercent > 100 {

@@ -329,13 +329,47 @@ impl Ctx<'_> {
         let mut key = vec![0u8; f.key_size];
         let mut values = ValueGen::new(self.seed(tid), f.value_size, f.compression_ratio);
         go.wait();
+        let mut pace = Pace::new(f.benchmark_write_rate_limit);
         let mut n = 0;
         while !stop.load(Ordering::Relaxed) {
             generate_key(rng.uniform(f.num), &mut key);
-            self.engine
-                .put(&key, values.next(f.value_size), self.mode)?;
+            let value = values.next(f.value_size);
+            self.engine.put(&key, value, self.mode)?;
+            pace.wrote(key.len() + value.len());
             n += 1;
         }
         Ok(n)
+    }
+}
+
+/// Keeps a writer at `--benchmark_write_rate_limit` bytes a second: after
+/// each write it sleeps while it is ahead of the rate by a millisecond or
+/// more (the schedule is kept from the start, so a slow write is made up
+/// for by the next ones instead of lowering the rate).
+struct Pace {
+    rate: u64,
+    start: std::time::Instant,
+    bytes: u64,
+}
+
+impl Pace {
+    fn new(rate: u64) -> Pace {
+        Pace {
+            rate,
+            start: std::time::Instant::now(),
+            bytes: 0,
+        }
+    }
+
+    fn wrote(&mut self, bytes: usize) {
+        if self.rate == 0 {
+            return;
+        }
+        self.bytes += bytes as u64;
+        let due = std::time::Duration::from_secs_f64(self.bytes as f64 / self.rate as f64);
+        let ahead = due.saturating_sub(self.start.elapsed());
+        if ahead >= std::time::Duration::from_millis(1) {
+            std::thread::sleep(ahead);
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! ([`build_filter`]; the layout is in the [parent module](super)).
 
 use super::{
-    block_index, block_masks, num_blocks, params, prefetch, BLOCK_BYTES, BLOCK_WORDS,
-    FORMAT_BLOCKED_V1, HEADER_LEN,
+    block_index, block_masks, num_blocks, params, prefetch, BLOCK_BYTES, FORMAT_BLOCKED_V1,
+    HEADER_LEN,
 };
 
 /// The key hashes a run file's filter is built from, gathered while the
@@ -91,6 +91,26 @@ impl KeyHashes {
         self.chunks.len() * crate::run::PAGE + self.chunks.capacity() * std::mem::size_of::<Chunk>()
     }
 
+    /// Hashes the pages held have room for.
+    pub fn capacity(&self) -> usize {
+        self.chunks.len() * HASHES_PER_CHUNK
+    }
+
+    /// What [`heap_bytes`](Self::heap_bytes) and [`capacity`](Self::capacity)
+    /// will be once one more hash is pushed.
+    pub fn after_push(&self) -> (usize, usize) {
+        if self.len < self.capacity() {
+            return (self.heap_bytes(), self.capacity());
+        }
+        let slots = match self.chunks.len() == self.chunks.capacity() {
+            true => (self.chunks.capacity() * 2).max(4),
+            false => self.chunks.capacity(),
+        };
+        let bytes =
+            (self.chunks.len() + 1) * crate::run::PAGE + slots * std::mem::size_of::<Chunk>();
+        (bytes, self.capacity() + HASHES_PER_CHUNK)
+    }
+
     /// Hash `i` (`i < len`).
     fn get(&self, i: usize) -> u64 {
         let at = (i % HASHES_PER_CHUNK) * 8;
@@ -112,7 +132,10 @@ pub fn build_filter(hashes: &[u64], epsilon: f64) -> Vec<u8> {
     filter_over(hashes.len(), |i| hashes[i], epsilon)
 }
 
-/// [`build_filter`] over `n` hashes, hash `i` being `hash_at(i)`.
+/// [`build_filter`] over `n` hashes, hash `i` being `hash_at(i)`, built in
+/// place in the one buffer it is returned in (with room for the block
+/// trailer the run file seals it with): [`filter_len`] bytes at most, what
+/// the run builder charges the memory budget for it beforehand.
 fn filter_over(n: usize, hash_at: impl Fn(usize) -> u64, epsilon: f64) -> Vec<u8> {
     let p = params(epsilon);
     let blocks = if n == 0 {
@@ -120,34 +143,46 @@ fn filter_over(n: usize, hash_at: impl Fn(usize) -> u64, epsilon: f64) -> Vec<u8
     } else {
         num_blocks(n, p.bits_per_key)
     };
-    let mut words = vec![0u64; blocks * BLOCK_WORDS];
+    let mut out = Vec::with_capacity(HEADER_LEN + blocks * BLOCK_BYTES + SEAL_ROOM);
+    out.push(FORMAT_BLOCKED_V1);
+    out.push(p.k as u8);
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&(blocks as u32).to_le_bytes());
+    out.resize(HEADER_LEN + blocks * BLOCK_BYTES, 0);
+    let words = &mut out[HEADER_LEN..];
     // Each key sets bits in a random block of a filter far bigger than the
     // cache: prefetch the block of a key a few places ahead so the misses
     // overlap instead of costing one full memory latency per key.
     const AHEAD: usize = 16;
     for i in 0..n {
         if i + AHEAD < n {
-            prefetch(
-                words[block_index(hash_at(i + AHEAD), blocks) * BLOCK_WORDS..]
-                    .as_ptr()
-                    .cast(),
-            );
+            let ahead = block_index(hash_at(i + AHEAD), blocks) * BLOCK_BYTES;
+            prefetch(words[ahead..].as_ptr());
         }
         let h = hash_at(i);
-        let base = block_index(h, blocks) * BLOCK_WORDS;
-        for (i, m) in block_masks(h, p.k).iter().enumerate() {
-            words[base + i] |= m;
+        let base = block_index(h, blocks) * BLOCK_BYTES;
+        for (w, m) in block_masks(h, p.k).iter().enumerate() {
+            let at = base + w * 8;
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&words[at..at + 8]);
+            let set = u64::from_le_bytes(word) | m;
+            words[at..at + 8].copy_from_slice(&set.to_le_bytes());
         }
     }
-    let mut out = Vec::with_capacity(HEADER_LEN + blocks * BLOCK_BYTES);
-    out.push(FORMAT_BLOCKED_V1);
-    out.push(p.k as u8);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&(blocks as u32).to_le_bytes());
-    for w in words {
-        out.extend_from_slice(&w.to_le_bytes());
-    }
     out
+}
+
+/// Room left after a serialized filter for the trailer its run-file block
+/// is sealed with (`run::format::seal_block`), so sealing never regrows it.
+const SEAL_ROOM: usize = 8;
+
+/// The most bytes the serialized filter over `keys` keys at
+/// `bits_per_key` takes while it is built (see `filter_over`).
+pub fn filter_len(keys: usize, bits_per_key: f64) -> usize {
+    match keys {
+        0 => HEADER_LEN + SEAL_ROOM,
+        n => HEADER_LEN + num_blocks(n, bits_per_key) * BLOCK_BYTES + SEAL_ROOM,
+    }
 }
 
 #[cfg(test)]

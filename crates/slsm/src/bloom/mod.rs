@@ -30,7 +30,7 @@ use slsm_skiplist::prefetch;
 
 mod build;
 
-pub use build::{build_filter, KeyHashes};
+pub use build::{build_filter, filter_len, KeyHashes};
 
 /// Bits in one filter block (one 64-byte cache line).
 const BLOCK_BITS: usize = 512;

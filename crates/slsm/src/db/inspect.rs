@@ -41,13 +41,15 @@ impl Db {
     pub fn stats(&self) -> Stats {
         let version = self.inner.versions.current();
         let mut stats = Stats::collect(&version, &self.inner.counters, self.inner.commit.visible());
-        stats.memory = self.inner.budget.usage(&version);
+        stats.memory = self.memory_usage();
         stats.background_error = self.inner.background.error().map(|e| e.to_string());
         stats
     }
 
     /// Where the engine's memory goes, against `Options::memory_budget`.
     pub fn memory_usage(&self) -> MemoryUsage {
-        self.inner.budget.usage(&self.inner.versions.current())
+        self.inner
+            .budget
+            .usage(|| self.inner.versions.current_arc())
     }
 }

@@ -12,14 +12,14 @@
 
 use std::sync::Arc;
 
-use super::build::{charge_budget, open_run, run_options, RunPlan};
+use super::build::{self, Outputs, RunPlan};
 use super::Jobs;
+use crate::budget::JobKind;
 use crate::error::{Error, Result};
-use crate::fsutil;
 use crate::key::{self, Kind};
 use crate::keyspace::tag::Tag;
 use crate::merge::MergePolicy;
-use crate::run::RunBuilder;
+use crate::merge::RunSink;
 use crate::version::{DiskRun, Version, VersionEdit};
 
 impl Jobs {
@@ -38,10 +38,19 @@ impl Jobs {
         V: AsRef<[u8]>,
     {
         let _merge = self.merge_lock.lock();
-        let number = self.versions.new_file_number();
+        let no_room = || {
+            Error::InvalidArgument(
+                "ingest found no room in the memory budget for its files' filters; \
+                 raise Options::memory_budget"
+                    .into(),
+            )
+        };
+        let mut charge = self.budget.job_charge(JobKind::Merge);
+        let buffers = build::buffers(&mut charge, &self.opts, 0, false).ok_or_else(no_room)?;
+        let numbers = || self.versions.new_file_number();
         let plan = RunPlan {
             dir: &self.dir,
-            number,
+            numbers: &numbers,
             opts: &self.opts,
             policy: MergePolicy {
                 snapshots: Vec::new(),
@@ -53,53 +62,67 @@ impl Jobs {
             level: 0,
             db_id: self.versions.db_id(),
             budget: &self.budget,
-            input_buffers: 0,
+            buffers,
+            kind: JobKind::Merge,
+            insist: false,
         };
-        let path = self.dir.join(crate::files::run_file_name(number));
-        let fs = &self.opts.fs;
-        let mut builder = RunBuilder::create_with(fs.clone(), &path, run_options(&plan, false))?;
-        charge_budget(&mut builder, &self.budget, 0);
+        // Several files with disjoint key ranges if the budget has no room
+        // for one file's filter: they join one level together.
+        let mut out = Outputs::new(&plan, charge);
         let (mut user, mut stored) = (Vec::new(), Vec::new());
         let mut previous: Option<Vec<u8>> = None;
         let mut count = 0u64;
-        for (k, v) in entries {
-            let (k, v) = (k.as_ref(), v.as_ref());
-            crate::read::check_key(k)?;
-            if previous.as_deref().is_some_and(|p| p >= k) {
-                return Err(Error::InvalidArgument(format!(
-                    "ingest needs strictly ascending keys: entry {count} is not above the one before"
-                )));
+        let added = (|| {
+            for (k, v) in entries {
+                let (k, v) = (k.as_ref(), v.as_ref());
+                crate::read::check_key(k)?;
+                if previous.as_deref().is_some_and(|p| p >= k) {
+                    return Err(Error::InvalidArgument(format!(
+                        "ingest needs strictly ascending keys: entry {count} is not above the one before"
+                    )));
+                }
+                key::remember(&mut previous, k);
+                user.clear();
+                user.extend_from_slice(tag.as_bytes());
+                user.extend_from_slice(k);
+                stored.clear();
+                key::encode_into(&mut stored, &user, seq, Kind::Value);
+                if !out.add(&stored, v)? {
+                    return Err(no_room());
+                }
+                count += 1;
             }
-            key::remember(&mut previous, k);
-            user.clear();
-            user.extend_from_slice(tag.as_bytes());
-            user.extend_from_slice(k);
-            stored.clear();
-            key::encode_into(&mut stored, &user, seq, Kind::Value);
-            builder.add(&stored, v)?;
-            count += 1;
+            Ok(())
+        })();
+        if let Err(e) = added {
+            out.discard();
+            return Err(e);
         }
         if count == 0 {
             return Ok(0); // dropping the builder removes the file
         }
-        let props = builder.finish()?;
-        let unlisted = |e| {
-            let _ = fs.remove_file(&path); // no manifest lists it yet
-            e
+        let built = out.finish()?;
+        let (Some((first, _)), Some((last, _))) = (built.runs.first(), built.runs.last()) else {
+            return Ok(0);
         };
-        fsutil::sync_dir_with(&**fs, &self.dir).map_err(unlisted)?;
-        let run = open_run(&plan, &path).map_err(unlisted)?;
+        let min = first.file.properties().min_user_key.clone();
+        let max = last.file.properties().max_user_key.clone();
         let version = self.versions.current_arc();
-        let level = level_for(&version, &props.min_user_key, &props.max_user_key);
-        // On a failed install the file stays until the next open removes
-        // it: `apply` wrote the current manifest again, but if that failed
-        // too, the manifest on disk may still list it.
+        let level = level_for(&version, &min, &max);
+        // On a failed install the files stay until the next open removes
+        // them: `apply` wrote the current manifest again, but if that
+        // failed too, the manifest on disk may still list them.
         let next = self.versions.apply(VersionEdit {
-            added: vec![(level, run)],
+            added: built
+                .runs
+                .iter()
+                .map(|(r, _)| (level, Arc::clone(r)))
+                .collect(),
             flushed_sequence: Some(seq),
             ..VersionEdit::default()
         })?;
-        self.budget.rebalance(&next);
+        self.budget
+            .rebalance_releasing(&next, Some(built.charge), &[]);
         Ok(count)
     }
 }

@@ -25,12 +25,12 @@ mod pick;
 pub(crate) use pick::{Merge, Picker};
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::budget::MemoryBudget;
+use crate::budget::{JobKind, MemoryBudget};
 use crate::error::Result;
 use crate::files;
 use crate::iter::{run_cursor_sequential, InternalIter};
@@ -98,6 +98,8 @@ pub(crate) struct Jobs {
     picker: Picker,
     flush_lock: Mutex<()>,
     merge_lock: Mutex<()>,
+    /// Merges given up in a row for want of memory (see `build::take_waiting`).
+    give_ups: AtomicU32,
 }
 
 impl Jobs {
@@ -121,6 +123,7 @@ impl Jobs {
             rules,
             flush_lock: Mutex::new(()),
             merge_lock: Mutex::new(()),
+            give_ups: AtomicU32::new(0),
         }
     }
 
@@ -200,7 +203,9 @@ impl Jobs {
                     },
                 }
             };
-            self.run(job)?;
+            if !self.run(job)? {
+                return Ok(());
+            }
             self.counters.merges.fetch_add(1, Ordering::Relaxed);
             if whole {
                 self.counters.space_merges.fetch_add(1, Ordering::Relaxed);
@@ -215,15 +220,19 @@ impl Jobs {
         let Some(job) = whole_merge(&self.versions.current()) else {
             return Ok(());
         };
-        self.run(job)?;
-        self.counters.merges.fetch_add(1, Ordering::Relaxed);
+        if self.run(job)? {
+            self.counters.merges.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(())
     }
 
-    /// The skeleton every job follows: merge the inputs into a new run file
-    /// (none if nothing survives), make it durable, and apply the edit that
-    /// swaps the inputs for it.
-    fn run(&self, job: Job) -> Result<Option<Arc<DiskRun>>> {
+    /// The skeleton every job follows: merge the inputs into new run files
+    /// (none if nothing survives; several with disjoint key ranges if the
+    /// memory budget had no room for one file's filter), make them
+    /// durable, and apply the edit that swaps the inputs for them. False if
+    /// a merge gave up for want of memory: nothing changed, and it is
+    /// retried later (see `budget`).
+    fn run(&self, job: Job) -> Result<bool> {
         let policy = MergePolicy {
             snapshots: self.snapshots.list(),
             bottommost: job.bottommost,
@@ -231,22 +240,32 @@ impl Jobs {
             rules: self.rules.current(),
             now: now_millis(),
         };
-        let (children, range_dels, flushed) = sources(&job.inputs, self.opts.merge_read_chunk());
-        let number = self.versions.new_file_number();
+        let (kind, inputs) = match &job.inputs {
+            Inputs::Memory(_) => (JobKind::Flush, 0),
+            Inputs::Disk(runs) => (JobKind::Merge, runs.len()),
+        };
+        let mut charge = self.budget.job_charge(kind);
+        let insist = self.give_ups.load(Ordering::Relaxed) >= build::MERGE_GIVE_UPS;
+        let Some(buffers) = build::buffers(&mut charge, &self.opts, inputs, insist) else {
+            return Ok(self.deferred());
+        };
+        let (children, range_dels, flushed) = sources(&job.inputs, buffers.read_chunk);
+        let numbers = || self.versions.new_file_number();
         let plan = build::RunPlan {
             dir: &self.dir,
-            number,
+            numbers: &numbers,
             opts: &self.opts,
             policy,
             level: job.target,
             db_id: self.versions.db_id(),
             budget: &self.budget,
-            input_buffers: match &job.inputs {
-                Inputs::Disk(runs) => runs.len() * self.opts.merge_read_chunk(),
-                Inputs::Memory(_) => 0,
-            },
+            buffers,
+            kind,
+            insist,
         };
-        let built = build::build_run(plan, children, range_dels)?;
+        let Some(built) = build::build_runs(plan, charge, children, range_dels)? else {
+            return Ok(self.deferred());
+        };
         let replaced: Vec<Arc<RunFile>> = match &job.inputs {
             Inputs::Disk(runs) => runs.iter().map(|r| Arc::clone(&r.file)).collect(),
             Inputs::Memory(_) => Vec::new(),
@@ -255,24 +274,43 @@ impl Jobs {
             flushed_sequence: flushed,
             ..VersionEdit::default()
         };
-        match job.inputs {
-            Inputs::Memory(runs) => edit.flushed_mems = runs,
-            Inputs::Disk(runs) => edit.removed = runs,
-        }
-        if let Some((run, _)) = &built {
+        let flushed_mems = match job.inputs {
+            Inputs::Memory(runs) => {
+                edit.flushed_mems = runs.clone();
+                runs
+            }
+            Inputs::Disk(runs) => {
+                edit.removed = runs;
+                Vec::new()
+            }
+        };
+        for (run, _) in &built.runs {
             edit.added.push((job.target, Arc::clone(run)));
         }
         let next = self.versions.apply(edit)?;
-        self.budget.rebalance(&next);
-        if let Some((run, _)) = &built {
-            crate::run::warm_after(&run.file, replaced);
+        self.budget
+            .rebalance_releasing(&next, Some(built.charge), &flushed_mems);
+        for (run, _) in &built.runs {
+            crate::run::warm_after(&run.file, replaced.clone());
         }
         os_memory::release_free_heap();
-        let bytes = built.as_ref().map_or(0, |(_, b)| *b);
+        if kind == JobKind::Merge {
+            self.give_ups.store(0, Ordering::Relaxed);
+        }
+        let bytes: u64 = built.runs.iter().map(|(_, b)| *b).sum();
         self.counters
             .merge_bytes_written
             .fetch_add(bytes, Ordering::Relaxed);
-        Ok(built.map(|(run, _)| run))
+        Ok(true)
+    }
+
+    /// Counts a merge that gave up for want of memory; false.
+    fn deferred(&self) -> bool {
+        self.give_ups.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .merges_deferred
+            .fetch_add(1, Ordering::Relaxed);
+        false
     }
 
     /// Deletes the logs that held only flushed runs. A log can span several

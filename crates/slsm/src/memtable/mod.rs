@@ -4,7 +4,7 @@
 //! batch reaches a memory run, shared by the write path and recovery
 //! (LevelDB's `WriteBatchInternal::InsertInto`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use std::cell::RefCell;
@@ -64,6 +64,9 @@ pub(crate) struct MemRun {
     max_seq: AtomicU64,
     range_dels: MemRangeDels,
     bounds: OnceLock<Option<KeyBounds>>,
+    /// Bytes the memory budget gave this run past its reserve, for one
+    /// write bigger than a run (`budget::MemoryBudget::take_oversize`).
+    oversize: AtomicUsize,
 }
 
 /// A sealed run's smallest and largest user keys, with their 8-byte
@@ -135,6 +138,7 @@ impl MemRun {
             max_seq: AtomicU64::new(0),
             range_dels: MemRangeDels::default(),
             bounds: OnceLock::new(),
+            oversize: AtomicUsize::new(0),
         }
     }
 
@@ -260,6 +264,16 @@ impl MemRun {
         // the entries the engine stores. The arena may take a new chunk.
         let needed = bytes.saturating_mul(2) + self.arena_chunk;
         self.memory_usage() + needed
+    }
+
+    /// Bytes the budget gave this run past its reserve (see the field).
+    pub fn oversize(&self) -> usize {
+        self.oversize.load(Ordering::Relaxed)
+    }
+
+    /// The budget gave this run `extra` bytes more past its reserve.
+    pub fn add_oversize(&self, extra: usize) {
+        self.oversize.fetch_add(extra, Ordering::Relaxed);
     }
 
     /// Number of entries (every version counts).

@@ -11,6 +11,11 @@ use crate::wal::RecoveryMode;
 
 mod builder;
 
+/// The smallest `Options::memory_budget` accepted: below it the memory
+/// runs' quarter, the buffers and the jobs' floors leave the block cache
+/// nothing.
+pub const MIN_MEMORY_BUDGET: usize = 1 << 20;
+
 /// How a database is opened and tuned.
 ///
 /// The knobs carry the sLSM paper's names ("The Skiplist-Based LSM Tree",
@@ -110,8 +115,10 @@ pub struct Options {
     /// them), a sixty-fourth to iterators' readahead and up to 1 MiB to the
     /// log's buffer, running flushes and merges are charged what they hold, and
     /// the block cache gets the rest after the indexes and filters, unless [`block_cache_size`](Self::block_cache_size) says
-    /// otherwise. Default 128 MiB, about what RocksDB's and fjall's
-    /// defaults use (their memtables and block caches).
+    /// otherwise. Nothing is taken before the budget has room for it: see
+    /// the README's "Memory budget". Default 128 MiB, about what RocksDB's
+    /// and fjall's defaults use (their memtables and block caches); at
+    /// least [`MIN_MEMORY_BUDGET`] (1 MiB).
     pub memory_budget: usize,
     /// Bytes of block cache, instead of what the budget leaves for it.
     /// Default `None`.
@@ -259,9 +266,9 @@ impl Options {
                 self.block_size
             ));
         }
-        if self.memory_budget < 4 << 20 {
+        if self.memory_budget < MIN_MEMORY_BUDGET {
             return bad(format!(
-                "memory_budget must be at least 4 MiB, got {}",
+                "memory_budget must be at least 1 MiB, got {}",
                 self.memory_budget
             ));
         }
@@ -275,7 +282,27 @@ impl Options {
     /// them would not fit the memory runs' share of the budget.
     pub fn effective_run_size(&self) -> usize {
         let share = self.memory_budget / 4 / self.memory_runs;
-        self.run_size.min(share.max(64 << 10))
+        self.run_size.min(share.max(16 << 10))
+    }
+
+    /// Bytes set aside for a running flush (`budget::charge`): what it may
+    /// hold without drawing on the block cache, so a flush never waits for
+    /// memory (it cuts its output into smaller files instead).
+    pub(crate) fn flush_floor(&self) -> usize {
+        (self.memory_budget / 32).clamp(32 << 10, 2 << 20)
+    }
+
+    /// A flush's write buffer: a quarter of its floor at most, so the rest
+    /// of the floor holds the key hashes of a flush of full memory runs
+    /// (98K keys, 0.9 MiB, at the default budget) and its file stays whole.
+    pub(crate) fn flush_write_buffer(&self) -> usize {
+        self.job_write_buffer().min(self.flush_floor() / 4)
+    }
+
+    /// Bytes set aside for a running merge (`budget::charge`): past it a
+    /// merge draws on the block cache, cuts its output or waits.
+    pub(crate) fn merge_floor(&self) -> usize {
+        (self.memory_budget / 256).clamp(16 << 10, 1 << 20)
     }
 
     /// Bytes set aside for scanning iterators' readahead windows, all
@@ -290,14 +317,16 @@ impl Options {
         (self.memory_budget / 16).min(1 << 20)
     }
 
-    /// The write buffer of a run file a flush or merge builds.
+    /// The write buffer of a run file a flush or merge builds, when the
+    /// budget has room for it (`budget::charge` shrinks it when not).
     pub(crate) fn job_write_buffer(&self) -> usize {
-        (self.memory_budget / 64).clamp(64 << 10, 1 << 20)
+        (self.memory_budget / 64).clamp(16 << 10, 1 << 20)
     }
 
-    /// Bytes a merge reads from each input at once.
+    /// Bytes a merge reads from each input at once, when the budget has
+    /// room for it (`budget::charge` shrinks it when not).
     pub(crate) fn merge_read_chunk(&self) -> usize {
-        (self.memory_budget / 512).clamp(16 << 10, 256 << 10)
+        (self.memory_budget / 512).clamp(4 << 10, 256 << 10)
     }
 
     /// How many immutable memory runs one flush merges into a disk run.

@@ -42,14 +42,28 @@ pub struct RunBuilder {
     max_block_raw: u64,
     /// Where blocks are cut and placed.
     layout: BlockLayout,
-    /// Told what the hashes and the index hold as they grow (the engine
-    /// charges it to its memory budget).
+    /// Asked for what the builder's buffers will hold before they grow (the
+    /// engine charges it to its memory budget).
     memory_charge: Option<MemoryCharge>,
     charged: usize,
+    /// What the charge last refused (0: nothing refused yet).
+    refused: usize,
 }
 
-/// Called with the bytes a builder's growing buffers hold.
-pub(crate) type MemoryCharge = Box<dyn FnMut(usize) + Send>;
+/// Asked for the bytes a builder's buffers are about to hold: true if
+/// granted. With `must` the bytes are taken whether or not there is room
+/// (the answer is then ignored).
+pub(crate) type MemoryCharge = Box<dyn FnMut(usize, bool) -> bool + Send>;
+
+/// Bytes the index grows by at once: growth is asked for before it is
+/// taken, in steps this size (not by doubling, whose last step could be
+/// half the index).
+const INDEX_STEP: usize = 4096;
+
+/// Bytes a reader of the finished file holds per block beyond the index's
+/// stored bytes (decoded fences, a cache slot): charged while the file is
+/// built, so opening it asks for nothing more.
+const READER_BYTES_PER_BLOCK: usize = 48;
 
 impl RunBuilder {
     /// Creates the file at `path` (which must not exist) for a new run.
@@ -88,46 +102,102 @@ impl RunBuilder {
             max_block_raw: 0,
             memory_charge: None,
             charged: 0,
+            refused: 0,
         })
     }
 
-    /// Reports what the builder's growing buffers (the filter's key hashes,
-    /// the index) hold to `charge`, now and whenever it changes; the
-    /// charge is dropped with the builder.
-    pub(crate) fn charge_memory_to(&mut self, charge: MemoryCharge) {
+    /// Asks `charge` for what the builder's buffers (the filter's key
+    /// hashes and the filter they become, the index, the write buffer, and
+    /// what a reader of the file will hold beyond them) are about to hold,
+    /// before they grow; the charge is dropped with the builder.
+    pub(crate) fn charge_memory_to(&mut self, mut charge: MemoryCharge) {
+        let held = self.held_with(self.hashes.heap_bytes(), self.hashes.capacity(), 0);
+        charge(held, true);
+        self.charged = held;
         self.memory_charge = Some(charge);
-        self.charged = usize::MAX;
-        self.recharge();
     }
 
-    /// Calls the charge if the buffers' capacity changed (rarely: they
-    /// grow by doubling).
-    fn recharge(&mut self) {
+    /// What the buffers hold with `hash_bytes` of hashes (room for
+    /// `hash_room` of them) and `index_extra` more index capacity.
+    fn held_with(&self, hash_bytes: usize, hash_room: usize, index_extra: usize) -> usize {
         let out = self.out.as_ref().map_or(0, |o| o.capacity());
-        let held = self.hashes.heap_bytes() + self.index.capacity() + out;
-        if held != self.charged {
-            if let Some(charge) = self.memory_charge.as_mut() {
-                charge(held);
-                self.charged = held;
-            }
+        let filter = bloom::filter_len(hash_room, self.bloom_bits_per_key);
+        let reader = (self.blocks as usize + 2) * READER_BYTES_PER_BLOCK;
+        // The index twice: `write_tail` stores a copy with its header.
+        let index = 2 * (self.index.capacity() + index_extra);
+        hash_bytes + filter + index + out + reader
+    }
+
+    /// Makes sure the next entry, `ikey`, has its memory: a new page for
+    /// its hash, index room for the blocks it may close. Asks the charge
+    /// first; false (nothing changed) if it refused and `must` is false.
+    fn reserve_for(&mut self, ikey: &[u8], new_user_key: bool, must: bool) -> bool {
+        let new_page = new_user_key && self.hashes.len() == self.hashes.capacity();
+        // Up to two blocks close during one `add`: the one before `ikey`
+        // and the one `ikey` may fill.
+        let fences = 2 * (ikey.len().max(self.last_key.len()) + 24);
+        let index_extra = match self.index.capacity() - self.index.len() < fences {
+            true => fences.max(INDEX_STEP),
+            false => 0,
+        };
+        if !new_page && index_extra == 0 {
+            return true;
         }
+        let (hash_bytes, hash_room) = self.hashes.after_push();
+        let held = self.held_with(hash_bytes, hash_room, index_extra);
+        if held > self.charged {
+            if let Some(charge) = self.memory_charge.as_mut() {
+                if !charge(held, must) && !must {
+                    self.refused = held;
+                    return false;
+                }
+            }
+            self.charged = held;
+        }
+        if index_extra > 0 {
+            let room = self.index.capacity() + index_extra - self.index.len();
+            self.index.reserve_exact(room);
+        }
+        true
     }
 
     /// Appends an entry. `ikey` must be a valid internal key strictly
     /// greater than the previous one, else `Error::InvalidArgument`.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.add_within(ikey, value, true).map(|_| ())
+    }
+
+    /// [`add`](Self::add) if the memory charge grants what the entry needs;
+    /// `Ok(false)` (nothing added) if it refused: the caller finishes this
+    /// file and goes on in a new one.
+    pub(crate) fn try_add(&mut self, ikey: &[u8], value: &[u8]) -> Result<bool> {
+        self.add_within(ikey, value, false)
+    }
+
+    fn add_within(&mut self, ikey: &[u8], value: &[u8], must: bool) -> Result<bool> {
         self.check_usable()?;
         let parsed = self.check_entry(ikey, value)?;
+        let new_user_key =
+            self.props.entries == 0 || key::user_key(&self.last_key) != parsed.user_key;
+        if !self.reserve_for(ikey, new_user_key, must) {
+            return Ok(false);
+        }
         let limit = self.layout.block_limit();
         if self.block.count() > 0 && self.block.size_with(ikey, value) > limit {
             self.flush_block()?;
         }
-        self.record(ikey, parsed);
+        self.record(ikey, parsed, new_user_key);
         self.block.add(ikey, value);
         if self.block.count() >= self.opts.fence_entries || self.block.size() >= limit {
             self.flush_block()?;
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// True if the next entry, of user key `user_key`, would start a new
+    /// user key in this file (a file is only cut between user keys).
+    pub(crate) fn is_new_user_key(&self, user_key: &[u8]) -> bool {
+        self.props.entries == 0 || key::user_key(&self.last_key) != user_key
     }
 
     /// Records a range tombstone deleting user keys in `start..end` older
@@ -139,6 +209,22 @@ impl RunBuilder {
             end: end.to_vec(),
             seq,
         });
+    }
+
+    /// The bytes the memory charge last refused (what the next entry
+    /// needs the builder to hold), 0 if it never refused.
+    pub(crate) fn refused_bytes(&self) -> usize {
+        self.refused
+    }
+
+    /// The file's number (`RunOptions::file_number`).
+    pub fn file_number(&self) -> u64 {
+        self.opts.file_number
+    }
+
+    /// Range tombstones added so far.
+    pub fn range_tombstones(&self) -> usize {
+        self.range_dels.len()
     }
 
     /// Point entries added so far.
@@ -172,10 +258,10 @@ impl RunBuilder {
             self.flush_block()?;
         }
         self.props.data_bytes = self.offset;
-        let mut idx = Vec::with_capacity(self.index.len() + 10);
+        let mut idx = Vec::with_capacity(self.index.len() + 32);
         put_varint(&mut idx, self.blocks);
         put_varint(&mut idx, self.opts.block_align);
-        idx.extend_from_slice(&self.index);
+        idx.extend_from_slice(&std::mem::take(&mut self.index));
         let index = self.write_block(idx)?;
         let filter = self.write_block(self.hashes.build_filter(self.opts.bloom_fp_rate))?;
         let mut rd = Vec::new();
@@ -242,15 +328,12 @@ impl RunBuilder {
     }
 
     /// Updates the statistics for a new entry.
-    fn record(&mut self, ikey: &[u8], parsed: key::ParsedKey<'_>) {
-        let new_user_key =
-            self.props.entries == 0 || key::user_key(&self.last_key) != parsed.user_key;
+    fn record(&mut self, ikey: &[u8], parsed: key::ParsedKey<'_>, new_user_key: bool) {
         if self.props.entries == 0 {
             self.props.min_user_key = parsed.user_key.to_vec();
         }
         if new_user_key {
             self.hashes.push(bloom::hash_key(parsed.user_key));
-            self.recharge();
             self.props.max_user_key.clear();
             self.props.max_user_key.extend_from_slice(parsed.user_key);
         }
@@ -286,7 +369,6 @@ impl RunBuilder {
             self.stored.len() as u64,
             pad > 0,
         );
-        self.recharge();
         self.block.reset();
         self.props.raw_data_bytes += raw_len;
         self.max_block_raw = self.max_block_raw.max(raw_len);

@@ -835,16 +835,17 @@ fn run_types_are_thread_safe() {
 }
 
 #[test]
-fn builder_reports_what_its_buffers_hold_until_dropped() {
+fn builder_asks_for_what_its_buffers_hold_before_they_grow() {
     use std::sync::atomic::{AtomicUsize, Ordering as AtOrd};
     let dir = tempfile::tempdir().unwrap();
     let held = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let mut b = RunBuilder::create(&dir.path().join("run"), RunOptions::default()).unwrap();
     let (h, p) = (Arc::clone(&held), Arc::clone(&peak));
-    b.charge_memory_to(Box::new(move |bytes| {
+    b.charge_memory_to(Box::new(move |bytes, _must| {
         h.store(bytes, AtOrd::Relaxed);
         p.fetch_max(bytes, AtOrd::Relaxed);
+        true
     }));
     let n = 20_000u64;
     for i in 0..n {
@@ -855,6 +856,36 @@ fn builder_reports_what_its_buffers_hold_until_dropped() {
     assert!(held.load(AtOrd::Relaxed) as u64 >= 8 * n);
     b.finish().unwrap();
     assert!(peak.load(AtOrd::Relaxed) as u64 >= 8 * n);
+}
+
+#[test]
+fn a_builder_refused_memory_adds_nothing_and_finishes_what_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run");
+    let limit = 128 << 10;
+    let opts = RunOptions {
+        write_buffer: 16 << 10,
+        ..RunOptions::default()
+    };
+    let mut b = RunBuilder::create(&path, opts).unwrap();
+    b.charge_memory_to(Box::new(move |bytes, must| must || bytes <= limit));
+    let mut added = 0u64;
+    loop {
+        let k = key::encode(&added.to_be_bytes(), 1, Kind::Value);
+        if !b.try_add(&k, b"value").unwrap() {
+            break;
+        }
+        added += 1;
+        assert!(added < 1_000_000, "never refused");
+    }
+    assert!(added > 1_000, "refused early: {added}");
+    assert!(b.refused_bytes() > limit);
+    assert_eq!(b.entries(), added);
+    b.finish().unwrap();
+    let run = RunFile::open(&path).unwrap();
+    assert_eq!(run.properties().entries, added);
+    let last = (added - 1).to_be_bytes();
+    assert!(run.seek(&key::lookup_key(&last, 9)).unwrap().is_some());
 }
 
 #[test]

@@ -155,8 +155,14 @@ fn encode_file_header(log_number: u64) -> [u8; FILE_HEADER_LEN] {
 /// Appends one encoded record (header + payload) to `out`. The caller has
 /// checked `payload.len() <= MAX_RECORD_LEN`.
 fn encode_record_into(out: &mut Vec<u8>, payload: &[u8]) {
+    encode_record_header_into(out, payload);
+    out.extend_from_slice(payload);
+}
+
+/// The header of the record holding `payload` (its checksum and length),
+/// for a writer that writes the payload itself from where it lies.
+fn encode_record_header_into(out: &mut Vec<u8>, payload: &[u8]) {
     let len_bytes = (payload.len() as u32).to_le_bytes();
     out.extend_from_slice(&record_crc(len_bytes, payload).to_le_bytes());
     out.extend_from_slice(&len_bytes);
-    out.extend_from_slice(payload);
 }

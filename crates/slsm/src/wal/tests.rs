@@ -667,3 +667,45 @@ fn create_refuses_an_existing_file() {
     assert!(WalWriter::create(&path, 7).is_err());
     assert_eq!(std::fs::read(&path).unwrap(), b"x");
 }
+
+#[test]
+fn records_past_the_retained_buffer_are_written_without_growing_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("000009.wal");
+    let mut w = WalWriter::create(&path, 9).expect("create");
+    w.retain_at_most(4096);
+    let records: Vec<Vec<u8>> = (0..40)
+        .map(|i| payload(i, [10, 3000, 9000][i % 3]))
+        .collect();
+    for group in records.chunks(7) {
+        let refs: Vec<&[u8]> = group.iter().map(|r| &r[..]).collect();
+        w.append_many(&refs).expect("append_many");
+        assert!(w.buffer_capacity() <= 8192, "{}", w.buffer_capacity());
+        w.flush().expect("flush");
+    }
+    w.append(&payload(99, 100_000)).expect("append");
+    w.sync().expect("sync");
+    w.close().expect("close");
+    let (recs, _) = read_all(&path, Some(9), RecoveryMode::Strict).expect("read");
+    assert_eq!(recs.len(), records.len() + 1);
+    assert_eq!(&recs[..records.len()], &records[..]);
+    assert_eq!(recs[records.len()], payload(99, 100_000));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_big_record_that_cannot_be_written_poisons_the_writer() {
+    let Ok(full) = OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = WalWriter::create(&dir.path().join("000010.wal"), 10).expect("create");
+    w.retain_at_most(4096);
+    w.replace_file_for_test(crate::fs::log_file_for_test(full));
+    let err = w
+        .append(&payload(1, 10_000))
+        .expect_err("written at once, and full");
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(w.poisoned().is_some());
+    assert!(w.flush().is_err());
+}

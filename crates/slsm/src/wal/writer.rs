@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{encode_file_header, encode_record_into, MAX_RECORD_LEN, RECORD_HEADER_LEN};
+use super::{
+    encode_file_header, encode_record_header_into, encode_record_into, MAX_RECORD_LEN,
+    RECORD_HEADER_LEN,
+};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, LogFile, StdFs};
 use crate::fsutil;
@@ -78,6 +81,11 @@ pub struct WalWriter {
     good_len: u64,
     /// The most buffer capacity kept between writes.
     retain: usize,
+    /// Where the records not yet handed over by a [`flush`](Self::flush)
+    /// begin: a big record or group is written out before the flush that
+    /// hands it over (see [`append`](Self::append)), and if that call fails
+    /// the file is still cut here.
+    pending_from: u64,
 }
 
 impl WalWriter {
@@ -118,6 +126,7 @@ impl WalWriter {
             poisoned: None,
             good_len: 0,
             retain: MAX_RETAINED_BUF,
+            pending_from: 0,
         };
         writer
             .buf
@@ -135,13 +144,21 @@ impl WalWriter {
 
     /// Appends one record holding `payload` to the writer's buffer.
     ///
+    /// The buffer never grows much past what [`retain_at_most`] allows (the
+    /// log's share of the memory budget): past it, the buffered records are
+    /// written out, and a record bigger than it is written straight from
+    /// `payload` with no copy. Either way nothing is acknowledged before the
+    /// [`flush`](Self::flush) that follows, and a failure cuts the file
+    /// where this call's records began.
+    ///
     /// Returns [`Error::InvalidArgument`] (without poisoning the writer) if
     /// `payload` is longer than [`MAX_RECORD_LEN`], or the poisoning error.
+    ///
+    /// [`retain_at_most`]: Self::retain_at_most
     pub fn append(&mut self, payload: &[u8]) -> Result<()> {
         self.check_poisoned()?;
         check_payload_len(payload.len())?;
-        encode_record_into(&mut self.buf, payload);
-        Ok(())
+        self.add_record(payload)
     }
 
     /// Appends one record per payload, in order. Either all are appended or,
@@ -153,36 +170,47 @@ impl WalWriter {
             check_payload_len(p.len())?;
             total = total.saturating_add(RECORD_HEADER_LEN + p.len());
         }
-        self.buf.reserve(total);
+        self.buf.reserve(total.min(self.retain));
         for p in payloads {
-            encode_record_into(&mut self.buf, p);
+            self.add_record(p)?;
         }
         Ok(())
     }
 
+    fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        if RECORD_HEADER_LEN + payload.len() > self.retain {
+            self.write_out()?;
+            let mut header = Vec::with_capacity(RECORD_HEADER_LEN);
+            encode_record_header_into(&mut header, payload);
+            self.write_bytes(&header)?;
+            return self.write_bytes(payload);
+        }
+        if self.buf.len() + RECORD_HEADER_LEN + payload.len() > self.retain {
+            self.write_out()?;
+        }
+        encode_record_into(&mut self.buf, payload);
+        Ok(())
+    }
+
+    /// Bytes the buffer holds room for.
+    #[cfg(test)]
+    pub(crate) fn buffer_capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Keeps at most `bytes` of buffer between writes (what the memory
     /// budget sets aside for the log; default 1 MiB): a bigger group is
-    /// encoded in a buffer freed after its write.
+    /// written out in pieces, a bigger record straight from its payload.
     pub fn retain_at_most(&mut self, bytes: usize) {
-        self.retain = bytes;
+        self.retain = bytes.max(4096);
     }
 
     /// Hands all buffered records to the file system with one write. After
     /// `Ok`, they survive a process crash.
     pub fn flush(&mut self) -> Result<()> {
         self.check_poisoned()?;
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let end = self.flushed + self.buf.len() as u64;
-        let written = self
-            .reserve(end)
-            .and_then(|()| self.file.write_at(self.flushed, &self.buf));
-        if let Err(e) = written {
-            return Err(self.poison(e, self.flushed));
-        }
-        self.flushed = end;
-        self.buf.clear();
+        self.write_out()?;
+        self.pending_from = self.flushed;
         if self.buf.capacity() > self.retain {
             self.buf = Vec::new();
         }
@@ -190,6 +218,32 @@ impl WalWriter {
             self.file.start_writeback(self.flushed);
             self.writeback_started = self.flushed;
         }
+        Ok(())
+    }
+
+    /// Writes the buffered records to the file.
+    fn write_out(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let written = self.write_bytes(&buf);
+        self.buf = buf;
+        self.buf.clear();
+        written
+    }
+
+    /// Writes `bytes` at the end of what was written; a failure poisons
+    /// the writer, to be cut where the unflushed records began.
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let end = self.flushed + bytes.len() as u64;
+        let written = self
+            .reserve(end)
+            .and_then(|()| self.file.write_at(self.flushed, bytes));
+        if let Err(e) = written {
+            return Err(self.poison(e, self.pending_from));
+        }
+        self.flushed = end;
         Ok(())
     }
 
@@ -211,7 +265,7 @@ impl WalWriter {
     pub fn sync(&mut self) -> Result<()> {
         // The records of this call: written by the flush, but acknowledged
         // only once the sync succeeds.
-        let call_start = self.flushed;
+        let call_start = self.pending_from;
         self.flush()?;
         if self.synced == self.flushed {
             return Ok(());
@@ -234,6 +288,7 @@ impl WalWriter {
         match self.file.truncate(cut) {
             Ok(()) => {
                 self.flushed = cut;
+                self.pending_from = cut;
                 self.synced = cut;
                 self.reserved = cut;
                 Ok(())

@@ -74,17 +74,61 @@
 //! 98 MiB). Where it can hold them, the page cache stays a second cache
 //! behind the block cache, as it is for RocksDB and fjall by default.
 //!
+//! ## Admission: nothing is taken before the budget has room for it
+//!
+//! Every term but the block cache only grows through this component, under
+//! one lock (`split`), and only once the cache has been shrunk by as much
+//! (its capacity set, its blocks evicted): the accounted total is at most
+//! the budget at every instant, and [`MemoryBudget::usage`] reads it under
+//! the same lock, so no sample can fall between a charge and the shrink.
+//! When the cache has nothing left to give, the one asking is refused and
+//! does with less:
+//!
+//! * a memory run whose reserve cannot grow is sealed where it is (the
+//!   writer goes on in a new run, or stalls, counted, for a flush);
+//! * a write bigger than a whole run (`buffer::MemoryBuffer::make_room`)
+//!   waits for room, and fails with `InvalidArgument` if even an empty
+//!   cache could not hold it;
+//! * a flush or merge ([`charge::JobCharge`]) starts with smaller write
+//!   and read buffers, and cuts its output into several run files (with
+//!   disjoint key ranges: one sorted run) when its filter's key hashes
+//!   cannot grow; a merge that cannot even start a new file waits for room
+//!   and, after [`MERGE_PATIENCE`], gives up and is retried later.
+//!
+//! Each of the two kinds of job has a floor set aside for it (like the
+//! readahead share): what it holds up to its floor is never refused, so a
+//! job can always finish a file, and a flush never waits.
+//!
+//! What may wait for what, and why nothing deadlocks: writers wait for
+//! flushes (a full buffer) and for room (a write bigger than a run); a
+//! merge waits for room. A flush waits for nothing: past its floor it cuts
+//! files, and if even that is refused (a budget its files' indexes already
+//! fill) it goes on and counts an overrun (`MemoryUsage::overruns`). Room
+//! is given back by flushes and merges finishing or cutting a file, none
+//! of which waits for a writer; a merge never waits for room only its own
+//! end would free, because it gives up after a bounded wait and releases
+//! everything it held. So every chain of waits ends at a flush or at a
+//! merge's bounded wait.
+//!
 //! * **Owns**: the block cache and the split.
 //! * **Thread safety**: any thread may call it; `rebalance` is called by the
 //!   jobs after every change of the run files.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+pub(crate) mod charge;
+mod runs;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::memtable::MemRun;
 use crate::options::Options;
 use crate::run::{BlockCache, CacheStats};
 use crate::version::Version;
+
+pub(crate) use charge::{JobCharge, JobKind};
 
 /// Where the memory goes right now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,17 +137,24 @@ pub struct MemoryUsage {
     pub budget: u64,
     /// Bytes held by the memory runs (skiplists and their filters).
     pub memory_runs: u64,
-    /// Bytes the memory runs may hold at most.
+    /// Bytes the memory runs may hold at most (with what writes bigger
+    /// than a run were given beside it).
     pub memory_runs_limit: u64,
     /// Bytes of the indexes, filters and range tombstones of open run files.
     pub pinned: u64,
     /// The block cache's figures.
     pub cache: CacheStats,
-    /// Bytes set aside for iterators' readahead and the log's buffer.
+    /// Bytes set aside for iterators' readahead, the log's buffer and the
+    /// floors of a running flush and merge.
     pub buffers: u64,
-    /// Bytes held by running flushes and merges: run files being written
-    /// (filter hashes, index, write buffer) and merge inputs being read.
+    /// Bytes running flushes and merges hold past their floors (run files
+    /// being written: filter hashes, index, write buffer; merge inputs
+    /// being read; the indexes and filters of the files they wrote).
     pub building: u64,
+    /// Times a flush, or a merge that had given up too often, went past
+    /// the budget because it had no room at all (a budget the run files'
+    /// indexes and filters already fill: see `budget`'s module docs).
+    pub overruns: u64,
 }
 
 impl MemoryUsage {
@@ -121,6 +172,22 @@ pub(crate) const QUIET: Duration = Duration::from_millis(100);
 /// flushed without waiting for company (see the [module docs](self)).
 pub(crate) const IDLE_FLUSH: Duration = Duration::from_millis(250);
 
+/// How long a merge waits for room before it gives up (and is retried).
+pub(crate) const MERGE_PATIENCE: Duration = Duration::from_secs(1);
+
+/// The terms of the split that change with jobs and run files, changed
+/// and read together under one lock (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, Default)]
+struct Split {
+    /// Indexes and filters of the current version's run files.
+    pinned: usize,
+    /// What the running flush and merge hold, by [`JobKind`].
+    held: [usize; 2],
+    /// What memory runs holding one write bigger than a run were given
+    /// past their reserve (`MemRun::oversize`, summed).
+    oversize: usize,
+}
+
 /// The split of the budget. See the [module docs](self).
 pub(crate) struct MemoryBudget {
     budget: usize,
@@ -129,28 +196,31 @@ pub(crate) struct MemoryBudget {
     /// The most one memory run may hold (`Options::effective_run_size`).
     run_ceiling: usize,
     /// Bytes reserved per memory run, at most `run_ceiling`: see the
-    /// [module docs](self).
+    /// [module docs](self). Raised only under `split`.
     run_reserve: AtomicUsize,
     /// A run has been sealed full, so `run_reserve` is measured, not the
     /// whole share.
     run_reserve_measured: AtomicBool,
+    /// Readahead and the log's buffer.
     buffers: usize,
+    /// The floors of a running flush and merge, by [`JobKind`].
+    floors: [usize; 2],
     fixed_cache: Option<usize>,
     cache: Arc<BlockCache>,
-    pinned: AtomicUsize,
-    building: AtomicUsize,
-    /// Held while the cache's capacity is computed and set.
-    resizing: parking_lot::Mutex<()>,
+    split: Mutex<Split>,
+    /// Signalled whenever something is given back.
+    room: Condvar,
     /// Memory runs in the current version.
     live_runs: AtomicUsize,
     /// The reserve of the runs that do not exist is lent to the cache.
     lending: AtomicBool,
     /// When a run was last sealed (or the database opened).
-    last_seal: parking_lot::Mutex<Instant>,
+    last_seal: Mutex<Instant>,
     /// The process's memory limit (`os_memory`), read at open.
     os_limit: Option<u64>,
     /// `Options::os_page_cache`.
     os_page_cache: Option<bool>,
+    overruns: AtomicU64,
 }
 
 impl MemoryBudget {
@@ -159,10 +229,11 @@ impl MemoryBudget {
         let memory_runs_limit = run_ceiling * opts.memory_runs;
         let readahead = opts.readahead_bytes();
         let buffers = readahead + opts.log_buffer_bytes();
+        let floors = [opts.flush_floor(), opts.merge_floor()];
         let cache_size = opts.block_cache_size.unwrap_or_else(|| {
             opts.memory_budget
                 .saturating_sub(memory_runs_limit)
-                .saturating_sub(buffers)
+                .saturating_sub(buffers + floors[0] + floors[1])
         });
         let cache = BlockCache::new(cache_size);
         cache.set_readahead_limit(readahead);
@@ -173,16 +244,17 @@ impl MemoryBudget {
             run_reserve: AtomicUsize::new(run_ceiling),
             run_reserve_measured: Default::default(),
             buffers,
+            floors,
             fixed_cache: opts.block_cache_size,
             cache,
-            pinned: AtomicUsize::new(0),
-            building: AtomicUsize::new(0),
-            resizing: Default::default(),
+            split: Mutex::new(Split::default()),
+            room: Condvar::new(),
             live_runs: AtomicUsize::new(1),
             lending: AtomicBool::new(false),
-            last_seal: parking_lot::Mutex::new(Instant::now()),
+            last_seal: Mutex::new(Instant::now()),
             os_limit: crate::os_memory::memory_limit(),
             os_page_cache: opts.os_page_cache,
+            overruns: AtomicU64::new(0),
         }
     }
 
@@ -194,13 +266,38 @@ impl MemoryBudget {
     /// Gives the block cache what the budget leaves once the run files of
     /// `version` have their indexes and filters in memory.
     pub fn rebalance(&self, version: &Version) {
+        self.rebalance_releasing(version, None, &[]);
+    }
+
+    /// [`rebalance`](Self::rebalance), and in the same step the end of the
+    /// job whose files `version` now holds: their indexes and filters move
+    /// from the job's charge to the pinned bytes without being counted
+    /// twice or not at all, and what the memory runs it `flushed` were
+    /// given past their reserve comes back.
+    pub fn rebalance_releasing(
+        &self,
+        version: &Version,
+        job: Option<JobCharge>,
+        flushed: &[Arc<MemRun>],
+    ) {
         let pinned: usize = version
             .disk_runs_newest_first()
             .map(|r| r.file.pinned_bytes())
             .sum();
-        self.pinned.store(pinned, Ordering::Relaxed);
-        self.live_runs.store(version.mems.len(), Ordering::Relaxed);
-        self.resize_cache();
+        {
+            let mut split = self.split.lock();
+            split.pinned = pinned;
+            for run in flushed {
+                split.oversize = split.oversize.saturating_sub(run.oversize());
+            }
+            self.live_runs.store(version.mems.len(), Ordering::Relaxed);
+            if let Some(mut job) = job {
+                split.held[job.kind() as usize] = 0;
+                job.forget();
+            }
+            self.resize_cache(&split);
+        }
+        self.room.notify_all();
         let bypass = match self.os_page_cache {
             Some(keep) => !keep,
             None => {
@@ -214,146 +311,118 @@ impl MemoryBudget {
         self.cache.set_bypass_os_cache(bypass);
     }
 
-    /// Gives the block cache what the rest of the budget leaves.
-    fn resize_cache(&self) {
+    /// What the running jobs hold past their floors.
+    fn excess(&self, split: &Split) -> usize {
+        split
+            .held
+            .iter()
+            .zip(self.floors)
+            .map(|(&held, floor)| held.saturating_sub(floor))
+            .sum()
+    }
+
+    /// Everything but the block cache, with the memory runs' limit `runs`.
+    fn committed(&self, split: &Split, runs: usize) -> usize {
+        let excess = self.excess(split);
+        runs + self.buffers
+            + self.floors[0]
+            + self.floors[1]
+            + split.pinned
+            + split.oversize
+            + excess
+    }
+
+    /// What may still be taken from the block cache: the budget less
+    /// everything else, counting the memory runs' reserve whole even while
+    /// it is lent (a loan is taken back at the next seal without asking).
+    fn room(&self, split: &Split) -> usize {
+        let unlent = self.run_reserve.load(Ordering::Relaxed) * self.memory_runs;
+        self.budget.saturating_sub(self.committed(split, unlent))
+    }
+
+    /// Gives the block cache what the rest of the budget leaves (called
+    /// under `split`, after every change of its terms).
+    fn resize_cache(&self, split: &Split) {
         if self.fixed_cache.is_none() {
-            // The flush, the merge and the writers' leader resize at any
-            // time: under the lock the last capacity set is computed from
-            // the last figures, never a stale larger one.
-            let _one_at_a_time = self.resizing.lock();
             let left = self
                 .budget
-                .saturating_sub(self.memory_runs_limit())
-                .saturating_sub(self.buffers)
-                .saturating_sub(self.pinned.load(Ordering::Relaxed))
-                .saturating_sub(self.building.load(Ordering::Relaxed));
+                .saturating_sub(self.committed(split, self.memory_runs_limit()));
             self.cache.set_capacity(left);
         }
     }
 
-    /// Bytes the memory runs may hold together now: the reserve of every
-    /// run there may be, or, while it is lent, of the runs there are.
-    fn memory_runs_limit(&self) -> usize {
-        let runs = match self.lending.load(Ordering::Relaxed) {
-            true => self
-                .live_runs
-                .load(Ordering::Relaxed)
-                .clamp(1, self.memory_runs),
-            false => self.memory_runs,
-        };
-        self.run_reserve.load(Ordering::Relaxed) * runs
+    /// A charge for the memory one flush or merge holds while it runs.
+    pub fn job_charge(self: &Arc<Self>, kind: JobKind) -> JobCharge {
+        JobCharge::new(Arc::clone(self), kind)
     }
 
-    /// A memory run was sealed and a new one started (`version` has it):
-    /// the reserve lent to the cache comes back now, before the new run
-    /// takes its first write.
-    pub fn note_seal(&self, version: &Version) {
-        let was_lending = {
-            let mut last_seal = self.last_seal.lock();
-            *last_seal = Instant::now();
-            self.live_runs.store(version.mems.len(), Ordering::Relaxed);
-            self.lending.swap(false, Ordering::Relaxed)
-        };
-        if was_lending {
-            self.resize_cache();
-        }
+    /// The floor of `kind`'s job.
+    fn floor(&self, kind: JobKind) -> usize {
+        self.floors[kind as usize]
     }
 
-    /// Called now and then by the background threads with the current
-    /// version: lends the reserve of the runs that do not exist to the
-    /// cache once no run was sealed for [`QUIET`]. (Under the seal's lock:
-    /// a seal after `version` was loaded either makes it not quiet or
-    /// comes after, and takes the loan back.) True if the loan started
-    /// now: the cache has new room.
-    pub fn tick(&self, version: &Version) -> bool {
-        if self.fixed_cache.is_some() || self.lending.load(Ordering::Relaxed) {
-            return false;
-        }
-        {
-            let last_seal = self.last_seal.lock();
-            if last_seal.elapsed() < QUIET {
+    /// Sets what `kind`'s job holds from `from` to `to` if the budget has
+    /// room (past the job's floor, the cache shrinks first), or if `force`
+    /// (counting an overrun if it went past the budget). False if refused.
+    fn set_held(&self, kind: JobKind, from: usize, to: usize, force: bool) -> bool {
+        let mut split = self.split.lock();
+        debug_assert_eq!(split.held[kind as usize], from);
+        let floor = self.floor(kind);
+        let need = to
+            .saturating_sub(floor)
+            .saturating_sub(from.saturating_sub(floor));
+        if need > 0 && need > self.room(&split) {
+            if !force {
                 return false;
             }
-            self.live_runs.store(version.mems.len(), Ordering::Relaxed);
-            self.lending.store(true, Ordering::Relaxed);
+            self.overruns.fetch_add(1, Ordering::Relaxed);
         }
-        self.resize_cache();
+        split.held[kind as usize] = to;
+        self.resize_cache(&split);
+        drop(split);
+        if to < from {
+            self.room.notify_all();
+        }
         true
     }
 
-    /// Whether the sealed memory runs are due for a flush even if fewer
-    /// than a flush takes: the reserve is lent and no run was sealed for
-    /// [`IDLE_FLUSH`] (see `Background::flush_loop`).
-    pub fn idle_flush_due(&self) -> bool {
-        self.lending.load(Ordering::Relaxed) && self.last_seal.lock().elapsed() >= IDLE_FLUSH
-    }
-
-    /// Called before a write that leaves the active memory run holding
-    /// `bytes`: raises the reserve per run (shrinking the block cache
-    /// first) if the run would outgrow it. Within the run's ceiling, which
-    /// the caller keeps by sealing, the budget then holds at every write.
-    #[inline]
-    pub fn make_room_in_run(&self, bytes: usize) {
-        if bytes > self.run_reserve.load(Ordering::Relaxed) {
-            self.raise_run_reserve(bytes);
+    /// Waits until `kind`'s job could hold `to` (up to `deadline`).
+    fn wait_for_held(&self, kind: JobKind, to: usize, deadline: Instant) -> bool {
+        let mut split = self.split.lock();
+        let floor = self.floor(kind);
+        loop {
+            let from = split.held[kind as usize];
+            let need = to
+                .saturating_sub(floor)
+                .saturating_sub(from.saturating_sub(floor));
+            if need <= self.room(&split) {
+                return true;
+            }
+            if self.room.wait_until(&mut split, deadline).timed_out() {
+                return false;
+            }
         }
     }
 
-    #[cold]
-    fn raise_run_reserve(&self, bytes: usize) {
-        let wanted = with_margin(bytes).min(self.run_ceiling);
-        let before = self.run_reserve.fetch_max(wanted, Ordering::Relaxed);
-        if wanted > before {
-            self.resize_cache();
-        }
-    }
-
-    /// A memory run was sealed because it was full: the first time, the
-    /// reserve per run drops from the whole share to what the memory runs
-    /// of `version` hold at most (the runs' sizes are now measured).
-    pub fn note_full_run(&self, version: &Version) {
-        if self.run_reserve_measured.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        let largest = version
-            .mems
-            .iter()
-            .map(|m| m.usage_after(0))
-            .max()
-            .unwrap_or(0);
-        let measured = with_margin(largest).min(self.run_ceiling);
-        // Only ever lowers it: `largest` covers every run there is.
-        self.run_reserve.fetch_min(measured, Ordering::Relaxed);
-        self.resize_cache();
-    }
-
-    /// A charge for the memory of one run file being built: `set(bytes)`
-    /// says what it holds now, and dropping the charge releases it.
-    pub fn build_charge(self: &Arc<Self>) -> BuildCharge {
-        BuildCharge {
-            budget: Arc::clone(self),
-            bytes: 0,
-        }
-    }
-
-    /// Where the memory goes, with the memory runs of `version`.
-    pub fn usage(&self, version: &Version) -> MemoryUsage {
+    /// Where the memory goes, with the memory runs of the version `current`
+    /// returns: both read under the split's lock, so every term is from one
+    /// instant of the split, and the version is never older than the split
+    /// (a job applies its edit before it gives its charge back).
+    pub fn usage(&self, current: impl FnOnce() -> Arc<Version>) -> MemoryUsage {
+        let split: MutexGuard<'_, Split> = self.split.lock();
+        let version = current();
+        let excess = self.excess(&split);
         MemoryUsage {
             budget: self.budget as u64,
             memory_runs: version.mems.iter().map(|m| m.memory_usage() as u64).sum(),
-            memory_runs_limit: self.memory_runs_limit() as u64,
-            pinned: self.pinned.load(Ordering::Relaxed) as u64,
+            memory_runs_limit: (self.memory_runs_limit() + split.oversize) as u64,
+            pinned: split.pinned as u64,
             cache: self.cache.stats(),
-            buffers: self.buffers as u64,
-            building: self.building.load(Ordering::Relaxed) as u64,
+            buffers: (self.buffers + self.floors[0] + self.floors[1]) as u64,
+            building: excess as u64,
+            overruns: self.overruns.load(Ordering::Relaxed),
         }
     }
-}
-
-/// `bytes` and a sixteenth more: runs sealed at the same entry count differ
-/// a little in size with their keys and values.
-fn with_margin(bytes: usize) -> usize {
-    bytes.saturating_add(bytes / 16)
 }
 
 /// True if what the memory limit leaves beside the engine's budget is less
@@ -361,36 +430,6 @@ fn with_margin(bytes: usize) -> usize {
 /// docs](self)). No known limit: it can.
 fn page_cache_cannot_hold(run_bytes: u64, budget: u64, os_limit: Option<u64>) -> bool {
     os_limit.is_some_and(|limit| run_bytes > limit.saturating_sub(budget))
-}
-
-/// What one run file being built holds, charged to the budget (see
-/// [`MemoryBudget::build_charge`]).
-pub(crate) struct BuildCharge {
-    budget: Arc<MemoryBudget>,
-    bytes: usize,
-}
-
-impl BuildCharge {
-    /// The file being built holds `bytes` now.
-    pub fn set(&mut self, bytes: usize) {
-        if bytes == self.bytes {
-            return;
-        }
-        let building = &self.budget.building;
-        if bytes > self.bytes {
-            building.fetch_add(bytes - self.bytes, Ordering::Relaxed);
-        } else {
-            building.fetch_sub(self.bytes - bytes, Ordering::Relaxed);
-        }
-        self.bytes = bytes;
-        self.budget.resize_cache();
-    }
-}
-
-impl Drop for BuildCharge {
-    fn drop(&mut self) {
-        self.set(0);
-    }
 }
 
 #[cfg(test)]
@@ -409,24 +448,5 @@ mod tests {
         ));
         assert!(page_cache_cannot_hold(1, mib(128), Some(mib(64))));
         assert!(!page_cache_cannot_hold(mib(1 << 20), mib(128), None));
-    }
-
-    #[test]
-    fn a_build_charge_shrinks_the_cache_until_dropped() {
-        let opts = Options::default();
-        let budget = Arc::new(MemoryBudget::new(&opts));
-        let full = budget.cache().stats().capacity;
-        let mut charge = budget.build_charge();
-        charge.set(10 << 20);
-        assert_eq!(budget.cache().stats().capacity, full - (10 << 20));
-        let mut other = budget.build_charge();
-        other.set(1 << 20);
-        charge.set(4 << 20);
-        assert_eq!(budget.cache().stats().capacity, full - (5 << 20));
-        assert_eq!(budget.building.load(Ordering::Relaxed), 5 << 20);
-        drop(charge);
-        drop(other);
-        assert_eq!(budget.cache().stats().capacity, full);
-        assert_eq!(budget.building.load(Ordering::Relaxed), 0);
     }
 }
