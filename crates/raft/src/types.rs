@@ -1,0 +1,94 @@
+//! What travels through the log: the commands a client writes, what the
+//! state machine answers, a member's addresses, and openraft's type
+//! configuration over them.
+//!
+//! * **Owns**: nothing: plain data, serialized with serde.
+//! * **Thread safety**: values only.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A write, applied the same way on every node: the leader's clock travels
+/// with it (`at_millis`), so whatever it does with time is absolute and the
+/// same everywhere.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Command {
+    /// The leader's wall clock when it took the command (milliseconds since
+    /// the Unix epoch).
+    pub at_millis: u64,
+    /// What to do, in order, atomically.
+    pub ops: Vec<Op>,
+}
+
+/// One change to the replicated keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    /// Sets `key` to `value`.
+    Put { key: Vec<u8>, value: Vec<u8> },
+    /// Removes `key`.
+    Delete { key: Vec<u8> },
+    /// Adds `by` to the decimal integer stored at `key` (absent: 0); the
+    /// answer is the new value, or an error if the value is not an integer
+    /// or the sum overflows (the key is then left unchanged).
+    Incr { key: Vec<u8>, by: i64 },
+}
+
+/// What the state machine answered for one command: one result per op.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Response {
+    pub results: Vec<OpResult>,
+}
+
+/// The answer to one [`Op`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OpResult {
+    /// A put or delete was applied.
+    Done,
+    /// An increment's new value.
+    Value(i64),
+    /// The op changed nothing, and why (the same on every node).
+    Error(String),
+}
+
+/// A member of the cluster: where its peers reach it (`raft`) and where
+/// its clients do (`client`), as `host:port`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Member {
+    pub raft: String,
+    pub client: String,
+}
+
+impl fmt::Display for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.raft, self.client)
+    }
+}
+
+/// A member's id.
+pub type NodeId = u64;
+
+openraft::declare_raft_types!(
+    /// openraft's types for a cluster of slsm nodes.
+    pub TypeConfig:
+        D = Command,
+        R = Response,
+        NodeId = NodeId,
+        Node = Member,
+        SnapshotData = tokio::fs::File,
+);
+
+/// The raft handle of a node.
+pub type Raft = openraft::Raft<TypeConfig>;
+/// A log entry.
+pub type Entry = openraft::Entry<TypeConfig>;
+/// A log id.
+pub type LogId = openraft::LogId<NodeId>;
+/// A vote.
+pub type Vote = openraft::Vote<NodeId>;
+/// Membership as stored with the state.
+pub type StoredMembership = openraft::StoredMembership<NodeId, Member>;
+/// Metadata of a snapshot.
+pub type SnapshotMeta = openraft::SnapshotMeta<NodeId, Member>;
+/// An error of the storage.
+pub type StorageError = openraft::StorageError<NodeId>;
