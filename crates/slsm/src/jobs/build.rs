@@ -288,11 +288,10 @@ impl<'p> Outputs<'p> {
             return Err(e);
         }
         let done = std::mem::take(&mut self.done);
-        let memory = Arc::clone(&self.memory);
-        drop(self);
-        let JobMemory { charge, .. } = Arc::into_inner(memory)
-            .expect("the builders holding the job's memory are gone")
-            .into_inner();
+        // Every builder (which shared the charge) is gone; an empty charge
+        // of the same kind takes its place.
+        let empty = self.plan.budget.job_charge(self.plan.kind);
+        let charge = std::mem::replace(&mut self.memory.lock().charge, empty);
         Ok(Built { runs: done, charge })
     }
 
