@@ -60,6 +60,9 @@ pub(crate) type MemoryCharge = Box<dyn FnMut(usize, bool) -> bool + Send>;
 /// half the index).
 const INDEX_STEP: usize = 4096;
 
+/// The least a builder's memory charge grows by at once.
+const CHARGE_STEP: usize = 64 << 10;
+
 /// Bytes a reader of the finished file holds per block beyond the index's
 /// stored bytes (decoded fences, a cache slot): charged while the file is
 /// built, so opening it asks for nothing more.
@@ -146,13 +149,23 @@ impl RunBuilder {
         let (hash_bytes, hash_room) = self.hashes.after_push();
         let held = self.held_with(hash_bytes, hash_room, index_extra);
         if held > self.charged {
+            // Asked for in steps of an eighth more (at least 64 KiB): each
+            // grant resizes the block cache, which a page's worth of keys
+            // at a time made a cost of every flush (fillrandom ~10%).
+            let step = held.max(self.charged + (self.charged / 8).max(CHARGE_STEP));
             if let Some(charge) = self.memory_charge.as_mut() {
-                if !charge(held, must) && !must {
-                    self.refused = held;
-                    return false;
-                }
+                let granted = match charge(step, false) {
+                    true => step,
+                    false if charge(held, must) || must => held,
+                    false => {
+                        self.refused = held;
+                        return false;
+                    }
+                };
+                self.charged = granted;
+            } else {
+                self.charged = held;
             }
-            self.charged = held;
         }
         if index_extra > 0 {
             let room = self.index.capacity() + index_extra - self.index.len();
