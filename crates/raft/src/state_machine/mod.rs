@@ -28,16 +28,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use openraft::storage::{RaftStateMachine, Snapshot};
-use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
+use openraft::{AnyError, EntryPayload, StorageIOError};
 use slsm::{Db, Keyspace, Options, WriteBatch};
-use tokio::io::AsyncSeekExt;
+
+mod apply;
+mod raft;
+
+use apply::apply_command;
 
 use crate::snapshot;
-use crate::types::{
-    Command, Entry, LogId, Op, OpResult, Response, SnapshotMeta, StorageError, StoredMembership,
-    TypeConfig,
-};
+use crate::types::{Entry, LogId, Response, SnapshotMeta, StorageError, StoredMembership};
 
 const APPLIED: &[u8] = b"applied";
 const MEMBERSHIP: &[u8] = b"membership";
@@ -67,11 +67,11 @@ pub struct StateMachine {
     shared: Arc<Shared>,
 }
 
-fn sm_err(e: &(impl std::error::Error + 'static)) -> StorageError {
+pub(super) fn sm_err(e: &(impl std::error::Error + 'static)) -> StorageError {
     StorageIOError::write_state_machine(AnyError::new(e)).into()
 }
 
-fn snap_err(e: &(impl std::error::Error + 'static)) -> StorageError {
+pub(super) fn snap_err(e: &(impl std::error::Error + 'static)) -> StorageError {
     StorageIOError::write_snapshot(None, AnyError::new(e)).into()
 }
 
@@ -257,60 +257,6 @@ impl StateMachine {
     }
 }
 
-/// Applies one command's ops to `batch`; `pending` holds what earlier ops
-/// of the same `apply` call wrote (the batch is not readable yet).
-fn apply_command(
-    db: &Db,
-    batch: &mut WriteBatch,
-    pending: &mut HashMap<Vec<u8>, Option<Vec<u8>>>,
-    cmd: &Command,
-) -> Result<Response, StorageError> {
-    let mut results = Vec::with_capacity(cmd.ops.len());
-    for op in &cmd.ops {
-        results.push(match op {
-            Op::Put { key, value } => {
-                batch.put(key, value);
-                pending.insert(key.clone(), Some(value.clone()));
-                OpResult::Done
-            }
-            Op::Delete { key } => {
-                batch.delete(key);
-                pending.insert(key.clone(), None);
-                OpResult::Done
-            }
-            Op::Incr { key, by } => {
-                let now = match pending.get(key) {
-                    Some(v) => v.clone(),
-                    None => db.get(key).map_err(|e| sm_err(&e))?.map(|v| v.to_vec()),
-                };
-                match incremented(now.as_deref(), *by) {
-                    Ok(n) => {
-                        let v = n.to_string().into_bytes();
-                        batch.put(key, &v);
-                        pending.insert(key.clone(), Some(v));
-                        OpResult::Value(n)
-                    }
-                    Err(why) => OpResult::Error(why.into()),
-                }
-            }
-        });
-    }
-    Ok(Response { results })
-}
-
-/// `value` (a decimal integer, absent: 0) plus `by`.
-fn incremented(value: Option<&[u8]>, by: i64) -> Result<i64, &'static str> {
-    let now: i64 = match value {
-        None => 0,
-        Some(v) => std::str::from_utf8(v)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or("value is not an integer or out of range")?,
-    };
-    now.checked_add(by)
-        .ok_or("increment or decrement would overflow")
-}
-
 fn open_read_only(dir: &Path) -> Result<Current, slsm::Error> {
     let db = Db::open_read_only(dir, Options::default())?;
     let meta = db.keyspace(META_KEYSPACE)?;
@@ -349,133 +295,5 @@ fn remove_leftovers(dir: &Path, keep: u64) {
                 let _ = fs::remove_dir_all(&path).or_else(|_| fs::remove_file(&path));
             }
         }
-    }
-}
-
-/// Runs blocking storage work off openraft's async threads.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, StorageError> + Send + 'static,
-) -> Result<T, StorageError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) => Err(sm_err(&e)),
-    }
-}
-
-impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
-    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
-        let sm = self.clone();
-        let meta = blocking(move || sm.build_blocking()).await?;
-        let file = tokio::fs::File::open(self.snapshot_path())
-            .await
-            .map_err(|e| snap_err(&e))?;
-        Ok(Snapshot {
-            meta,
-            snapshot: Box::new(file),
-        })
-    }
-}
-
-impl RaftStateMachine<TypeConfig> for StateMachine {
-    type SnapshotBuilder = StateMachine;
-
-    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), StorageError> {
-        let sm = self.clone();
-        blocking(move || Self::read_applied(&sm.current())).await
-    }
-
-    async fn apply<I>(&mut self, entries: I) -> Result<Vec<Response>, StorageError>
-    where
-        I: IntoIterator<Item = Entry> + Send,
-        I::IntoIter: Send,
-    {
-        let entries: Vec<Entry> = entries.into_iter().collect();
-        let sm = self.clone();
-        blocking(move || sm.apply_blocking(entries)).await
-    }
-
-    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        self.clone()
-    }
-
-    async fn begin_receiving_snapshot(&mut self) -> Result<Box<tokio::fs::File>, StorageError> {
-        let n = self.shared.counter.fetch_add(1, Ordering::Relaxed);
-        let path = self
-            .shared
-            .dir
-            .join("snapshots")
-            .join(format!("incoming-{n}.snap"));
-        let file = tokio::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .await
-            .map_err(|e| snap_err(&e))?;
-        if let Ok(mut receiving) = self.shared.receiving.lock() {
-            receiving.push(path);
-        }
-        Ok(Box::new(file))
-    }
-
-    async fn install_snapshot(
-        &mut self,
-        _meta: &SnapshotMeta,
-        mut snapshot: Box<tokio::fs::File>,
-    ) -> Result<(), StorageError> {
-        // Copied to a file of ours whatever handle it came in (a file
-        // being received, or another store's snapshot), then installed.
-        let n = self.shared.counter.fetch_add(1, Ordering::Relaxed);
-        let path = self
-            .shared
-            .dir
-            .join("snapshots")
-            .join(format!("install-{n}.snap"));
-        snapshot
-            .seek(io::SeekFrom::Start(0))
-            .await
-            .map_err(|e| snap_err(&e))?;
-        let mut out = tokio::fs::File::create(&path)
-            .await
-            .map_err(|e| snap_err(&e))?;
-        tokio::io::copy(&mut *snapshot, &mut out)
-            .await
-            .map_err(|e| snap_err(&e))?;
-        out.sync_all().await.map_err(|e| snap_err(&e))?;
-        drop(out);
-        let sm = self.clone();
-        blocking(move || sm.install_blocking(&path)).await?;
-        let received = match self.shared.receiving.lock() {
-            Ok(mut r) => std::mem::take(&mut *r),
-            Err(_) => Vec::new(),
-        };
-        for path in received {
-            let _ = tokio::fs::remove_file(path).await;
-        }
-        Ok(())
-    }
-
-    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
-        let path = self.snapshot_path();
-        let meta = {
-            let path = path.clone();
-            blocking(move || match snapshot::read_meta(&path) {
-                Ok(m) => Ok(Some(m)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(snap_err(&e)),
-            })
-            .await?
-        };
-        let Some(meta) = meta else {
-            return Ok(None);
-        };
-        let file = tokio::fs::File::open(path)
-            .await
-            .map_err(|e| snap_err(&e))?;
-        Ok(Some(Snapshot {
-            meta,
-            snapshot: Box::new(file),
-        }))
     }
 }
