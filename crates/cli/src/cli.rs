@@ -172,6 +172,30 @@ pub enum Cmd {
         /// Threads serving connections (default: one per CPU).
         #[arg(long)]
         threads: Option<usize>,
+        /// This node's id in the cluster (with --cluster).
+        #[arg(long, requires = "cluster")]
+        node_id: Option<u64>,
+        /// Serve as a member of a replicated cluster (Raft): every member
+        /// as ID=RAFT_ADDR/CLIENT_ADDR, comma-separated, e.g.
+        /// 1=127.0.0.1:17001/127.0.0.1:7001,2=...; every node started with
+        /// the same list forms the cluster, and restarting one rejoins it.
+        #[arg(long, requires = "node_id")]
+        cluster: Option<String>,
+    },
+    /// A running cluster's membership, through any of its nodes (the
+    /// command follows -MOVED to the leader): `status`, `add ID
+    /// RAFT_ADDR/CLIENT_ADDR` (a learner that catches up, then a voter),
+    /// `remove ID` (the leader too).
+    #[command(after_help = EXIT_CODES)]
+    Cluster {
+        /// status, add or remove.
+        #[arg(value_parser = ["status", "add", "remove"])]
+        action: String,
+        /// For add: ID and RAFT_ADDR/CLIENT_ADDR; for remove: ID.
+        args: Vec<String>,
+        /// A node's client address.
+        #[arg(long, default_value = "127.0.0.1:7001")]
+        node: String,
     },
     /// Merge everything into the last level.
     #[command(after_help = EXIT_CODES)]
@@ -269,6 +293,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             maxmemory,
             max_query_buffers,
             threads,
+            node_id,
+            cluster,
         } => {
             let mut opts = slsm_server::ServerOptions::new(db);
             opts.bind = bind;
@@ -279,11 +305,23 @@ pub fn run(cli: Cli) -> Result<i32> {
             opts.max_query_buffers = max_query_buffers;
             opts.engine.memory_budget = maxmemory;
             opts.threads = threads.unwrap_or(opts.threads);
+            if let (Some(node_id), Some(spec)) = (node_id, cluster) {
+                let members = slsm_server::cluster::parse_members(&spec)
+                    .map_err(|e| anyhow::Error::new(exit::Usage(e)))?;
+                opts.cluster = Some(slsm_server::cluster::ClusterOptions {
+                    node_id,
+                    members,
+                    timeout: std::time::Duration::from_secs(5),
+                });
+            }
             if let Err(e) = opts.check() {
                 return Err(anyhow::Error::new(exit::Usage(e)));
             }
             slsm_server::run(opts).map_err(anyhow::Error::msg)?;
             Ok(exit::OK)
+        }
+        Cmd::Cluster { action, args, node } => {
+            slsm_cli::cluster_admin::run(&node, &action, &args).map(|_| exit::OK)
         }
         Cmd::Checkpoint { db, dest } => admin::checkpoint(&db, &dest).map(|_| exit::OK),
         Cmd::Dump { db, file } => admin::dump(&db, &file).map(|_| exit::OK),

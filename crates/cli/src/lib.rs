@@ -4,6 +4,7 @@
 
 pub mod allocator;
 pub mod bench;
+pub mod cluster_admin;
 #[cfg(feature = "engine")]
 pub mod engine;
 

@@ -14,13 +14,18 @@
 #![allow(clippy::result_large_err)]
 
 pub mod log_store;
+pub mod machine;
 pub mod network;
 pub mod node;
 pub mod snapshot;
 pub mod state_machine;
 pub mod types;
 
+/// The consensus engine, for its membership and metrics types.
+pub use openraft;
+
 pub use log_store::LogStore;
+pub use machine::{Machine, Stamp};
 pub use node::{Node, NodeConfig, WriteError};
 pub use state_machine::StateMachine;
 pub use types::{Command, Member, NodeId, Op, OpResult, Raft, Response, TypeConfig};

@@ -216,6 +216,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             let bytes = bincode::serialize(&entry).map_err(|e| write_err(&*e))?;
             batch.put(entry_key(entry.log_id.index), bytes);
         }
+        if batch.is_empty() {
+            // Nothing to make durable (a heartbeat's empty append).
+            callback.log_io_completed(Ok(()));
+            return Ok(());
+        }
         // Readable now; flushed once the syncer's next sync covers it.
         self.db.write(batch).map_err(|e| write_err(&e))?;
         self.syncer.after_next_sync(callback);

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 
 use crate::network::{serve, Network};
 use crate::types::{Command, Member, NodeId, Raft, Response};
-use crate::{LogStore, StateMachine};
+use crate::{LogStore, Machine, StateMachine};
 
 /// How to start a node.
 #[derive(Clone, Debug)]
@@ -111,6 +111,26 @@ impl Node {
     pub async fn start(
         cfg: NodeConfig,
     ) -> Result<Arc<Node>, Box<dyn std::error::Error + Send + Sync>> {
+        Self::start_with(cfg, None).await
+    }
+
+    /// [`start`](Self::start) with `machine` applying the application's
+    /// commands ([`Command::app`]).
+    pub async fn start_with(
+        cfg: NodeConfig,
+        machine: Option<Arc<dyn Machine>>,
+    ) -> Result<Arc<Node>, Box<dyn std::error::Error + Send + Sync>> {
+        let sm = StateMachine::open_with(&cfg.dir.join("sm"), machine)?;
+        Self::start_on(cfg, sm).await
+    }
+
+    /// [`start`](Self::start) on a state machine already opened (from
+    /// `cfg.dir/sm`), so that its application can be built around its
+    /// database before any entry is applied.
+    pub async fn start_on(
+        cfg: NodeConfig,
+        sm: StateMachine,
+    ) -> Result<Arc<Node>, Box<dyn std::error::Error + Send + Sync>> {
         let me = cfg
             .members
             .get(&cfg.id)
@@ -134,7 +154,6 @@ impl Node {
         }
         .validate()?;
         let log = LogStore::open(&cfg.dir.join("log"))?;
-        let sm = StateMachine::open(&cfg.dir.join("sm"))?;
         let listener = TcpListener::bind(&me.raft).await?;
         let raft = Raft::new(cfg.id, Arc::new(config), Network, log, sm.clone()).await?;
         let listener = tokio::spawn(serve(listener, raft.clone()));
@@ -180,6 +199,19 @@ impl Node {
         }
     }
 
+    /// Returns once this node has confirmed with a majority that it still
+    /// leads and has applied everything committed before the call: a read
+    /// of the state machine after it is linearizable (Raft's read index).
+    pub async fn ensure_linearizable(&self) -> Result<(), WriteError> {
+        match self.raft.ensure_linearizable().await {
+            Ok(_) => Ok(()),
+            Err(RaftError::APIError(openraft::error::CheckIsLeaderError::ForwardToLeader(f))) => {
+                Err(not_leader(&f))
+            }
+            Err(e) => Err(WriteError::Failed(e.to_string())),
+        }
+    }
+
     /// The value of `key`: linearizable (the leader confirms with a
     /// majority that it still leads and waits until it applied what was
     /// committed before answering), or this node's copy as it is.
@@ -189,13 +221,7 @@ impl Node {
         linearizable: bool,
     ) -> Result<Option<Vec<u8>>, WriteError> {
         if linearizable {
-            match self.raft.ensure_linearizable().await {
-                Ok(_) => {}
-                Err(RaftError::APIError(openraft::error::CheckIsLeaderError::ForwardToLeader(
-                    f,
-                ))) => return Err(not_leader(&f)),
-                Err(e) => return Err(WriteError::Failed(e.to_string())),
-            }
+            self.ensure_linearizable().await?;
         }
         self.sm
             .get(key)

@@ -32,6 +32,30 @@ pub enum Op {
     /// answer is the new value, or an error if the value is not an integer
     /// or the sum overflows (the key is then left unchanged).
     Incr { key: Vec<u8>, by: i64 },
+    /// An application's command, applied by the node's [`Machine`]
+    /// (`crate::machine`): opaque here. A command holding one holds
+    /// nothing else ([`Command::app`] makes one).
+    ///
+    /// [`Machine`]: crate::machine::Machine
+    App(Vec<u8>),
+}
+
+impl Command {
+    /// A command of the application's, taken at `at_millis`.
+    pub fn app(at_millis: u64, bytes: Vec<u8>) -> Command {
+        Command {
+            at_millis,
+            ops: vec![Op::App(bytes)],
+        }
+    }
+
+    /// The application's bytes, if this is an application's command.
+    pub fn app_bytes(&self) -> Option<&[u8]> {
+        match self.ops.as_slice() {
+            [Op::App(bytes)] => Some(bytes),
+            _ => None,
+        }
+    }
 }
 
 /// What the state machine answered for one command: one result per op.
@@ -49,6 +73,8 @@ pub enum OpResult {
     Value(i64),
     /// The op changed nothing, and why (the same on every node).
     Error(String),
+    /// The application's answer to an [`Op::App`].
+    App(Vec<u8>),
 }
 
 /// A member of the cluster: where its peers reach it (`raft`) and where

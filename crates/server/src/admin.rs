@@ -269,7 +269,7 @@ impl Default for Saves {
 /// so a save is a flush of the memory runs to run files and a sync, which
 /// makes the next start replay no log.
 pub fn save(s: &Shared) -> Outcome {
-    flush_and_sync(&s.store.db, &s.saves).map_err(Fail::Engine)?;
+    flush_and_sync(&s.store.db(), &s.saves).map_err(Fail::Engine)?;
     Ok(Reply::ok())
 }
 
@@ -291,7 +291,7 @@ pub fn bgsave(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     if s.saves.running.swap(true, Ordering::AcqRel) {
         return Err(fail("ERR Background save already in progress"));
     }
-    let (db, saves) = (Arc::clone(&s.store.db), Arc::clone(&s.saves));
+    let (db, saves) = (s.store.db(), Arc::clone(&s.saves));
     tokio::task::spawn_blocking(move || {
         let _ = flush_and_sync(&db, &saves);
         saves.running.store(false, Ordering::Release);

@@ -16,6 +16,8 @@
 //!   first), `READONLY`, `READWRITE` and `ASKING` answer as Redis with
 //!   `cluster-enabled no`, its default: cluster support disabled. A
 //!   cluster-aware client learns at once that this is a single server.
+//!   (`slsm serve --cluster` answers them itself, and `RAFT`, its own:
+//!   `cluster/commands.rs`.)
 
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
@@ -80,6 +82,7 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("readonly", 1),
     ("readwrite", 1),
     ("asking", 1),
+    ("raft", -2),
 ];
 
 /// Redis 7.0's `CLUSTER` subcommands and their arities.
@@ -196,7 +199,7 @@ pub fn run(name: &str, a: &[Vec<u8>]) -> Outcome {
                 _ => Err(fail("ERR DB index is out of range")),
             }
         }
-        "cluster" | "readonly" | "readwrite" | "asking" => {
+        "cluster" | "readonly" | "readwrite" | "asking" | "raft" => {
             Err(fail("ERR This instance has cluster support disabled"))
         }
         _ => match int_arg(&a[2])? {

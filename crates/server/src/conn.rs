@@ -158,6 +158,8 @@ async fn serve_client(
             session.publish(&last[0]);
         }
         let mut requests = requests.into_iter().peekable();
+        // A new batch: its reads need a read-index round of their own.
+        session.fenced = false;
         let mut out = Vec::with_capacity(last.reply_bytes);
         let mut then = Then::Continue;
         while then == Then::Continue && requests.peek().is_some() {
@@ -230,7 +232,8 @@ async fn serve_client(
 /// only then is handing the worker's other connections to another thread
 /// (`block_in_place`) worth its cost, which exceeds a cached read's.
 fn on_engine<R>(shared: &Shared, f: impl FnOnce() -> R) -> R {
-    match shared.opts.appendfsync == crate::Fsync::Always {
+    // In a cluster a command may wait for the cluster (`cluster::run`).
+    match shared.opts.appendfsync == crate::Fsync::Always || shared.cluster.is_some() {
         true => tokio::task::block_in_place(f),
         false => f(),
     }

@@ -53,7 +53,7 @@ fn keyspace_counts(s: &Shared) -> Result<KeyspaceCounts, slsm::Error> {
 }
 
 pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
-    let stats = s.store.db.stats();
+    let stats = s.store.db().stats();
     // `INFO [section ...]`: no section, or all/default/everything, means
     // every section.
     let asked: Vec<String> = a[1..]
@@ -71,7 +71,8 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let mut sections: Vec<String> = Vec::new();
     if want("server") {
         sections.push(format!(
-            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nos:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nexecutable:slsm\r\nslsm_version:{}\r\n",
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:{}\r\nos:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nexecutable:slsm\r\nslsm_version:{}\r\n",
+            if s.cluster.is_some() { "cluster" } else { "standalone" },
             std::env::consts::OS,
             std::process::id(),
             s.opts.bind.port(),
@@ -115,6 +116,17 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\nrdb_changes_since_last_save:0\r\n",
             s.opts.appendfsync.name()
         ));
+    }
+    if want("replication") {
+        let lines = match &s.cluster {
+            Some(c) => crate::cluster::commands::replication_info(c),
+            None => "role:master\r\nconnected_slaves:0\r\n".into(),
+        };
+        sections.push(format!("# Replication\r\n{lines}"));
+    }
+    if want("cluster") {
+        let enabled = s.cluster.is_some() as u8;
+        sections.push(format!("# Cluster\r\ncluster_enabled:{enabled}\r\n"));
     }
     if want("stats") {
         sections.push(format!(
@@ -165,7 +177,7 @@ const MEMORY_HELP: &[&str] = &[
 /// are left out.
 pub fn memory(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     crate::collections::object::shape("memory", a)?;
-    let stats = s.store.db.stats();
+    let stats = s.store.db().stats();
     match a[1].to_ascii_lowercase().as_slice() {
         b"help" => Ok(Reply::Array(
             MEMORY_HELP

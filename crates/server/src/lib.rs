@@ -28,6 +28,7 @@ pub mod blocked;
 pub mod client_kill;
 pub mod client_modes;
 pub mod clients;
+pub mod cluster;
 pub mod collections;
 pub mod command_docs;
 pub mod command_table;
@@ -47,6 +48,7 @@ mod options;
 pub mod pause;
 mod pipeline;
 pub mod pubsub;
+pub mod replay;
 pub mod reply;
 pub mod resp;
 pub mod scripting;
@@ -100,6 +102,9 @@ pub struct Shared {
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
     pub monitors: monitor::Monitors,
+    /// This node's cluster (`slsm serve --cluster`); `None` on a single
+    /// node, which then runs exactly as if clusters did not exist.
+    pub cluster: Option<Arc<cluster::Cluster>>,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -157,10 +162,16 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         eprintln!("slsm serve: {warning}");
     }
     opts.maxclients = maxclients;
-    let db = slsm::Db::open(&opts.db, opts.engine.clone()).map_err(|e| e.to_string())?;
-    let db = Arc::new(db);
-    let store = store::Store::new(Arc::clone(&db)).map_err(|e| e.to_string())?;
-    let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;
+    let opened = match &opts.cluster {
+        None => open_single(&opts)?,
+        Some(c) => open_clustered(&opts, c)?,
+    };
+    let Opened {
+        db,
+        store,
+        functions,
+        cluster,
+    } = opened;
     let listener = TcpListener::bind(opts.bind)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.bind))?;
@@ -186,15 +197,56 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         pause: pause::Pause::default(),
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
+        cluster: cluster.as_ref().map(|(c, _, _)| Arc::clone(c)),
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });
+    if let Some((c, machine, sm)) = cluster {
+        machine.serve(&shared);
+        cluster::start_node(&c, sm).await?;
+    }
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(serve(listener, Arc::clone(&shared), rx, db, done_tx));
     Ok(Running {
         addr,
         shared,
         done: done_rx,
+    })
+}
+
+/// What the server serves: its database, and in a cluster the node's
+/// parts not started yet.
+struct Opened {
+    db: Arc<slsm::Db>,
+    store: store::Store,
+    functions: scripting::functions::Functions,
+    cluster: Option<cluster::Pending>,
+}
+
+fn open_single(opts: &ServerOptions) -> Result<Opened, String> {
+    let db = slsm::Db::open(&opts.db, opts.engine.clone()).map_err(|e| e.to_string())?;
+    let db = Arc::new(db);
+    let store =
+        store::Store::new(Arc::clone(&db), store::Clock::Wall).map_err(|e| e.to_string())?;
+    let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;
+    Ok(Opened {
+        db,
+        store,
+        functions,
+        cluster: None,
+    })
+}
+
+fn open_clustered(opts: &ServerOptions, c: &cluster::ClusterOptions) -> Result<Opened, String> {
+    let (pending, db) = cluster::open(opts, c)?;
+    let clock = store::Clock::Replicated(pending.1.clock());
+    let store = store::Store::new(Arc::clone(&db), clock).map_err(|e| e.to_string())?;
+    let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;
+    Ok(Opened {
+        db,
+        store,
+        functions,
+        cluster: Some(pending),
     })
 }
 
@@ -208,8 +260,11 @@ async fn serve(
     db: Arc<slsm::Db>,
     done: tokio::sync::oneshot::Sender<()>,
 ) {
-    if shared.opts.appendfsync == Fsync::EverySec {
-        tokio::spawn(sync_every_second(Arc::clone(&db), stop.clone()));
+    // A cluster's log is synced before a write is acknowledged; its state
+    // machine's database changes with snapshots, so none is held here.
+    let db = shared.cluster.is_none().then_some(db);
+    if let (Fsync::EverySec, Some(db)) = (shared.opts.appendfsync, &db) {
+        tokio::spawn(sync_every_second(Arc::clone(db), stop.clone()));
     }
     let sweeper = tokio::spawn(sweep_collections(Arc::clone(&shared), stop.clone()));
     loop {
@@ -231,7 +286,10 @@ async fn serve(
     // sweep finishes its step (it holds the database).
     tokio::time::sleep(Duration::from_millis(50)).await;
     let _ = sweeper.await;
-    let store_db = Arc::clone(&shared.store.db);
+    if let Some(node) = shared.cluster.as_ref().and_then(|c| c.node()) {
+        node.shutdown().await;
+    }
+    let store_db = shared.store.db();
     drop(shared);
     let _ = tokio::task::spawn_blocking(move || {
         let _ = store_db.flush();
@@ -274,8 +332,9 @@ async fn sweep_collections(shared: Arc<Shared>, mut stop: watch::Receiver<bool>)
             _ = stop.changed() => return,
         }
         let (spaces, from) = (shared.store.spaces(), cursor.take().unwrap_or_default());
+        let now = shared.store.clock.now();
         let step = tokio::task::spawn_blocking(move || {
-            collections::sweep::step(&spaces, &from, SWEEP_BUDGET, store::now_ms())
+            collections::sweep::step(&spaces, &from, SWEEP_BUDGET, now)
         });
         match step.await {
             Ok(Ok((next, deleted))) => {

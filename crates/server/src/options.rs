@@ -55,6 +55,9 @@ pub struct ServerOptions {
     /// collection elements (`collections/sweep.rs`); a finished pass
     /// waits 60 of these before the next.
     pub sweep_interval: Duration,
+    /// Serve as a member of a replicated cluster (`slsm serve --cluster`);
+    /// `None`: a single node.
+    pub cluster: Option<crate::cluster::ClusterOptions>,
 }
 
 impl ServerOptions {
@@ -69,6 +72,7 @@ impl ServerOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             engine: slsm::Options::default(),
             sweep_interval: Duration::from_secs(1),
+            cluster: None,
         }
     }
 

@@ -30,6 +30,7 @@ use std::sync::atomic::Ordering;
 
 use slsm::{Keyspace, WriteBatch};
 
+use crate::cluster::run as cluster;
 use crate::commands::{self, Fail};
 use crate::resp::{self, Reply, Request};
 use crate::session::{execute, Session, Then};
@@ -89,7 +90,24 @@ pub fn run_some(
         let Some(first) = requests.next() else {
             break;
         };
-        let k = match session.runs_plain_commands() {
+        if let Some(c) = &shared.cluster {
+            if session.runs_plain_commands() && c.is_leader() && cluster::groupable(&first) {
+                let mut group = vec![first];
+                while group.len() < MAX_GROUP && requests.peek().is_some_and(cluster::groupable) {
+                    group.extend(requests.next());
+                }
+                shared
+                    .commands
+                    .fetch_add(group.len() as u64, Ordering::Relaxed);
+                for reply in cluster::propose_group(shared, c, group) {
+                    reply.encode(session.proto, out);
+                }
+                continue;
+            }
+        }
+        // In a cluster every write is a log entry and every read follows a
+        // read-index round: nothing takes the single node's short cuts.
+        let k = match session.runs_plain_commands() && shared.cluster.is_none() {
             true => kind(&first),
             false => Kind::Other,
         };
@@ -233,7 +251,7 @@ fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) 
     }
     if shared
         .store
-        .db
+        .db()
         .write_opt(batch, &shared.write_options())
         .is_err()
     {
@@ -257,7 +275,7 @@ fn counters(
     out: &mut Vec<u8>,
 ) -> bool {
     loop {
-        let mut tx = shared.store.db.transaction();
+        let mut tx = shared.store.db().transaction();
         let mut replies = Vec::with_capacity(group.len());
         let mut drops = Vec::new();
         for req in group {

@@ -1,8 +1,9 @@
 //! Replies, encoded as RESP2 or RESP3 for the connection's protocol
 //! version (parsing requests is `resp.rs`).
 
-/// A reply, encoded for the connection's protocol version.
-#[derive(Debug, Clone, PartialEq)]
+/// A reply, encoded for the connection's protocol version (serializable:
+/// a cluster's state machine answers with them, `cluster`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Reply {
     Simple(String),
     Error(String),
@@ -42,7 +43,7 @@ pub enum Reply {
 }
 
 /// Bulk strings back to back in one buffer, with where each ends.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Bulks {
     data: Vec<u8>,
     ends: Vec<usize>,

@@ -60,6 +60,15 @@ pub struct Session {
     pub(crate) in_exec: bool,
     /// `CLIENT REPLY`'s state: whether replies go out.
     pub reply_mode: crate::client_modes::ReplyMode,
+    /// In a cluster: `READONLY` was sent (a follower serves reads as it
+    /// is, as a Redis Cluster replica does).
+    pub readonly: bool,
+    /// In a cluster: the read-index round of this batch of requests is
+    /// done (`cluster::run::refusal`; the connection clears it per batch).
+    pub fenced: bool,
+    /// In a cluster: the watched keys and digests of their values
+    /// (`cluster::run::watch`).
+    pub(crate) watched: Vec<(Vec<u8>, Option<u64>)>,
 }
 
 impl Session {
@@ -78,6 +87,9 @@ impl Session {
             pubsub: None,
             in_exec: false,
             reply_mode: Default::default(),
+            readonly: false,
+            fenced: false,
+            watched: Vec::new(),
         }
     }
 }
@@ -178,6 +190,14 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     if let Some(refused) = pubsub::refused_while_subscribed(session, &name) {
         return (refused, Then::Continue);
     }
+    if let Some(c) = &s.cluster {
+        if let Some(refused) = crate::cluster::run::refusal(c, session, &name, &req) {
+            if session.queued.is_some() && name != "exec" {
+                session.queue_failed = true;
+            }
+            return (refused, Then::Continue);
+        }
+    }
     if session.queued.is_some()
         && !matches!(
             name.as_str(),
@@ -215,6 +235,8 @@ fn reset(s: &Shared, session: &mut Session) -> Reply {
     session.queued = None;
     session.queue_failed = false;
     session.watch = None;
+    session.watched.clear();
+    session.readonly = false;
     session.proto = 2;
     session.pending_proto = 2;
     session.reply_mode = crate::client_modes::ReplyMode::On;
@@ -241,6 +263,12 @@ pub(crate) fn control(
     let started = Instant::now();
     if !session.in_exec && name != "exec" {
         s.monitors.feed(name, &req, Some(&session.client.addr));
+    }
+    if let Some(c) = &s.cluster {
+        if let Some(reply) = clustered(s, c, session, name, &req) {
+            crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
+            return (reply, Then::Continue);
+        }
     }
     let reply = match name {
         // A subscribed RESP2 client gets its PONG as an array, as a
@@ -320,6 +348,7 @@ pub(crate) fn control(
         },
         "unwatch" => {
             session.watch = None;
+            session.watched.clear();
             Reply::ok()
         }
         "exec" => {
@@ -342,14 +371,54 @@ pub(crate) fn control(
     (reply, Then::Continue)
 }
 
+/// What a command does differently in a cluster (`crate::cluster`), if
+/// anything: the cluster's own commands, and the writes that are not data
+/// commands (`run_data` proposes those).
+fn clustered(
+    s: &Shared,
+    c: &crate::cluster::Cluster,
+    session: &mut Session,
+    name: &str,
+    req: &Request,
+) -> Option<Reply> {
+    use crate::cluster::{commands as cc, run};
+    Some(match name {
+        "cluster" => cc::cluster(c, req),
+        "raft" => cc::raft(c, req),
+        "role" => cc::role(c),
+        "readonly" | "readwrite" | "asking" => cc::connection_mode(session, name),
+        "eval" | "evalsha" | "fcall" | "flushall" | "flushdb" => {
+            run::propose_one(s, c, req.clone())
+        }
+        "function"
+            if crate::cluster::route::class(name, req) == crate::cluster::route::Class::Write =>
+        {
+            run::propose_one(s, c, req.clone())
+        }
+        "watch" if session.queued.is_none() => run::watch(s, c, session, &req[1..]),
+        "exec" => {
+            session.in_exec = true;
+            let reply = run::exec(s, c, session);
+            session.in_exec = false;
+            reply
+        }
+        _ => return None,
+    })
+}
+
 /// A data command outside MULTI: straight, atomically when it reads
 /// before it writes, or at a snapshot when it reads a collection and
 /// writes nothing.
 pub(crate) fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
+    if let Some(c) = &s.cluster {
+        if crate::cluster::route::class(name, req) == crate::cluster::route::Class::Write {
+            return Ok(crate::cluster::run::propose_one(s, c, req.clone()));
+        }
+    }
     let sp = s.store.spaces();
     let opts = s.write_options();
     if crate::collections::reads_only(name) {
-        let snap = s.store.db.snapshot();
+        let snap = s.store.db().snapshot();
         return commands::run(
             name,
             req,
@@ -362,7 +431,7 @@ pub(crate) fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outco
     }
     if commands::needs_transaction(name, req) {
         let mut failure = None;
-        let out = atomically(&s.store.db, &sp, &opts, |acc| {
+        let out = atomically(&s.store.db(), &sp, &opts, |acc| {
             match commands::run(name, req, acc, &s.cursors) {
                 Ok(r) => Ok(Some(r)),
                 Err(Fail::Engine(e)) => Err(e),

@@ -14,7 +14,8 @@
 //! transaction (read-modify-write commands, `MULTI`/`EXEC`, `WATCH`), which
 //! makes them atomic under concurrent clients.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use slsm::{FilterDecision, Keyspace, KeyspaceOptions};
@@ -65,8 +66,17 @@ impl Kind {
     }
 }
 
-/// Milliseconds since the Unix epoch.
+/// Milliseconds since the Unix epoch: the wall clock's, or, while a
+/// replicated entry is applied, the entry's (`crate::replay`).
 pub fn now_ms() -> u64 {
+    if let Some(clock) = crate::replay::clock() {
+        return clock;
+    }
+    wall_ms()
+}
+
+/// The wall clock, in milliseconds since the Unix epoch.
+pub fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -154,14 +164,37 @@ fn split(stored: &[u8], now: u64) -> Option<(&[u8], u64)> {
     }
 }
 
-/// Opens the server's keyspace, with the filter that drops expired values.
+/// Where expiry takes its time from outside commands (the compaction
+/// filter, the sweep): the wall clock, or in a cluster the replicated
+/// clock of the last applied entry (`cluster`), which every later entry's
+/// clock is at or past, so a value a node drops as expired is expired for
+/// every entry it will still apply, on every node.
+#[derive(Clone, Default)]
+pub enum Clock {
+    #[default]
+    Wall,
+    Replicated(Arc<AtomicU64>),
+}
+
+impl Clock {
+    /// Milliseconds since the Unix epoch.
+    pub fn now(&self) -> u64 {
+        match self {
+            Clock::Wall => now_ms(),
+            Clock::Replicated(at) => at.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// Opens the server's keyspace, with the filter that drops values expired
+/// by `clock`.
 ///
 /// An expired collection's metadata is kept for the sweep's grace (see
 /// `collections/sweep.rs`): until then its elements are not reclaimed, and
 /// the metadata says so.
-pub fn open_keyspace(db: &slsm::Db) -> slsm::Result<Keyspace> {
-    let filter = |_key: &[u8], stored: &[u8]| {
-        let now = now_ms();
+pub fn open_keyspace(db: &slsm::Db, clock: Clock) -> slsm::Result<Keyspace> {
+    let filter = move |_key: &[u8], stored: &[u8]| {
+        let now = clock.now();
         let as_of = match is_collection(stored) {
             true => now.saturating_sub(crate::collections::sweep::EXPIRY_GRACE_MS),
             false => now,
@@ -188,19 +221,29 @@ pub struct Spaces {
 
 pub use crate::access::{apply_drops, atomically, Access, AtSnapshot, Direct, Drops, InTx, Item};
 
-/// The database and its keyspaces, swapped whole by `FLUSHDB`.
+/// The database and its keyspaces, swapped whole by `FLUSHDB` (the
+/// keyspaces) and in a cluster by a snapshot install (the database too).
 pub struct Store {
-    pub db: Arc<slsm::Db>,
-    spaces: std::sync::RwLock<Spaces>,
+    current: RwLock<(Arc<slsm::Db>, Spaces)>,
+    pub clock: Clock,
 }
 
 impl Store {
-    pub fn new(db: Arc<slsm::Db>) -> slsm::Result<Store> {
-        let spaces = open_spaces(&db, Arc::new(Versions::default()))?;
+    pub fn new(db: Arc<slsm::Db>, clock: Clock) -> slsm::Result<Store> {
+        let spaces = open_spaces(&db, Arc::new(Versions::default()), &clock)?;
         Ok(Store {
-            db,
-            spaces: std::sync::RwLock::new(spaces),
+            current: RwLock::new((db, spaces)),
+            clock,
         })
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, (Arc<slsm::Db>, Spaces)> {
+        self.current.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The database the keys live in now.
+    pub fn db(&self) -> Arc<slsm::Db> {
+        Arc::clone(&self.read().0)
     }
 
     /// The keyspace of the keys (strings and collections' metadata).
@@ -209,24 +252,30 @@ impl Store {
     }
 
     pub fn spaces(&self) -> Spaces {
-        self.spaces
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.read().1.clone()
     }
 
     /// Drops every key (the keyspaces go, their files in the background).
     pub fn flush_all(&self) -> slsm::Result<()> {
-        let mut spaces = self.spaces.write().unwrap_or_else(|p| p.into_inner());
-        self.db.drop_keyspace(KEYSPACE)?;
-        self.db.drop_keyspace(ITEMS_KEYSPACE)?;
-        *spaces = open_spaces(&self.db, Arc::clone(&spaces.versions))?;
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let (db, spaces) = &mut *current;
+        db.drop_keyspace(KEYSPACE)?;
+        db.drop_keyspace(ITEMS_KEYSPACE)?;
+        *spaces = open_spaces(db, Arc::clone(&spaces.versions), &self.clock)?;
+        Ok(())
+    }
+
+    /// Serves `db` from now on (a cluster node installed a snapshot).
+    pub fn replace_db(&self, db: Arc<slsm::Db>) -> slsm::Result<()> {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let spaces = open_spaces(&db, Arc::clone(&current.1.versions), &self.clock)?;
+        *current = (db, spaces);
         Ok(())
     }
 }
 
-fn open_spaces(db: &slsm::Db, versions: Arc<Versions>) -> slsm::Result<Spaces> {
-    let ks = open_keyspace(db)?;
+fn open_spaces(db: &slsm::Db, versions: Arc<Versions>, clock: &Clock) -> slsm::Result<Spaces> {
+    let ks = open_keyspace(db, clock.clone())?;
     let items = db.keyspace(ITEMS_KEYSPACE)?;
     versions.reset();
     Ok(Spaces {

@@ -133,7 +133,7 @@ pub(crate) fn watch(s: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> comm
         return Ok(Reply::ok());
     }
     let ks = s.store.keyspace();
-    let mut tx = s.store.db.transaction();
+    let mut tx = s.store.db().transaction();
     for k in &new {
         tx.get_in(&ks, k)?;
     }
@@ -161,7 +161,7 @@ fn fold(s: &Shared, ks: &Keyspace, w: &mut Watch) -> slsm::Result<()> {
         // Begun before the two are validated: their commits cover every
         // write to their keys from their `WATCH` up to now, and this one
         // every write from before now on.
-        let mut tx = s.store.db.transaction();
+        let mut tx = s.store.db().transaction();
         if !unchanged(older.tx)? || !unchanged(newer.tx)? {
             w.dirty = true;
             w.groups.clear();
@@ -234,7 +234,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     let sp = s.store.spaces();
     let ks = sp.ks.clone();
     let opts = s.write_options();
-    let mut tx = s.store.db.transaction();
+    let mut tx = s.store.db().transaction();
     let (watched_keys, watched_values) = match watch {
         None => (Vec::new(), Vec::new()),
         Some(mut w) => {
@@ -303,7 +303,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 return Reply::Array(replies);
             }
             Err(slsm::Error::Conflict) => {
-                tx = s.store.db.transaction();
+                tx = s.store.db().transaction();
                 match read_watched(&mut tx, &ks, &watched_keys) {
                     Ok(values) if values == watched_values => {}
                     Ok(_) => return Reply::NullArray,

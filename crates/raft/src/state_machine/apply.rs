@@ -44,6 +44,9 @@ pub(super) fn apply_command(
                     Err(why) => OpResult::Error(why.into()),
                 }
             }
+            // Only alone in its command, and only with a machine
+            // (`StateMachine::apply_blocking` takes those).
+            Op::App(_) => OpResult::Error("no application applies this command here".into()),
         });
     }
     Ok(Response { results })

@@ -36,11 +36,14 @@ mod raft;
 
 use apply::apply_command;
 
+use crate::machine::{Machine, Stamp};
 use crate::snapshot;
 use crate::types::{Entry, LogId, Response, SnapshotMeta, StorageError, StoredMembership};
 
 const APPLIED: &[u8] = b"applied";
 const MEMBERSHIP: &[u8] = b"membership";
+/// The replicated clock (see `Stamp::clock`), u64 big endian.
+const CLOCK: &[u8] = b"clock";
 const META_KEYSPACE: &str = "raft";
 
 /// The open database and its metadata keyspace.
@@ -59,6 +62,10 @@ struct Shared {
     /// (the install works on a copy; see `install_snapshot`).
     receiving: Mutex<Vec<PathBuf>>,
     counter: AtomicU64,
+    /// What applies the application's commands (none: they are refused).
+    machine: Option<Arc<dyn Machine>>,
+    /// The replicated clock as of the last applied entry.
+    clock: AtomicU64,
 }
 
 /// The state machine of one node. See the [module docs](self).
@@ -79,8 +86,13 @@ fn generation_dir(dir: &Path, generation: u64) -> PathBuf {
     dir.join("data").join(format!("gen-{generation}"))
 }
 
-fn open_generation(dir: &Path, generation: u64) -> Result<Current, slsm::Error> {
-    let db = Db::open(generation_dir(dir, generation), Options::default())?;
+fn open_generation(
+    dir: &Path,
+    generation: u64,
+    machine: Option<&Arc<dyn Machine>>,
+) -> Result<Current, slsm::Error> {
+    let options = machine.map_or_else(Options::default, |m| m.options());
+    let db = Db::open(generation_dir(dir, generation), options)?;
     let meta = db.keyspace(META_KEYSPACE)?;
     Ok(Current {
         db: Arc::new(db),
@@ -93,6 +105,15 @@ impl StateMachine {
     /// Opens (or creates) the state machine in the directory `dir`, and
     /// removes what an interrupted install or build left behind.
     pub fn open(dir: &Path) -> Result<StateMachine, StorageError> {
+        Self::open_with(dir, None)
+    }
+
+    /// [`open`](Self::open) with `machine` applying the application's
+    /// commands (it is attached to the database before this returns).
+    pub fn open_with(
+        dir: &Path,
+        machine: Option<Arc<dyn Machine>>,
+    ) -> Result<StateMachine, StorageError> {
         let data = dir.join("data");
         fs::create_dir_all(&data).map_err(|e| sm_err(&e))?;
         fs::create_dir_all(dir.join("snapshots")).map_err(|e| sm_err(&e))?;
@@ -105,7 +126,11 @@ impl StateMachine {
             Err(e) => return Err(sm_err(&e)),
         };
         remove_leftovers(dir, generation);
-        let current = open_generation(dir, generation).map_err(|e| sm_err(&e))?;
+        let current = open_generation(dir, generation, machine.as_ref()).map_err(|e| sm_err(&e))?;
+        let clock = read_clock(&current)?;
+        if let Some(m) = &machine {
+            m.attach(&current.db, clock).map_err(|e| sm_err(&e))?;
+        }
         Ok(StateMachine {
             shared: Arc::new(Shared {
                 dir: dir.to_path_buf(),
@@ -113,8 +138,16 @@ impl StateMachine {
                 snapshots: Mutex::new(()),
                 receiving: Mutex::new(Vec::new()),
                 counter: AtomicU64::new(0),
+                machine,
+                clock: AtomicU64::new(clock),
             }),
         })
+    }
+
+    /// The replicated clock as of the last applied entry (see
+    /// `Stamp::clock`).
+    pub fn clock(&self) -> u64 {
+        self.shared.clock.load(Ordering::Acquire)
     }
 
     fn current(&self) -> Arc<Current> {
@@ -204,7 +237,13 @@ impl StateMachine {
         fs::rename(&staging, &target).map_err(|e| snap_err(&e))?;
         snapshot::sync_dir(&data).map_err(|e| snap_err(&e))?;
         write_current(&data, generation).map_err(|e| snap_err(&e))?;
-        let next = open_generation(&self.shared.dir, generation).map_err(|e| snap_err(&e))?;
+        let next = open_generation(&self.shared.dir, generation, self.shared.machine.as_ref())
+            .map_err(|e| snap_err(&e))?;
+        let clock = read_clock(&next)?;
+        if let Some(m) = &self.shared.machine {
+            m.attach(&next.db, clock).map_err(|e| snap_err(&e))?;
+        }
+        self.shared.clock.store(clock, Ordering::Release);
         {
             let mut slot = self
                 .shared
@@ -225,36 +264,132 @@ impl StateMachine {
 
     fn apply_blocking(&self, entries: Vec<Entry>) -> Result<Vec<Response>, StorageError> {
         let cur = self.current();
-        let mut batch = WriteBatch::new();
-        let mut pending: HashMap<Vec<u8>, Option<Vec<u8>>> = HashMap::new();
+        let mut run = Applying::new(self.clock());
         let mut responses = Vec::with_capacity(entries.len());
-        let mut last = None;
-        let mut membership = None;
         for entry in entries {
-            last = Some(entry.log_id);
-            match entry.payload {
-                EntryPayload::Blank => responses.push(Response::default()),
-                EntryPayload::Normal(cmd) => {
-                    responses.push(apply_command(&cur.db, &mut batch, &mut pending, &cmd)?)
-                }
-                EntryPayload::Membership(m) => {
-                    membership = Some(StoredMembership::new(Some(entry.log_id), m));
-                    responses.push(Response::default());
+            if let EntryPayload::Normal(cmd) = &entry.payload {
+                if let (Some(bytes), Some(machine)) = (cmd.app_bytes(), &self.shared.machine) {
+                    // Earlier entries' batch first: the machine's commit
+                    // carries this entry's stamp.
+                    run.commit(&cur)?;
+                    run.last = Some(entry.log_id);
+                    run.clock = run.clock.max(cmd.at_millis);
+                    responses.push(run.apply_app(&cur, machine.as_ref(), bytes)?);
+                    continue;
                 }
             }
+            run.last = Some(entry.log_id);
+            run.dirty = true;
+            responses.push(match entry.payload {
+                EntryPayload::Blank => Response::default(),
+                EntryPayload::Normal(cmd) => {
+                    run.clock = run.clock.max(cmd.at_millis);
+                    apply_command(&cur.db, &mut run.batch, &mut run.pending, &cmd)?
+                }
+                EntryPayload::Membership(m) => {
+                    run.membership = Some(StoredMembership::new(Some(entry.log_id), m));
+                    Response::default()
+                }
+            });
         }
-        let Some(last) = last else {
-            return Ok(responses);
-        };
-        let applied = bincode::serialize(&Some(last)).map_err(|e| sm_err(&*e))?;
-        batch.put_in(&cur.meta, APPLIED, applied);
-        if let Some(m) = membership {
-            let m = bincode::serialize(&m).map_err(|e| sm_err(&*e))?;
-            batch.put_in(&cur.meta, MEMBERSHIP, m);
-        }
-        cur.db.write(batch).map_err(|e| sm_err(&e))?;
+        run.commit(&cur)?;
+        self.shared.clock.store(run.clock, Ordering::Release);
         Ok(responses)
     }
+}
+
+/// One `apply` call's progress: the built-in ops' batch, and the
+/// bookkeeping not yet committed.
+struct Applying {
+    batch: WriteBatch,
+    pending: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    last: Option<LogId>,
+    membership: Option<StoredMembership>,
+    clock: u64,
+    /// Entries since the last commit.
+    dirty: bool,
+}
+
+impl Applying {
+    fn new(clock: u64) -> Applying {
+        Applying {
+            batch: WriteBatch::new(),
+            pending: HashMap::new(),
+            last: None,
+            membership: None,
+            clock,
+            dirty: false,
+        }
+    }
+
+    /// The rows that record `last` (and a new membership) as applied.
+    fn stamp_rows(&mut self) -> Result<crate::machine::Rows, StorageError> {
+        let mut rows = vec![
+            (
+                APPLIED,
+                bincode::serialize(&self.last).map_err(|e| sm_err(&*e))?,
+            ),
+            (CLOCK, self.clock.to_be_bytes().to_vec()),
+        ];
+        if let Some(m) = self.membership.take() {
+            rows.push((MEMBERSHIP, bincode::serialize(&m).map_err(|e| sm_err(&*e))?));
+        }
+        Ok(rows)
+    }
+
+    /// Commits the batch of the entries since the last commit, with their
+    /// stamp.
+    fn commit(&mut self, cur: &Current) -> Result<(), StorageError> {
+        if !self.dirty {
+            return Ok(());
+        }
+        let rows = self.stamp_rows()?;
+        let mut batch = std::mem::take(&mut self.batch);
+        for (k, v) in rows {
+            batch.put_in(&cur.meta, k, v);
+        }
+        cur.db.write(batch).map_err(|e| sm_err(&e))?;
+        self.pending.clear();
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Has `machine` apply the application's command of the entry `last`,
+    /// its effects committed with its stamp (written alone if it wrote
+    /// nothing).
+    fn apply_app(
+        &mut self,
+        cur: &Current,
+        machine: &dyn Machine,
+        bytes: &[u8],
+    ) -> Result<Response, StorageError> {
+        let stamp = Stamp {
+            clock: self.clock,
+            index: self.last.map_or(0, |id| id.index),
+            meta: &cur.meta,
+            rows: self.stamp_rows()?,
+            written: std::cell::Cell::new(false),
+        };
+        let answer = machine
+            .apply(&cur.db, bytes, &stamp)
+            .map_err(|e| sm_err(&e))?;
+        if !stamp.written.get() {
+            let mut batch = WriteBatch::new();
+            stamp.put_in_batch(&mut batch);
+            cur.db.write(batch).map_err(|e| sm_err(&e))?;
+        }
+        Ok(Response {
+            results: vec![crate::types::OpResult::App(answer)],
+        })
+    }
+}
+
+/// The replicated clock stored with the state (0 before any entry).
+fn read_clock(cur: &Current) -> Result<u64, StorageError> {
+    Ok(match cur.meta.get(CLOCK).map_err(|e| sm_err(&e))? {
+        Some(v) if v.len() == 8 => u64::from_be_bytes(v[..8].try_into().unwrap_or([0; 8])),
+        _ => 0,
+    })
 }
 
 fn open_read_only(dir: &Path) -> Result<Current, slsm::Error> {

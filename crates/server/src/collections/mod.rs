@@ -236,6 +236,9 @@ pub fn non_negative(arg: &[u8], message: &str) -> Result<i64, Fail> {
 
 /// A cheap random number (for `SPOP` and `SRANDMEMBER`), not for secrets.
 pub fn random_u64() -> u64 {
+    if let Some(replayed) = crate::replay::random() {
+        return replayed;
+    }
     static STATE: AtomicU64 = AtomicU64::new(0);
     let mut x = STATE.load(Ordering::Relaxed);
     if x == 0 {

@@ -89,7 +89,7 @@ mod tests {
         let name = args[0].to_ascii_lowercase();
         let opts = slsm::WriteOptions::default();
         atomically(
-            &store.db,
+            &store.db(),
             &store.spaces(),
             &opts,
             |acc| match commands::run(&name, &req, acc, &Cursors::default()) {
@@ -125,7 +125,7 @@ mod tests {
     fn a_pass_takes_what_no_collection_owns_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let db = slsm::Db::open(dir.path().join("db"), slsm::Options::default()).unwrap();
-        let store = Store::new(Arc::new(db)).unwrap();
+        let store = Store::new(Arc::new(db), Default::default()).unwrap();
         run(&store, &["RPUSH", "kept", "a", "b", "c"]);
         run(&store, &["HSET", "replaced", "f", "1", "g", "2"]);
         run(&store, &["SET", "replaced", "now a string"]);

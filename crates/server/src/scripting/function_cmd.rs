@@ -118,7 +118,7 @@ fn change(s: &Shared, edit: impl FnOnce(&mut Registry) -> Result<(), Fail>) -> O
     edit(&mut next)?;
     next.touch();
     s.functions
-        .persist(&s.store.db, &registry, &next, &s.write_options())
+        .persist(&s.store.db(), &registry, &next, &s.write_options())
         .map_err(err)?;
     *registry = next;
     Ok(Reply::ok())

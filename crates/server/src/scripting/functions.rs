@@ -236,7 +236,9 @@ fn library_name(code: &[u8]) -> Result<String, String> {
 /// The server's function libraries.
 pub struct Functions {
     registry: Mutex<Registry>,
-    space: slsm::Keyspace,
+    /// Where they are kept: the database's keyspace (a cluster node's
+    /// database changes when it installs a snapshot: [`Functions::reload`]).
+    space: Mutex<slsm::Keyspace>,
 }
 
 impl Functions {
@@ -244,6 +246,23 @@ impl Functions {
     /// cannot, unless its code was damaged) is reported and left out; its
     /// code stays in the keyspace.
     pub fn open(db: &slsm::Db) -> slsm::Result<Functions> {
+        let (registry, space) = Self::load(db)?;
+        Ok(Functions {
+            registry: Mutex::new(registry),
+            space: Mutex::new(space),
+        })
+    }
+
+    /// Serves the libraries kept in `db` from now on, in place of those
+    /// loaded before.
+    pub fn reload(&self, db: &slsm::Db) -> slsm::Result<()> {
+        let (registry, space) = Self::load(db)?;
+        *self.registry() = registry;
+        *self.space.lock().unwrap_or_else(|p| p.into_inner()) = space;
+        Ok(())
+    }
+
+    fn load(db: &slsm::Db) -> slsm::Result<(Registry, slsm::Keyspace)> {
         let space = db.keyspace(KEYSPACE)?;
         let mut registry = Registry::default();
         for entry in space.iter() {
@@ -256,10 +275,7 @@ impl Functions {
                 ),
             }
         }
-        Ok(Functions {
-            registry: Mutex::new(registry),
-            space,
-        })
+        Ok((registry, space))
     }
 
     pub fn registry(&self) -> MutexGuard<'_, Registry> {
@@ -275,15 +291,16 @@ impl Functions {
         after: &Registry,
         opts: &slsm::WriteOptions,
     ) -> slsm::Result<()> {
+        let space = self.space.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut batch = slsm::WriteBatch::new();
         for name in before.libraries.keys() {
             if !after.libraries.contains_key(name) {
-                batch.delete_in(&self.space, name);
+                batch.delete_in(&space, name);
             }
         }
         for (name, lib) in &after.libraries {
             if before.libraries.get(name).map(|l| l.id) != Some(lib.id) {
-                batch.put_in(&self.space, name, &lib.code);
+                batch.put_in(&space, name, &lib.code);
             }
         }
         db.write_opt(batch, opts)

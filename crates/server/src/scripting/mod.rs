@@ -73,6 +73,11 @@ impl Scripts {
         self.bodies().len()
     }
 
+    /// The body of the script `sha` (lowercase hex), if held.
+    pub fn body_of(&self, sha: &str) -> Option<Arc<[u8]>> {
+        self.bodies().get(sha).cloned()
+    }
+
     fn add(&self, body: &[u8]) -> (String, Arc<[u8]>) {
         let sha = sha1_hex(body);
         let body = Arc::clone(
@@ -112,7 +117,7 @@ pub fn is_eval(name: &str) -> bool {
 pub fn eval(s: &Shared, req: &Request) -> Reply {
     let sp = s.store.spaces();
     loop {
-        let mut tx = s.store.db.transaction();
+        let mut tx = s.store.db().transaction();
         let mut acc = InTx::new(&mut tx, &sp);
         let mut effects = Effects::default();
         let ran = eval_in(s, &mut acc, req, &mut effects);

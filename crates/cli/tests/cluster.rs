@@ -1,0 +1,533 @@
+//! `slsm serve --cluster`: three processes on loopback, driven from
+//! outside as a user would (the Redis protocol, `-MOVED` followed), with
+//! the leader SIGKILLed and restarted, or SIGSTOPped past the election
+//! timeout and continued, again and again while clients write and read.
+//! Every client's operations are recorded (a timed-out or failed write as
+//! of unknown outcome) and each key's history is checked for
+//! linearizability (`support/linearizability.rs`): an acknowledged write
+//! that was lost, or a stale read served by a deposed leader, fails it.
+//!
+//! `SLSM_CLUSTER_FAULTS` (default 4) sets the number of faults, for soaks.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use support::linearizability::{linearizable, Kind, Op};
+
+const KEYS: usize = 3;
+const CLIENTS: usize = 4;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Resp {
+    Ok(String),
+    Int(i64),
+    Bulk(Option<Vec<u8>>),
+    Error(String),
+    Array(Vec<Resp>),
+}
+
+/// A minimal blocking RESP2 client.
+struct Conn {
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    fn open(addr: &str) -> std::io::Result<Conn> {
+        Conn::open_waiting(addr, Duration::from_secs(8))
+    }
+
+    /// A connection whose replies are waited for at most `wait`.
+    fn open_waiting(addr: &str, wait: Duration) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(1))?;
+        stream.set_read_timeout(Some(wait))?;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            reader: BufReader::new(stream),
+        })
+    }
+
+    fn call(&mut self, args: &[&str]) -> std::io::Result<Resp> {
+        let mut out = format!("*{}\r\n", args.len());
+        for a in args {
+            out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        self.reader.get_mut().write_all(out.as_bytes())?;
+        self.read()
+    }
+
+    fn read(&mut self) -> std::io::Result<Resp> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let line = line.trim_end().to_string();
+        let (kind, rest) = line.split_at(1);
+        let bad = || std::io::Error::other(format!("bad reply {line}"));
+        Ok(match kind {
+            "+" => Resp::Ok(rest.into()),
+            "-" => Resp::Error(rest.into()),
+            ":" => Resp::Int(rest.parse().map_err(|_| bad())?),
+            "$" => match rest.parse::<i64>().map_err(|_| bad())? {
+                -1 => Resp::Bulk(None),
+                n => {
+                    let mut body = vec![0; n as usize + 2];
+                    self.reader.read_exact(&mut body)?;
+                    body.truncate(n as usize);
+                    Resp::Bulk(Some(body))
+                }
+            },
+            "*" => {
+                let n: i64 = rest.parse().map_err(|_| bad())?;
+                let mut items = Vec::new();
+                for _ in 0..n.max(0) {
+                    items.push(self.read()?);
+                }
+                Resp::Array(items)
+            }
+            _ => return Err(bad()),
+        })
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Cluster {
+    dir: tempfile::TempDir,
+    spec: String,
+    clients: Vec<String>,
+    children: Vec<Option<Child>>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = Vec::new();
+        let mut clients = Vec::new();
+        for id in 1..=3 {
+            let (raft, client) = (free_port(), free_port());
+            spec.push(format!("{id}=127.0.0.1:{raft}/127.0.0.1:{client}"));
+            clients.push(format!("127.0.0.1:{client}"));
+        }
+        let mut c = Cluster {
+            dir,
+            spec: spec.join(","),
+            clients,
+            children: vec![None, None, None],
+        };
+        for i in 0..3 {
+            c.spawn(i);
+        }
+        c
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let db = self.dir.path().join(format!("n{}", i + 1));
+        let child = Command::new(env!("CARGO_BIN_EXE_slsm"))
+            .args(["serve", "--db"])
+            .arg(&db)
+            .args([
+                "--bind",
+                &self.clients[i],
+                "--node-id",
+                &(i + 1).to_string(),
+            ])
+            .args(["--cluster", &self.spec, "--threads", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.children[i] = Some(child);
+        wait_listening(&self.clients[i]);
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.children[i].take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn signal(&self, i: usize, sig: i32) {
+        if let Some(child) = &self.children[i] {
+            // SAFETY: kill(2) on our own child's pid; no memory involved.
+            unsafe { libc::kill(child.id() as i32, sig) };
+        }
+    }
+
+    /// The node every live node that knows a leader names, once they agree.
+    fn leader(&self, timeout: Duration) -> Option<usize> {
+        let until = Instant::now() + timeout;
+        while Instant::now() < until {
+            for (i, addr) in self.clients.iter().enumerate() {
+                if self.children[i].is_none() {
+                    continue;
+                }
+                let role = Conn::open(addr).and_then(|mut c| c.call(&["ROLE"]));
+                if let Ok(Resp::Array(items)) = role {
+                    if items.first() == Some(&Resp::Bulk(Some(b"master".to_vec()))) {
+                        return Some(i);
+                    }
+                }
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..3 {
+            self.signal(i, libc::SIGCONT);
+            self.kill(i);
+        }
+    }
+}
+
+fn wait_listening(addr: &str) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        if TcpStream::connect(addr).is_ok() {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{addr} never listened");
+}
+
+/// One client's view of the cluster: a connection, moved by `-MOVED`.
+struct Client {
+    addrs: Vec<String>,
+    at: usize,
+    conn: Option<Conn>,
+    /// How long a reply is waited for.
+    wait: Duration,
+}
+
+/// The outcome of one command.
+enum Outcome {
+    Done(Resp),
+    Unknown,
+}
+
+impl Client {
+    fn call(&mut self, args: &[&str]) -> Outcome {
+        for _ in 0..8 {
+            if self.conn.is_none() {
+                match Conn::open_waiting(&self.addrs[self.at], self.wait) {
+                    Ok(c) => self.conn = Some(c),
+                    Err(_) => {
+                        // Not sent: another node may lead.
+                        self.at = (self.at + 1) % self.addrs.len();
+                        thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                }
+            }
+            let reply = self.conn.as_mut().map(|c| c.call(args));
+            match reply {
+                Some(Ok(Resp::Error(e))) if e.starts_with("MOVED ") => {
+                    if std::env::var("SLSM_CLUSTER_VERBOSE").is_ok() {
+                        eprintln!("{}: {e}", self.addrs[self.at]);
+                    }
+                    let addr = e.split_whitespace().nth(2).unwrap_or_default().to_string();
+                    self.at = self
+                        .addrs
+                        .iter()
+                        .position(|a| *a == addr)
+                        .unwrap_or(self.at);
+                    self.conn = None;
+                }
+                Some(Ok(Resp::Error(e))) if e.starts_with("CLUSTERDOWN The cluster is down") => {
+                    // Refused before anything was proposed.
+                    self.conn = None;
+                    self.at = (self.at + 1) % self.addrs.len();
+                    thread::sleep(Duration::from_millis(50));
+                }
+                Some(Ok(Resp::Error(e))) if std::env::var("SLSM_CLUSTER_VERBOSE").is_ok() => {
+                    eprintln!("{}: {e}", self.addrs[self.at]);
+                    self.conn = None;
+                    self.at = (self.at + 1) % self.addrs.len();
+                    return Outcome::Unknown;
+                }
+                Some(Ok(Resp::Error(_))) | Some(Err(_)) | None => {
+                    // This node may be gone or paused: the next call tries
+                    // another.
+                    self.conn = None;
+                    self.at = (self.at + 1) % self.addrs.len();
+                    return Outcome::Unknown;
+                }
+                Some(Ok(r)) => return Outcome::Done(r),
+            }
+        }
+        Outcome::Unknown
+    }
+}
+
+fn int_of(r: &Resp) -> Option<i64> {
+    match r {
+        Resp::Int(n) => Some(*n),
+        Resp::Bulk(Some(b)) => std::str::from_utf8(b).ok()?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A client's loop: SET, GET and INCR on the shared keys, recorded.
+fn client_loop(
+    me: usize,
+    addrs: Vec<String>,
+    start: Instant,
+    stop: Arc<AtomicBool>,
+    history: Arc<Mutex<Vec<Vec<Op>>>>,
+    acked: Arc<AtomicU64>,
+) {
+    let mut client = Client {
+        addrs,
+        at: me % 3,
+        conn: None,
+        wait: Duration::from_secs(8),
+    };
+    let now = || start.elapsed().as_nanos() as u64;
+    let mut seq = 0i64;
+    while !stop.load(Ordering::Relaxed) {
+        seq += 1;
+        let key_index = (seq as usize * 7 + me) % KEYS;
+        let key = format!("k{key_index}");
+        let call = now();
+        let (kind, outcome) = match seq % 3 {
+            0 => {
+                let v = (me as i64 + 1) * 1_000_000 + seq;
+                let o = client.call(&["SET", &key, &v.to_string()]);
+                (Kind::Set(v), o)
+            }
+            1 => match client.call(&["GET", &key]) {
+                Outcome::Done(r) => (Kind::Get(int_of(&r)), Outcome::Done(r)),
+                Outcome::Unknown => (Kind::Get(None), Outcome::Unknown),
+            },
+            _ => match client.call(&["INCR", &key]) {
+                Outcome::Done(r) => (Kind::Incr(int_of(&r)), Outcome::Done(r)),
+                Outcome::Unknown => (Kind::Incr(None), Outcome::Unknown),
+            },
+        };
+        let ret = match outcome {
+            Outcome::Done(Resp::Error(e)) => panic!("unexpected error {e}"),
+            Outcome::Done(_) => {
+                acked.fetch_add(1, Ordering::Relaxed);
+                Some(now())
+            }
+            Outcome::Unknown => None,
+        };
+        history.lock().unwrap()[key_index].push(Op { call, ret, kind });
+    }
+}
+
+fn faults() -> usize {
+    std::env::var("SLSM_CLUSTER_FAULTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4)
+}
+
+/// Waits until a write through the cluster is acknowledged: how long it took.
+fn first_write(addrs: &[String], since: Instant) -> Duration {
+    let mut client = Client {
+        addrs: addrs.to_vec(),
+        at: 0,
+        conn: None,
+        // Short: a paused node must not hide a leader elected meanwhile.
+        wait: Duration::from_millis(300),
+    };
+    loop {
+        match client.call(&["SET", "probe", "1"]) {
+            Outcome::Done(Resp::Ok(_)) => return since.elapsed(),
+            Outcome::Done(other) => eprintln!("probe: {other:?}"),
+            Outcome::Unknown => {
+                eprintln!("probe: unknown at {}", client.addrs[client.at]);
+                thread::sleep(Duration::from_millis(100))
+            }
+        }
+        if since.elapsed() > Duration::from_secs(15) {
+            if let Ok(pids) = std::env::var("SLSM_CLUSTER_PIDS_FILE") {
+                std::fs::write(&pids, "hang").ok();
+                thread::sleep(Duration::from_secs(60));
+            }
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "no write for 30 s"
+        );
+    }
+}
+
+#[test]
+fn histories_stay_linearizable_through_leader_kills_and_pauses() {
+    let mut cluster = Cluster::start();
+    let leader = cluster.leader(Duration::from_secs(20)).expect("a leader");
+    let start = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let history = Arc::new(Mutex::new(vec![Vec::new(); KEYS]));
+    let acked = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|me| {
+            let (addrs, stop, history, acked) = (
+                cluster.clients.clone(),
+                Arc::clone(&stop),
+                Arc::clone(&history),
+                Arc::clone(&acked),
+            );
+            thread::spawn(move || client_loop(me, addrs, start, stop, history, acked))
+        })
+        .collect();
+    let mut recoveries = Vec::new();
+    let mut leader = leader;
+    for fault in 0..faults() {
+        thread::sleep(Duration::from_millis(700));
+        let at = Instant::now();
+        if fault % 2 == 0 {
+            cluster.kill(leader);
+            if std::env::var("SLSM_CLUSTER_VERBOSE").is_ok() {
+                eprintln!("killed {}", cluster.clients[leader]);
+            }
+            recoveries.push(first_write(&cluster.clients, at));
+            cluster.spawn(leader);
+        } else {
+            // Paused past the election timeout: a new leader is elected;
+            // the old one, continued, must not acknowledge or serve stale.
+            cluster.signal(leader, libc::SIGSTOP);
+            recoveries.push(first_write(&cluster.clients, at));
+            thread::sleep(Duration::from_millis(300));
+            cluster.signal(leader, libc::SIGCONT);
+        }
+        leader = cluster
+            .leader(Duration::from_secs(20))
+            .expect("a leader again");
+    }
+    thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join().unwrap();
+    }
+    let histories = history.lock().unwrap().clone();
+    for (k, ops) in histories.iter().enumerate() {
+        assert!(
+            linearizable(ops),
+            "key k{k}'s history of {} operations is not linearizable: {ops:?}",
+            ops.len()
+        );
+    }
+    let worst = recoveries.iter().max().copied().unwrap_or_default();
+    eprintln!(
+        "{} operations acknowledged, {} faults; first write after a fault: {recoveries:?}",
+        acked.load(Ordering::Relaxed),
+        faults()
+    );
+    assert!(
+        acked.load(Ordering::Relaxed) > 50,
+        "the cluster barely served"
+    );
+    assert!(worst < Duration::from_secs(10), "a failover took {worst:?}");
+}
+
+#[test]
+fn the_cluster_speaks_redis_cluster() {
+    let cluster = Cluster::start();
+    let leader = cluster.leader(Duration::from_secs(20)).expect("a leader");
+    let follower = (leader + 1) % 3;
+    let mut f = Conn::open(&cluster.clients[follower]).unwrap();
+    // A follower redirects writes and (by default) reads to the leader.
+    let moved = format!("MOVED 12182 {}", cluster.clients[leader]);
+    // (Once the follower has heard from the new leader: until then it
+    // answers CLUSTERDOWN.)
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut reply = f.call(&["SET", "foo", "bar"]).unwrap();
+    while reply == Resp::Error("CLUSTERDOWN The cluster is down".into()) && Instant::now() < until {
+        thread::sleep(Duration::from_millis(50));
+        reply = f.call(&["SET", "foo", "bar"]).unwrap();
+    }
+    assert_eq!(reply, Resp::Error(moved.clone()));
+    assert_eq!(f.call(&["GET", "foo"]).unwrap(), Resp::Error(moved));
+    let mut l = Conn::open(&cluster.clients[leader]).unwrap();
+    assert_eq!(
+        l.call(&["SET", "foo", "bar"]).unwrap(),
+        Resp::Ok("OK".into())
+    );
+    assert_eq!(
+        l.call(&["GET", "foo"]).unwrap(),
+        Resp::Bulk(Some(b"bar".to_vec()))
+    );
+    // MULTI/EXEC and a script are entries too.
+    assert_eq!(l.call(&["MULTI"]).unwrap(), Resp::Ok("OK".into()));
+    l.call(&["INCR", "n"]).unwrap();
+    l.call(&["RPUSH", "list", "a", "b"]).unwrap();
+    assert_eq!(
+        l.call(&["EXEC"]).unwrap(),
+        Resp::Array(vec![Resp::Int(1), Resp::Int(2)])
+    );
+    let script = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
+    assert_eq!(
+        l.call(&["EVAL", script, "1", "n", "41"]).unwrap(),
+        Resp::Int(42)
+    );
+    // WATCH sees another client's write.
+    let mut other = Conn::open(&cluster.clients[leader]).unwrap();
+    assert_eq!(l.call(&["WATCH", "foo"]).unwrap(), Resp::Ok("OK".into()));
+    other.call(&["SET", "foo", "changed"]).unwrap();
+    l.call(&["MULTI"]).unwrap();
+    l.call(&["SET", "foo", "mine"]).unwrap();
+    // (The parser reads RESP2's null array, `*-1`, as an empty array.)
+    assert_eq!(l.call(&["EXEC"]).unwrap(), Resp::Array(vec![]));
+    // After READONLY a follower serves reads as it has them: soon the same.
+    assert_eq!(f.call(&["READONLY"]).unwrap(), Resp::Ok("OK".into()));
+    let until = Instant::now() + Duration::from_secs(5);
+    while f.call(&["GET", "n"]).unwrap() != Resp::Bulk(Some(b"42".to_vec())) {
+        assert!(
+            Instant::now() < until,
+            "the follower never applied the writes"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    // One shard, all slots, the leader its master.
+    match f.call(&["CLUSTER", "SLOTS"]).unwrap() {
+        Resp::Array(shards) => match &shards[..] {
+            [Resp::Array(range)] => {
+                assert_eq!(range[0], Resp::Int(0));
+                assert_eq!(range[1], Resp::Int(16383));
+                assert_eq!(range.len(), 5, "master and two replicas: {range:?}");
+                let port: i64 = cluster.clients[leader]
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(matches!(&range[2], Resp::Array(m) if m[1] == Resp::Int(port)));
+            }
+            other => panic!("CLUSTER SLOTS: {other:?}"),
+        },
+        other => panic!("CLUSTER SLOTS: {other:?}"),
+    }
+    // Membership through any node.
+    let status = Command::new(env!("CARGO_BIN_EXE_slsm"))
+        .args(["cluster", "status", "--node", &cluster.clients[follower]])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("raft_voters:1,2,3"), "{text}");
+}
+
+#[test]
+fn the_checker_rejects_what_is_not_linearizable() {
+    support::linearizability::tests::checker_accepts_and_rejects();
+}

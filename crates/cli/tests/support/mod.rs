@@ -1,0 +1,2 @@
+//! What the integration tests share.
+pub mod linearizability;

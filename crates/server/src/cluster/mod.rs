@@ -1,0 +1,165 @@
+//! `slsm serve --cluster`: the server replicated by Raft (openraft, through
+//! `slsm-raft`) over nodes that all speak the Redis protocol.
+//!
+//! Every command that writes is one log entry ([`proposal`]) the leader
+//! proposes and every node applies the same way ([`apply`]); the client
+//! gets the state machine's reply once a majority has the entry on disk
+//! and the leader applied it. Reads run on the leader after a read-index
+//! round (`Node::ensure_linearizable`, once per batch of a connection's
+//! pipelined requests), or on a follower as they are after `READONLY`.
+//! A node that is not the leader answers what must go to the leader with
+//! `-MOVED <slot> <leader>` (or `-CLUSTERDOWN` with no leader), and
+//! `CLUSTER` describes one shard owning every slot ([`commands`]).
+//! [`route`] says which command goes where.
+//!
+//! What keeps its single-node meaning on the leader: pub/sub (`PUBLISH`
+//! and the subscriptions are served by the leader alone, so a subscriber
+//! hears every message; a follower answers them with `-MOVED`), blocking
+//! pops (each attempt is a log entry; the blocked client waits on the
+//! leader), `WATCH` (the leader reads the watched keys linearizably; the
+//! `EXEC` entry carries a digest of each, and every node aborts it the same
+//! way if one differs; a write that leaves a key's bytes as they were is
+//! not seen, where Redis would abort) and `MULTI`/`EXEC` (one entry).
+//! Scripts run on every node (`EVALSHA` travels as its body); their
+//! `math.random` and the clock they see come from the entry.
+//!
+//! * **Owns**: the node (once started) and what it knows of the members.
+//! * **Thread safety**: shared by every connection; `&self` methods.
+
+pub mod apply;
+pub mod commands;
+pub mod fence;
+pub mod proposal;
+pub mod route;
+pub mod run;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use slsm_raft::{Machine, Member, Node, NodeConfig, NodeId, StateMachine};
+
+use apply::ServerMachine;
+
+/// How a node joins its cluster (`slsm serve --node-id N --cluster ...`).
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
+    pub node_id: NodeId,
+    /// The initial members, this node among them.
+    pub members: BTreeMap<NodeId, Member>,
+    /// How long a write or a linearizable read waits for the cluster
+    /// before it answers an error (the write may still apply).
+    pub timeout: Duration,
+}
+
+/// Parses `--cluster`'s `ID=RAFT_ADDR/CLIENT_ADDR,...`.
+pub fn parse_members(spec: &str) -> Result<BTreeMap<NodeId, Member>, String> {
+    let mut members = BTreeMap::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("--cluster: '{part}' is not ID=RAFT_ADDR/CLIENT_ADDR");
+        let (id, addrs) = part.split_once('=').ok_or_else(bad)?;
+        let (raft, client) = addrs.split_once('/').ok_or_else(bad)?;
+        let id: NodeId = id.trim().parse().map_err(|_| bad())?;
+        for addr in [raft, client] {
+            addr.parse::<std::net::SocketAddr>()
+                .map_err(|_| format!("--cluster: '{addr}' is not an address (host:port)"))?;
+        }
+        let member = Member {
+            raft: raft.into(),
+            client: client.into(),
+        };
+        if members.insert(id, member).is_some() {
+            return Err(format!("--cluster: node {id} is named twice"));
+        }
+    }
+    if members.is_empty() {
+        return Err("--cluster names no node".into());
+    }
+    Ok(members)
+}
+
+/// A node's parts between opening its state machine and starting it:
+/// the server is built around the state machine's database in between.
+pub type Pending = (Arc<Cluster>, Arc<ServerMachine>, StateMachine);
+
+/// Opens the state machine under `opts.db` (`sm/`; the log is `log/`)
+/// with the server's machine: the parts, and the database to serve.
+pub fn open(
+    opts: &crate::ServerOptions,
+    c: &ClusterOptions,
+) -> Result<(Pending, Arc<slsm::Db>), String> {
+    if !c.members.contains_key(&c.node_id) {
+        return Err(format!(
+            "--node-id {} is not among the --cluster members",
+            c.node_id
+        ));
+    }
+    let machine = Arc::new(ServerMachine::new(c.node_id, opts.engine.clone()));
+    let as_machine: Arc<dyn Machine> = Arc::clone(&machine) as Arc<dyn Machine>;
+    let sm = StateMachine::open_with(&opts.db.join("sm"), Some(as_machine))
+        .map_err(|e| format!("cannot open the state machine: {e}"))?;
+    let db = machine
+        .take_attached()
+        .ok_or("the state machine opened no database")?;
+    let cluster = Arc::new(Cluster {
+        opts: c.clone(),
+        dir: opts.db.clone(),
+        node: OnceLock::new(),
+        fence: Arc::default(),
+    });
+    Ok(((cluster, machine, sm), db))
+}
+
+/// Starts the node (binds its Raft address, joins or forms the cluster).
+pub async fn start_node(c: &Arc<Cluster>, sm: StateMachine) -> Result<(), String> {
+    let cfg = NodeConfig::new(c.me(), c.dir.clone(), c.opts.members.clone());
+    let node = Node::start_on(cfg, sm)
+        .await
+        .map_err(|e| format!("cannot start the cluster node: {e}"))?;
+    tokio::spawn(Arc::clone(&c.fence).run(Arc::downgrade(&node)));
+    c.set_node(node);
+    Ok(())
+}
+
+/// A running node's cluster state. See the [module docs](self).
+pub struct Cluster {
+    pub opts: ClusterOptions,
+    dir: PathBuf,
+    node: OnceLock<Arc<Node>>,
+    /// The read-index rounds, shared by every connection.
+    pub fence: Arc<fence::Fence>,
+}
+
+impl Cluster {
+    pub(crate) fn set_node(&self, node: Arc<Node>) {
+        let _ = self.node.set(node);
+    }
+
+    /// The node, once it has started (it starts before any client is
+    /// served).
+    pub fn node(&self) -> Option<&Arc<Node>> {
+        self.node.get()
+    }
+
+    pub fn me(&self) -> NodeId {
+        self.opts.node_id
+    }
+
+    /// The leader as this node knows it, and whether it is this node.
+    pub fn leader(&self) -> Option<(NodeId, Member)> {
+        let node = self.node()?;
+        let metrics = node.raft().metrics().borrow().clone();
+        let id = metrics.current_leader?;
+        let member = metrics
+            .membership_config
+            .membership()
+            .get_node(&id)
+            .cloned()?;
+        Some((id, member))
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.node().is_some_and(|n| n.leader() == Some(self.me()))
+    }
+}

@@ -1,0 +1,230 @@
+//! Running commands in a cluster: proposing writes to the log and waiting
+//! for the state machine's replies, the read-index round before reads,
+//! `WATCH` and `EXEC`, and the routing check every request passes
+//! (`session::execute` calls [`refusal`] first).
+//!
+//! Connection code runs on tokio's worker threads inside
+//! `block_in_place` (`conn::on_engine` in cluster mode), so waiting for
+//! the cluster here blocks one connection, not the runtime.
+//!
+//! * **Owns**: nothing; a session's `readonly`, `fenced` and `watched`.
+
+use std::time::Duration;
+
+use slsm_raft::{Command, OpResult, WriteError};
+
+use super::proposal::{decode_replies, digest, Body, Proposal};
+use super::route::{class, redirect, Class};
+use super::Cluster;
+use crate::resp::{Reply, Request};
+use crate::session::Session;
+use crate::store::{wall_ms, Value};
+use crate::Shared;
+
+/// Runs `fut` to its end from connection code (see the module docs), or
+/// gives up after `timeout`.
+fn wait<T>(timeout: Duration, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    let handle = tokio::runtime::Handle::current();
+    handle.block_on(async { tokio::time::timeout(timeout, fut).await.ok() })
+}
+
+fn refused(c: &Cluster, req: &Request, e: WriteError) -> Reply {
+    match e {
+        WriteError::NotLeader(Some((_, m))) => redirect(req, Some(&m.client)),
+        WriteError::NotLeader(None) => redirect(req, None),
+        WriteError::Failed(why) => {
+            let _ = c;
+            Reply::err(format!("CLUSTERDOWN {why}"))
+        }
+    }
+}
+
+fn clone_error(e: &WriteError) -> WriteError {
+    match e {
+        WriteError::NotLeader(l) => WriteError::NotLeader(l.clone()),
+        WriteError::Failed(why) => WriteError::Failed(why.clone()),
+    }
+}
+
+fn timed_out() -> Reply {
+    Reply::err("TRYAGAIN the cluster did not confirm in time; a write may still apply")
+}
+
+/// Proposes `body` and returns the state machine's replies (or the one
+/// error every command of it gets).
+pub fn propose(s: &Shared, c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
+    let first = match &body {
+        Body::Commands(reqs) => reqs.first().cloned().unwrap_or_default(),
+        Body::Exec { queued, .. } => queued.first().cloned().unwrap_or_default(),
+    };
+    let Some(node) = c.node() else {
+        return Err(redirect(&first, None));
+    };
+    let bytes = Proposal {
+        origin: c.me(),
+        body,
+    }
+    .encode();
+    let cmd = Command::app(wall_ms(), bytes);
+    let _ = s;
+    match wait(c.opts.timeout, node.write(cmd)) {
+        None => Err(timed_out()),
+        Some(Err(e)) => Err(refused(c, &first, e)),
+        Some(Ok(response)) => match response.results.as_slice() {
+            [OpResult::App(bytes)] => decode_replies(bytes)
+                .ok_or_else(|| Reply::err("ERR the state machine's reply is unreadable")),
+            _ => Err(Reply::err("ERR the state machine gave no reply")),
+        },
+    }
+}
+
+/// Proposes the single write `req`: its reply.
+pub fn propose_one(s: &Shared, c: &Cluster, req: Request) -> Reply {
+    let req = match resolve_evalsha(s, req) {
+        Ok(req) => req,
+        Err(reply) => return reply,
+    };
+    match propose(s, c, Body::Commands(vec![req])) {
+        Ok(mut replies) if replies.len() == 1 => replies.pop().unwrap_or(Reply::Null),
+        Ok(_) => Reply::err("ERR the state machine gave no reply"),
+        Err(reply) => reply,
+    }
+}
+
+/// True for a request the pipeline may propose with its neighbours in one
+/// entry (`Body::Commands`): a well-formed data command that writes and
+/// cannot block.
+pub fn groupable(req: &Request) -> bool {
+    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+    crate::commands::arity(&name).is_some()
+        && crate::shape::refused(&name, req).is_none()
+        && class(&name, req) == Class::Write
+        && !crate::collections::blocking::may_block(&name, req)
+}
+
+/// Proposes a pipeline's run of [`groupable`] writes as one entry: a reply
+/// for each.
+pub fn propose_group(s: &Shared, c: &Cluster, group: Vec<Request>) -> Vec<Reply> {
+    let n = group.len();
+    match propose(s, c, Body::Commands(group)) {
+        Ok(replies) if replies.len() == n => replies,
+        Ok(_) => vec![Reply::err("ERR the state machine gave no reply"); n],
+        Err(reply) => vec![reply; n],
+    }
+}
+
+/// `EVALSHA` travels as the `EVAL` of its body, which every node has then
+/// (a follower's script cache need not hold what the leader's does).
+fn resolve_evalsha(s: &Shared, mut req: Request) -> Result<Request, Reply> {
+    if !req[0].eq_ignore_ascii_case(b"evalsha") || req.len() < 2 {
+        return Ok(req);
+    }
+    let sha = String::from_utf8_lossy(&req[1]).to_ascii_lowercase();
+    match s.scripts.body_of(&sha) {
+        Some(body) => {
+            req[0] = b"EVAL".to_vec();
+            req[1] = body.to_vec();
+            Ok(req)
+        }
+        None => Err(Reply::err("NOSCRIPT No matching script. Please use EVAL.")),
+    }
+}
+
+/// The read-index round: returns once a linearizable read may run here.
+pub fn barrier(c: &Cluster, req: &Request) -> Result<(), Reply> {
+    let Some(node) = c.node() else {
+        return Err(redirect(req, None));
+    };
+    let _ = node;
+    match wait(c.opts.timeout, c.fence.pass()) {
+        None => Err(timed_out()),
+        Some(Err(e)) => Err(refused(c, req, clone_error(&e))),
+        Some(Ok(())) => Ok(()),
+    }
+}
+
+/// What a request must get instead of running here, if anything: the
+/// redirect of a node that is not the leader, or the error of a read-index
+/// round that failed. A read on the leader runs after one round per batch
+/// of the connection's requests (`Session::fenced`).
+pub fn refusal(c: &Cluster, session: &mut Session, name: &str, req: &Request) -> Option<Reply> {
+    let class = class(name, req);
+    if class == Class::Anywhere {
+        return None;
+    }
+    if !c.is_leader() {
+        if class == Class::Read && session.readonly {
+            return None;
+        }
+        return Some(redirect(req, c.leader().map(|(_, m)| m.client).as_deref()));
+    }
+    if class == Class::Read && session.queued.is_none() && !session.fenced {
+        if let Err(reply) = barrier(c, req) {
+            return Some(reply);
+        }
+        session.fenced = true;
+    }
+    None
+}
+
+/// `WATCH` in a cluster: each key's live value as a linearizable read
+/// finds it, kept as a digest for `EXEC`'s entry.
+pub fn watch(s: &Shared, c: &Cluster, session: &mut Session, keys: &[Vec<u8>]) -> Reply {
+    if let Err(reply) = barrier(c, &[b"watch".to_vec()].to_vec()) {
+        return reply;
+    }
+    let ks = s.store.keyspace();
+    let now = crate::store::now_ms();
+    for key in keys {
+        if session.watched.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        let stored = match ks.get(key) {
+            Ok(v) => v.filter(|v| Value::decode(v, now).is_some()),
+            Err(e) => return Reply::err(format!("ERR {e}")),
+        };
+        session
+            .watched
+            .push((key.clone(), digest(stored.as_deref())));
+    }
+    Reply::ok()
+}
+
+/// `EXEC` in a cluster: the queue as one entry (see `Body::Exec`).
+pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
+    let Some(queue) = session.queued.take() else {
+        return Reply::err("ERR EXEC without MULTI");
+    };
+    let watched = std::mem::take(&mut session.watched);
+    session.watch = None;
+    if session.queue_failed {
+        return Reply::err("EXECABORT Transaction discarded because of previous errors.");
+    }
+    let mut queued = Vec::with_capacity(queue.len());
+    let mut local = Vec::with_capacity(queue.len());
+    for req in queue.requests() {
+        let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+        let data = crate::commands::arity(&name).is_some()
+            || crate::scripting::is_eval(&name)
+            || name == "publish"
+            || name == "spublish";
+        local.push(match data {
+            true => None,
+            false => Some(crate::session::control(s, session, &name, req.clone()).0),
+        });
+        match resolve_evalsha(s, req.clone()) {
+            Ok(req) => queued.push(req),
+            Err(reply) => return reply,
+        }
+    }
+    let body = Body::Exec {
+        watched,
+        queued,
+        local,
+    };
+    match propose(s, c, body) {
+        Ok(mut replies) if replies.len() == 1 => replies.pop().unwrap_or(Reply::NullArray),
+        Ok(_) => Reply::err("ERR the state machine gave no reply"),
+        Err(reply) => reply,
+    }
+}
