@@ -99,7 +99,7 @@ pub fn run_some(
                 shared
                     .commands
                     .fetch_add(group.len() as u64, Ordering::Relaxed);
-                for reply in cluster::propose_group(shared, c, group) {
+                for reply in cluster::propose_group(c, group) {
                     reply.encode(session.proto, out);
                 }
                 continue;

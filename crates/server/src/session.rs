@@ -265,7 +265,7 @@ pub(crate) fn control(
         s.monitors.feed(name, &req, Some(&session.client.addr));
     }
     if let Some(c) = &s.cluster {
-        if let Some(reply) = clustered(s, c, session, name, &req) {
+        if let Some(reply) = crate::cluster::run::clustered(s, c, session, name, &req) {
             crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
             return (reply, Then::Continue);
         }
@@ -369,41 +369,6 @@ pub(crate) fn control(
     };
     crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
     (reply, Then::Continue)
-}
-
-/// What a command does differently in a cluster (`crate::cluster`), if
-/// anything: the cluster's own commands, and the writes that are not data
-/// commands (`run_data` proposes those).
-fn clustered(
-    s: &Shared,
-    c: &crate::cluster::Cluster,
-    session: &mut Session,
-    name: &str,
-    req: &Request,
-) -> Option<Reply> {
-    use crate::cluster::{commands as cc, run};
-    Some(match name {
-        "cluster" => cc::cluster(c, req),
-        "raft" => cc::raft(c, req),
-        "role" => cc::role(c),
-        "readonly" | "readwrite" | "asking" => cc::connection_mode(session, name),
-        "eval" | "evalsha" | "fcall" | "flushall" | "flushdb" => {
-            run::propose_one(s, c, req.clone())
-        }
-        "function"
-            if crate::cluster::route::class(name, req) == crate::cluster::route::Class::Write =>
-        {
-            run::propose_one(s, c, req.clone())
-        }
-        "watch" if session.queued.is_none() => run::watch(s, c, session, &req[1..]),
-        "exec" => {
-            session.in_exec = true;
-            let reply = run::exec(s, c, session);
-            session.in_exec = false;
-            reply
-        }
-        _ => return None,
-    })
 }
 
 /// A data command outside MULTI: straight, atomically when it reads

@@ -1,12 +1,14 @@
 //! Applying a command's ops to the state machine's write batch, the same
-//! way on every node.
+//! way on every node, and one `apply` call's batch and bookkeeping
+//! ([`Applying`]).
 
 use std::collections::HashMap;
 
 use slsm::{Db, WriteBatch};
 
-use super::sm_err;
-use crate::types::{Command, Op, OpResult, Response, StorageError};
+use super::{sm_err, Current, APPLIED, CLOCK, MEMBERSHIP};
+use crate::machine::{Machine, Stamp};
+use crate::types::{Command, LogId, Op, OpResult, Response, StorageError, StoredMembership};
 
 /// Applies one command's ops to `batch`; `pending` holds what earlier ops
 /// of the same `apply` call wrote (the batch is not readable yet).
@@ -63,4 +65,90 @@ fn incremented(value: Option<&[u8]>, by: i64) -> Result<i64, &'static str> {
     };
     now.checked_add(by)
         .ok_or("increment or decrement would overflow")
+}
+
+/// One `apply` call's progress: the built-in ops' batch, and the
+/// bookkeeping not yet committed.
+pub(super) struct Applying {
+    pub(super) batch: WriteBatch,
+    pub(super) pending: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    pub(super) last: Option<LogId>,
+    pub(super) membership: Option<StoredMembership>,
+    pub(super) clock: u64,
+    /// Entries since the last commit.
+    pub(super) dirty: bool,
+}
+
+impl Applying {
+    pub(super) fn new(clock: u64) -> Applying {
+        Applying {
+            batch: WriteBatch::new(),
+            pending: HashMap::new(),
+            last: None,
+            membership: None,
+            clock,
+            dirty: false,
+        }
+    }
+
+    /// The rows that record `last` (and a new membership) as applied.
+    fn stamp_rows(&mut self) -> Result<crate::machine::Rows, StorageError> {
+        let mut rows = vec![
+            (
+                APPLIED,
+                bincode::serialize(&self.last).map_err(|e| sm_err(&*e))?,
+            ),
+            (CLOCK, self.clock.to_be_bytes().to_vec()),
+        ];
+        if let Some(m) = self.membership.take() {
+            rows.push((MEMBERSHIP, bincode::serialize(&m).map_err(|e| sm_err(&*e))?));
+        }
+        Ok(rows)
+    }
+
+    /// Commits the batch of the entries since the last commit, with their
+    /// stamp.
+    pub(super) fn commit(&mut self, cur: &Current) -> Result<(), StorageError> {
+        if !self.dirty {
+            return Ok(());
+        }
+        let rows = self.stamp_rows()?;
+        let mut batch = std::mem::take(&mut self.batch);
+        for (k, v) in rows {
+            batch.put_in(&cur.meta, k, v);
+        }
+        cur.db.write(batch).map_err(|e| sm_err(&e))?;
+        self.pending.clear();
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Has `machine` apply the application's command of the entry `last`,
+    /// its effects committed with its stamp (written alone if it wrote
+    /// nothing).
+    pub(super) fn apply_app(
+        &mut self,
+        cur: &Current,
+        machine: &dyn Machine,
+        bytes: &[u8],
+    ) -> Result<Response, StorageError> {
+        let stamp = Stamp {
+            clock: self.clock,
+            index: self.last.map_or(0, |id| id.index),
+            meta: &cur.meta,
+            rows: self.stamp_rows()?,
+            written: std::cell::Cell::new(false),
+        };
+        let answer = machine
+            .apply(&cur.db, bytes, &stamp)
+            .map_err(|e| sm_err(&e))?;
+        if !stamp.written.get() {
+            let mut batch = WriteBatch::new();
+            stamp.put_in_batch(&mut batch);
+            cur.db.write(batch).map_err(|e| sm_err(&e))?;
+        }
+        Ok(Response {
+            results: vec![crate::types::OpResult::App(answer)],
+        })
+    }
 }

@@ -21,7 +21,6 @@
 //! * **Thread safety**: clones share one state; reads ([`StateMachine::get`])
 //!   may run beside `apply` and snapshot builds.
 
-use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -29,14 +28,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use openraft::{AnyError, EntryPayload, StorageIOError};
-use slsm::{Db, Keyspace, Options, WriteBatch};
+use slsm::{Db, Keyspace, Options};
 
 mod apply;
 mod raft;
 
-use apply::apply_command;
+use apply::{apply_command, Applying};
 
-use crate::machine::{Machine, Stamp};
+use crate::machine::Machine;
 use crate::snapshot;
 use crate::types::{Entry, LogId, Response, SnapshotMeta, StorageError, StoredMembership};
 
@@ -295,92 +294,6 @@ impl StateMachine {
         run.commit(&cur)?;
         self.shared.clock.store(run.clock, Ordering::Release);
         Ok(responses)
-    }
-}
-
-/// One `apply` call's progress: the built-in ops' batch, and the
-/// bookkeeping not yet committed.
-struct Applying {
-    batch: WriteBatch,
-    pending: HashMap<Vec<u8>, Option<Vec<u8>>>,
-    last: Option<LogId>,
-    membership: Option<StoredMembership>,
-    clock: u64,
-    /// Entries since the last commit.
-    dirty: bool,
-}
-
-impl Applying {
-    fn new(clock: u64) -> Applying {
-        Applying {
-            batch: WriteBatch::new(),
-            pending: HashMap::new(),
-            last: None,
-            membership: None,
-            clock,
-            dirty: false,
-        }
-    }
-
-    /// The rows that record `last` (and a new membership) as applied.
-    fn stamp_rows(&mut self) -> Result<crate::machine::Rows, StorageError> {
-        let mut rows = vec![
-            (
-                APPLIED,
-                bincode::serialize(&self.last).map_err(|e| sm_err(&*e))?,
-            ),
-            (CLOCK, self.clock.to_be_bytes().to_vec()),
-        ];
-        if let Some(m) = self.membership.take() {
-            rows.push((MEMBERSHIP, bincode::serialize(&m).map_err(|e| sm_err(&*e))?));
-        }
-        Ok(rows)
-    }
-
-    /// Commits the batch of the entries since the last commit, with their
-    /// stamp.
-    fn commit(&mut self, cur: &Current) -> Result<(), StorageError> {
-        if !self.dirty {
-            return Ok(());
-        }
-        let rows = self.stamp_rows()?;
-        let mut batch = std::mem::take(&mut self.batch);
-        for (k, v) in rows {
-            batch.put_in(&cur.meta, k, v);
-        }
-        cur.db.write(batch).map_err(|e| sm_err(&e))?;
-        self.pending.clear();
-        self.dirty = false;
-        Ok(())
-    }
-
-    /// Has `machine` apply the application's command of the entry `last`,
-    /// its effects committed with its stamp (written alone if it wrote
-    /// nothing).
-    fn apply_app(
-        &mut self,
-        cur: &Current,
-        machine: &dyn Machine,
-        bytes: &[u8],
-    ) -> Result<Response, StorageError> {
-        let stamp = Stamp {
-            clock: self.clock,
-            index: self.last.map_or(0, |id| id.index),
-            meta: &cur.meta,
-            rows: self.stamp_rows()?,
-            written: std::cell::Cell::new(false),
-        };
-        let answer = machine
-            .apply(&cur.db, bytes, &stamp)
-            .map_err(|e| sm_err(&e))?;
-        if !stamp.written.get() {
-            let mut batch = WriteBatch::new();
-            stamp.put_in_batch(&mut batch);
-            cur.db.write(batch).map_err(|e| sm_err(&e))?;
-        }
-        Ok(Response {
-            results: vec![crate::types::OpResult::App(answer)],
-        })
     }
 }
 

@@ -341,7 +341,7 @@ pub fn raft(c: &Cluster, req: &Request) -> Reply {
             if !c.is_leader() {
                 return super::route::redirect(req, c.leader().map(|(_, m)| m.client).as_deref());
             }
-            change(node, async move {
+            change(async move {
                 node.raft()
                     .add_learner(id, member, true)
                     .await
@@ -360,7 +360,7 @@ pub fn raft(c: &Cluster, req: &Request) -> Reply {
             if !c.is_leader() {
                 return super::route::redirect(req, c.leader().map(|(_, m)| m.client).as_deref());
             }
-            change(node, async move {
+            change(async move {
                 node.raft()
                     .change_membership(ChangeMembers::RemoveVoters([id].into()), false)
                     .await
@@ -382,10 +382,7 @@ fn parse_id(arg: &[u8]) -> Option<NodeId> {
 
 /// Runs a membership change to its end (a learner's catch-up may take a
 /// while: no timeout but the client's).
-fn change(
-    _node: &slsm_raft::Node,
-    fut: impl std::future::Future<Output = Result<(), String>>,
-) -> Reply {
+fn change(fut: impl std::future::Future<Output = Result<(), String>>) -> Reply {
     match tokio::runtime::Handle::current().block_on(fut) {
         Ok(()) => Reply::ok(),
         Err(e) => Reply::err(format!("ERR membership change failed: {e}")),

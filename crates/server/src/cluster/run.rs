@@ -28,14 +28,11 @@ fn wait<T>(timeout: Duration, fut: impl std::future::Future<Output = T>) -> Opti
     handle.block_on(async { tokio::time::timeout(timeout, fut).await.ok() })
 }
 
-fn refused(c: &Cluster, req: &Request, e: WriteError) -> Reply {
+fn refused(req: &Request, e: WriteError) -> Reply {
     match e {
         WriteError::NotLeader(Some((_, m))) => redirect(req, Some(&m.client)),
         WriteError::NotLeader(None) => redirect(req, None),
-        WriteError::Failed(why) => {
-            let _ = c;
-            Reply::err(format!("CLUSTERDOWN {why}"))
-        }
+        WriteError::Failed(why) => Reply::err(format!("CLUSTERDOWN {why}")),
     }
 }
 
@@ -52,7 +49,7 @@ fn timed_out() -> Reply {
 
 /// Proposes `body` and returns the state machine's replies (or the one
 /// error every command of it gets).
-pub fn propose(s: &Shared, c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
+pub fn propose(c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
     let first = match &body {
         Body::Commands(reqs) => reqs.first().cloned().unwrap_or_default(),
         Body::Exec { queued, .. } => queued.first().cloned().unwrap_or_default(),
@@ -66,10 +63,9 @@ pub fn propose(s: &Shared, c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply>
     }
     .encode();
     let cmd = Command::app(wall_ms(), bytes);
-    let _ = s;
     match wait(c.opts.timeout, node.write(cmd)) {
         None => Err(timed_out()),
-        Some(Err(e)) => Err(refused(c, &first, e)),
+        Some(Err(e)) => Err(refused(&first, e)),
         Some(Ok(response)) => match response.results.as_slice() {
             [OpResult::App(bytes)] => decode_replies(bytes)
                 .ok_or_else(|| Reply::err("ERR the state machine's reply is unreadable")),
@@ -84,7 +80,7 @@ pub fn propose_one(s: &Shared, c: &Cluster, req: Request) -> Reply {
         Ok(req) => req,
         Err(reply) => return reply,
     };
-    match propose(s, c, Body::Commands(vec![req])) {
+    match propose(c, Body::Commands(vec![req])) {
         Ok(mut replies) if replies.len() == 1 => replies.pop().unwrap_or(Reply::Null),
         Ok(_) => Reply::err("ERR the state machine gave no reply"),
         Err(reply) => reply,
@@ -104,9 +100,9 @@ pub fn groupable(req: &Request) -> bool {
 
 /// Proposes a pipeline's run of [`groupable`] writes as one entry: a reply
 /// for each.
-pub fn propose_group(s: &Shared, c: &Cluster, group: Vec<Request>) -> Vec<Reply> {
+pub fn propose_group(c: &Cluster, group: Vec<Request>) -> Vec<Reply> {
     let n = group.len();
-    match propose(s, c, Body::Commands(group)) {
+    match propose(c, Body::Commands(group)) {
         Ok(replies) if replies.len() == n => replies,
         Ok(_) => vec![Reply::err("ERR the state machine gave no reply"); n],
         Err(reply) => vec![reply; n],
@@ -132,13 +128,12 @@ fn resolve_evalsha(s: &Shared, mut req: Request) -> Result<Request, Reply> {
 
 /// The read-index round: returns once a linearizable read may run here.
 pub fn barrier(c: &Cluster, req: &Request) -> Result<(), Reply> {
-    let Some(node) = c.node() else {
+    if c.node().is_none() {
         return Err(redirect(req, None));
-    };
-    let _ = node;
+    }
     match wait(c.opts.timeout, c.fence.pass()) {
         None => Err(timed_out()),
-        Some(Err(e)) => Err(refused(c, req, clone_error(&e))),
+        Some(Err(e)) => Err(refused(req, clone_error(&e))),
         Some(Ok(())) => Ok(()),
     }
 }
@@ -222,9 +217,37 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
         queued,
         local,
     };
-    match propose(s, c, body) {
+    match propose(c, body) {
         Ok(mut replies) if replies.len() == 1 => replies.pop().unwrap_or(Reply::NullArray),
         Ok(_) => Reply::err("ERR the state machine gave no reply"),
         Err(reply) => reply,
     }
+}
+
+/// What a command does differently in a cluster (`crate::cluster`), if
+/// anything: the cluster's own commands, and the writes that are not data
+/// commands (`run_data` proposes those).
+pub(crate) fn clustered(
+    s: &Shared,
+    c: &Cluster,
+    session: &mut Session,
+    name: &str,
+    req: &Request,
+) -> Option<Reply> {
+    Some(match name {
+        "cluster" => super::commands::cluster(c, req),
+        "raft" => super::commands::raft(c, req),
+        "role" => super::commands::role(c),
+        "readonly" | "readwrite" | "asking" => super::commands::connection_mode(session, name),
+        "eval" | "evalsha" | "fcall" | "flushall" | "flushdb" => propose_one(s, c, req.clone()),
+        "function" if class(name, req) == Class::Write => propose_one(s, c, req.clone()),
+        "watch" if session.queued.is_none() => watch(s, c, session, &req[1..]),
+        "exec" => {
+            session.in_exec = true;
+            let reply = exec(s, c, session);
+            session.in_exec = false;
+            reply
+        }
+        _ => return None,
+    })
 }
