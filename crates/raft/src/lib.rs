@@ -17,6 +17,7 @@ pub mod log_store;
 pub mod machine;
 pub mod network;
 pub mod node;
+pub mod proposals;
 pub mod snapshot;
 pub mod state_machine;
 pub mod types;

@@ -18,12 +18,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use openraft::error::{ClientWriteError, ForwardToLeader, RaftError};
+use openraft::error::{ForwardToLeader, RaftError};
 use openraft::{Config, SnapshotPolicy};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use crate::network::{serve, Network};
+use crate::proposals::Proposals;
 use crate::types::{Command, Member, NodeId, Raft, Response};
 use crate::{LogStore, Machine, StateMachine};
 
@@ -69,7 +70,7 @@ impl NodeConfig {
 }
 
 /// Why a write or a linearizable read was not done.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum WriteError {
     /// This node is not the leader; the leader, if one is known.
     NotLeader(Option<(NodeId, Member)>),
@@ -93,7 +94,7 @@ impl fmt::Display for WriteError {
 
 impl std::error::Error for WriteError {}
 
-fn not_leader(f: &ForwardToLeader<NodeId, Member>) -> WriteError {
+pub(crate) fn not_leader(f: &ForwardToLeader<NodeId, Member>) -> WriteError {
     WriteError::NotLeader(f.leader_id.zip(f.leader_node.clone()))
 }
 
@@ -101,6 +102,7 @@ fn not_leader(f: &ForwardToLeader<NodeId, Member>) -> WriteError {
 pub struct Node {
     id: NodeId,
     raft: Raft,
+    proposals: Proposals,
     sm: StateMachine,
     listener: JoinHandle<()>,
 }
@@ -163,6 +165,7 @@ impl Node {
         }
         Ok(Arc::new(Node {
             id: cfg.id,
+            proposals: Proposals::start(raft.clone()),
             raft,
             sm,
             listener,
@@ -191,12 +194,10 @@ impl Node {
 
     /// Replicates `cmd` and returns the state machine's answer once a
     /// majority has it durably and this node (the leader) applied it.
+    /// Writes made while earlier ones replicate share an entry with each
+    /// other (see `proposals`).
     pub async fn write(&self, cmd: Command) -> Result<Response, WriteError> {
-        match self.raft.client_write(cmd).await {
-            Ok(r) => Ok(r.data),
-            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => Err(not_leader(&f)),
-            Err(e) => Err(WriteError::Failed(e.to_string())),
-        }
+        self.proposals.write(cmd).await
     }
 
     /// Returns once this node has confirmed with a majority that it still

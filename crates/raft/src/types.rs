@@ -25,19 +25,38 @@ pub struct Command {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Op {
     /// Sets `key` to `value`.
-    Put { key: Vec<u8>, value: Vec<u8> },
+    Put {
+        #[serde(with = "serde_bytes")]
+        key: Vec<u8>,
+        #[serde(with = "serde_bytes")]
+        value: Vec<u8>,
+    },
     /// Removes `key`.
-    Delete { key: Vec<u8> },
+    Delete {
+        #[serde(with = "serde_bytes")]
+        key: Vec<u8>,
+    },
     /// Adds `by` to the decimal integer stored at `key` (absent: 0); the
     /// answer is the new value, or an error if the value is not an integer
     /// or the sum overflows (the key is then left unchanged).
-    Incr { key: Vec<u8>, by: i64 },
+    Incr {
+        #[serde(with = "serde_bytes")]
+        key: Vec<u8>,
+        by: i64,
+    },
     /// An application's command, applied by the node's [`Machine`]
     /// (`crate::machine`): opaque here. A command holding one holds
     /// nothing else ([`Command::app`] makes one).
     ///
     /// [`Machine`]: crate::machine::Machine
-    App(Vec<u8>),
+    App(#[serde(with = "serde_bytes")] Vec<u8>),
+    /// Commands proposed together (`Node::write` gathers the commands
+    /// that arrive while earlier ones are being replicated into one
+    /// entry, one sync of the log for them all): applied in order, each
+    /// as if it were an entry of its own; the answer is
+    /// [`OpResult::Batch`]. A command holding one holds nothing else
+    /// ([`Command::batch`] makes one).
+    Batch(Vec<Command>),
 }
 
 impl Command {
@@ -55,6 +74,33 @@ impl Command {
             [Op::App(bytes)] => Some(bytes),
             _ => None,
         }
+    }
+
+    /// `commands` as one command, at the latest of their clocks.
+    pub fn batch(commands: Vec<Command>) -> Command {
+        Command {
+            at_millis: commands.iter().map(|c| c.at_millis).max().unwrap_or(0),
+            ops: vec![Op::Batch(commands)],
+        }
+    }
+
+    /// The commands of a batch, if this is one.
+    pub fn batched(&self) -> Option<&[Command]> {
+        match self.ops.as_slice() {
+            [Op::Batch(commands)] => Some(commands),
+            _ => None,
+        }
+    }
+
+    /// About how many bytes the command takes in the log.
+    pub fn size_hint(&self) -> usize {
+        let op_size = |op: &Op| match op {
+            Op::Put { key, value } => key.len() + value.len(),
+            Op::Delete { key } | Op::Incr { key, .. } => key.len() + 8,
+            Op::App(bytes) => bytes.len(),
+            Op::Batch(commands) => commands.iter().map(Command::size_hint).sum(),
+        };
+        16 + self.ops.iter().map(|op| 8 + op_size(op)).sum::<usize>()
     }
 }
 
@@ -74,7 +120,9 @@ pub enum OpResult {
     /// The op changed nothing, and why (the same on every node).
     Error(String),
     /// The application's answer to an [`Op::App`].
-    App(Vec<u8>),
+    App(#[serde(with = "serde_bytes")] Vec<u8>),
+    /// The answer to each command of an [`Op::Batch`], in order.
+    Batch(Vec<Response>),
 }
 
 /// A member of the cluster: where its peers reach it (`raft`) and where

@@ -8,7 +8,7 @@ pub enum Reply {
     Simple(String),
     Error(String),
     Int(i64),
-    Bulk(Vec<u8>),
+    Bulk(#[serde(with = "serde_bytes")] Vec<u8>),
     /// A missing bulk string (`$-1` / `_`).
     Null,
     /// A missing array (`*-1` / `_`): EXEC after a WATCH conflict.

@@ -54,8 +54,20 @@ pub fn linearizable(ops: &[Op]) -> bool {
         .cloned()
         .collect();
     let words = ops.len().div_ceil(64);
-    let mut seen = HashSet::new();
-    search(&ops, &mut vec![0u64; words], None, &mut seen)
+    // The search goes one call deeper per operation: a soak's history of
+    // tens of thousands needs more than a test thread's 2 MiB of stack
+    // (the reservation is address space; pages are taken as used).
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn_scoped(scope, || {
+                let mut seen = HashSet::new();
+                search(&ops, &mut vec![0u64; words], None, &mut seen)
+            })
+            .expect("a thread for the search")
+            .join()
+            .unwrap_or(false)
+    })
 }
 
 fn is_done(done: &[u64], i: usize) -> bool {

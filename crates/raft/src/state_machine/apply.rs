@@ -6,9 +6,13 @@ use std::collections::HashMap;
 
 use slsm::{Db, WriteBatch};
 
-use super::{sm_err, Current, APPLIED, CLOCK, MEMBERSHIP};
+use super::{sm_err, Current, APPLIED, CLOCK, MEMBERSHIP, PARTIAL};
 use crate::machine::{Machine, Stamp};
 use crate::types::{Command, LogId, Op, OpResult, Response, StorageError, StoredMembership};
+
+/// What a command of a batch applied before a restart answers: nobody
+/// waits for it any more (its proposer's call ended with the restart).
+const APPLIED_BEFORE: &str = "applied before the node restarted";
 
 /// Applies one command's ops to `batch`; `pending` holds what earlier ops
 /// of the same `apply` call wrote (the batch is not readable yet).
@@ -49,6 +53,8 @@ pub(super) fn apply_command(
             // Only alone in its command, and only with a machine
             // (`StateMachine::apply_blocking` takes those).
             Op::App(_) => OpResult::Error("no application applies this command here".into()),
+            // Only alone in its entry's command (`Applying::apply_batch`).
+            Op::Batch(_) => OpResult::Error("a batch inside a command".into()),
         });
     }
     Ok(Response { results })
@@ -75,6 +81,9 @@ pub(super) struct Applying {
     pub(super) last: Option<LogId>,
     pub(super) membership: Option<StoredMembership>,
     pub(super) clock: u64,
+    /// The entry being applied, and how many of its batch's commands are
+    /// applied, while a batch is applied part by part.
+    pub(super) partial: Option<(u64, u64)>,
     /// Entries since the last commit.
     pub(super) dirty: bool,
 }
@@ -87,21 +96,25 @@ impl Applying {
             last: None,
             membership: None,
             clock,
+            partial: None,
             dirty: false,
         }
     }
 
     /// The rows that record `last` (and a new membership) as applied.
+    /// Before the first entry of an `apply` call, `last` is unknown here
+    /// and the stored id stays; a batch's progress is stored with each
+    /// stamp (none once an entry is whole).
     fn stamp_rows(&mut self) -> Result<crate::machine::Rows, StorageError> {
         let mut rows = vec![
-            (
-                APPLIED,
-                bincode::serialize(&self.last).map_err(|e| sm_err(&*e))?,
-            ),
             (CLOCK, self.clock.to_be_bytes().to_vec()),
+            (PARTIAL, ser(&self.partial)?),
         ];
+        if self.last.is_some() {
+            rows.push((APPLIED, ser(&self.last)?));
+        }
         if let Some(m) = self.membership.take() {
-            rows.push((MEMBERSHIP, bincode::serialize(&m).map_err(|e| sm_err(&*e))?));
+            rows.push((MEMBERSHIP, ser(&m)?));
         }
         Ok(rows)
     }
@@ -151,4 +164,79 @@ impl Applying {
             results: vec![crate::types::OpResult::App(answer)],
         })
     }
+
+    /// Applies the commands of the batch entry `id`, each as an entry of
+    /// its own would be: built-in ops into the pending batch, an
+    /// application's command in its own commit whose stamp records how
+    /// far the entry got, so a crash in the middle resumes after the last
+    /// command committed (the entry counts as applied only with its last).
+    pub(super) fn apply_batch(
+        &mut self,
+        cur: &Current,
+        machine: Option<&dyn Machine>,
+        id: LogId,
+        commands: &[Command],
+    ) -> Result<Response, StorageError> {
+        let done = applied_part(cur, id.index)?;
+        let mut answers = Vec::with_capacity(commands.len());
+        let mut last_committed = false;
+        for (i, cmd) in commands.iter().enumerate() {
+            self.clock = self.clock.max(cmd.at_millis);
+            if (i as u64) < done {
+                answers.push(Response {
+                    results: vec![OpResult::Error(APPLIED_BEFORE.into())],
+                });
+                continue;
+            }
+            let whole = i + 1 == commands.len();
+            last_committed = false;
+            match (cmd.app_bytes(), machine) {
+                (Some(bytes), Some(machine)) => {
+                    self.commit(cur)?;
+                    if whole {
+                        self.last = Some(id);
+                        self.partial = None;
+                    } else {
+                        self.partial = Some((id.index, i as u64 + 1));
+                    }
+                    answers.push(self.apply_app(cur, machine, bytes)?);
+                    self.partial = None;
+                    last_committed = true;
+                }
+                _ => {
+                    answers.push(apply_command(
+                        &cur.db,
+                        &mut self.batch,
+                        &mut self.pending,
+                        cmd,
+                    )?);
+                    self.dirty = true;
+                }
+            }
+        }
+        if !last_committed {
+            self.last = Some(id);
+            self.dirty = true;
+        }
+        Ok(Response {
+            results: vec![OpResult::Batch(answers)],
+        })
+    }
+}
+
+/// How many commands of the batch entry `index` were applied before a
+/// restart (0 if none, or if the stored progress is of another entry).
+fn applied_part(cur: &Current, index: u64) -> Result<u64, StorageError> {
+    let Some(bytes) = cur.meta.get(PARTIAL).map_err(|e| sm_err(&e))? else {
+        return Ok(0);
+    };
+    let partial: Option<(u64, u64)> = bincode::deserialize(&bytes).map_err(|e| sm_err(&*e))?;
+    Ok(match partial {
+        Some((i, done)) if i == index => done,
+        _ => 0,
+    })
+}
+
+fn ser<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {
+    bincode::serialize(value).map_err(|e| sm_err(&*e))
 }

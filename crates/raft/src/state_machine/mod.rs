@@ -43,6 +43,9 @@ const APPLIED: &[u8] = b"applied";
 const MEMBERSHIP: &[u8] = b"membership";
 /// The replicated clock (see `Stamp::clock`), u64 big endian.
 const CLOCK: &[u8] = b"clock";
+/// How far a batch entry was applied when its application's commands are
+/// committed one by one: `Option<(index, commands applied)>`, bincode.
+const PARTIAL: &[u8] = b"partial";
 const META_KEYSPACE: &str = "raft";
 
 /// The open database and its metadata keyspace.
@@ -267,6 +270,11 @@ impl StateMachine {
         let mut responses = Vec::with_capacity(entries.len());
         for entry in entries {
             if let EntryPayload::Normal(cmd) = &entry.payload {
+                if let Some(commands) = cmd.batched() {
+                    let machine = self.shared.machine.as_deref();
+                    responses.push(run.apply_batch(&cur, machine, entry.log_id, commands)?);
+                    continue;
+                }
                 if let (Some(bytes), Some(machine)) = (cmd.app_bytes(), &self.shared.machine) {
                     // Earlier entries' batch first: the machine's commit
                     // carries this entry's stamp.

@@ -23,7 +23,7 @@ pub enum Body {
     /// each with its own reply, committed together: atomic, which is more
     /// than Redis promises between pipelined commands and never less.
     /// `FLUSHALL`, `FLUSHDB` and `FUNCTION` are always alone in theirs.
-    Commands(Vec<Request>),
+    Commands(#[serde(with = "requests")] Vec<Request>),
     /// `EXEC`: the queued commands, atomically, unless a watched key's
     /// value is no longer what `WATCH` read (`watched`: each key and a
     /// digest of its live stored bytes, `None` when it was missing), which
@@ -32,6 +32,7 @@ pub enum Body {
     /// leader gave it; data commands have `None` there.
     Exec {
         watched: Vec<(Vec<u8>, Option<u64>)>,
+        #[serde(with = "requests")]
         queued: Vec<Request>,
         local: Vec<Option<Reply>>,
     },
@@ -55,6 +56,31 @@ pub fn encode_replies(replies: &[Reply]) -> Vec<u8> {
 
 pub fn decode_replies(bytes: &[u8]) -> Option<Vec<Reply>> {
     bincode::deserialize(bytes).ok()
+}
+
+/// Requests as sequences of byte strings (`serde_bytes`: one copy per
+/// argument, the same bincode bytes as `Vec<Vec<u8>>`).
+mod requests {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_bytes::{ByteBuf, Bytes};
+
+    use crate::resp::Request;
+
+    pub fn serialize<S: Serializer>(reqs: &[Request], s: S) -> Result<S::Ok, S::Error> {
+        let wire: Vec<Vec<&Bytes>> = reqs
+            .iter()
+            .map(|r| r.iter().map(|a| Bytes::new(a)).collect())
+            .collect();
+        wire.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Request>, D::Error> {
+        let wire: Vec<Vec<ByteBuf>> = Deserialize::deserialize(d)?;
+        Ok(wire
+            .into_iter()
+            .map(|r| r.into_iter().map(ByteBuf::into_vec).collect())
+            .collect())
+    }
 }
 
 /// The digest of a key's live stored bytes that `WATCH` records.
@@ -86,5 +112,18 @@ mod tests {
         ];
         assert_eq!(decode_replies(&encode_replies(&replies)).unwrap(), replies);
         assert!(Proposal::decode(b"\xff\xff").is_none());
+    }
+
+    #[test]
+    fn requests_encode_as_the_plain_byte_vectors_logs_already_hold() {
+        #[derive(Serialize)]
+        enum PlainBody {
+            Commands(Vec<Vec<Vec<u8>>>),
+        }
+        let reqs = vec![vec![b"SET".to_vec(), b"k".to_vec(), vec![0, 255]], vec![]];
+        assert_eq!(
+            bincode::serialize(&Body::Commands(reqs.clone())).unwrap(),
+            bincode::serialize(&PlainBody::Commands(reqs)).unwrap()
+        );
     }
 }

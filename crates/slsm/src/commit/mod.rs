@@ -13,7 +13,10 @@
 //!    one group (up to 1 MiB, all with the same WAL setting);
 //! 2. it stamps each batch with consecutive sequence numbers, appends one
 //!    WAL record per batch and hands them to the file system with one write
-//!    (and one sync if any member asked for it);
+//!    (and one sync if any member asked for it; the device flush runs with
+//!    the queue unlocked, so writers arriving meanwhile queue up for the
+//!    next group instead of blocking on the lock, and a `Db::sync` lets
+//!    other writes go on; see `sync_unlocked`);
 //! 3. the queue lock is released and every member inserts its own batch
 //!    into the memory run, in parallel ([`MemRun::apply`]);
 //! 4. when all have finished, the leader publishes the group's last
@@ -261,10 +264,8 @@ impl CommitPipeline {
 
     /// Syncs the log (`Db::sync`).
     pub fn sync_log(&self) -> Result<()> {
-        match self.queue.lock().log.writer() {
-            Some(log) => log.sync(),
-            None => Ok(()),
-        }
+        let mut q = self.queue.lock();
+        sync_unlocked(&mut q)
     }
 
     /// Syncs and trims the log for a clean close; later writes fail.
@@ -347,18 +348,41 @@ impl CommitPipeline {
     }
 
     /// Hands the records just appended to the file system, or makes them
-    /// durable if `sync`.
-    fn finish_log(&self, q: &mut Queue, logged: u64, sync: bool) -> Result<()> {
-        if let Some(log) = q.log.writer() {
-            if sync {
-                log.sync()?;
-            } else if logged > 0 {
-                log.flush()?;
-            }
+    /// durable if `sync` (the device flush runs with the queue unlocked:
+    /// the caller leads, so no other writer touches the log meanwhile).
+    fn finish_log(&self, q: &mut MutexGuard<'_, Queue>, logged: u64, sync: bool) -> Result<()> {
+        if sync {
+            sync_unlocked(q)?;
+        } else if let (Some(log), true) = (q.log.writer(), logged > 0) {
+            log.flush()?;
         }
         self.counters
             .wal_bytes_written
             .fetch_add(logged, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+/// Syncs the active log, running the device flush with `q` unlocked: the
+/// records are handed to the file system first (so nothing is buffered
+/// while unlocked), and only the queue's leader (or a `Db::sync`, which
+/// appends nothing) syncs, so no record is appended to the log until the
+/// sync's outcome is recorded. Writers arriving meanwhile queue up and
+/// share the next group's sync instead of blocking on the lock.
+fn sync_unlocked(q: &mut MutexGuard<'_, Queue>) -> Result<()> {
+    let pending = match q.log.writer() {
+        Some(log) => log.begin_sync()?,
+        None => None,
+    };
+    let Some(pending) = pending else {
+        return Ok(());
+    };
+    let outcome = MutexGuard::unlocked(q, || pending.run());
+    match q.log.writer() {
+        Some(log) => log.end_sync(pending, outcome),
+        // Closed meanwhile (closing syncs the log whole).
+        None => {
+            outcome.map_err(|e| crate::Error::io(std::path::Path::new("the write-ahead log"), e))
+        }
     }
 }

@@ -226,6 +226,21 @@ impl LogFile for MemLog {
         inode.synced = inode.data.len();
         Ok(())
     }
+    fn detached_sync(&self) -> Option<Arc<dyn super::LogSync>> {
+        Some(Arc::new(MemLogSync(Arc::clone(&self.node))))
+    }
+}
+
+/// [`MemLog`]'s syncs from another thread: the same bookkeeping.
+#[derive(Debug)]
+struct MemLogSync(Node);
+
+impl super::LogSync for MemLogSync {
+    fn sync(&self, upto: u64) -> io::Result<()> {
+        let mut inode = self.0.lock();
+        inode.synced = inode.synced.max((upto as usize).min(inode.data.len()));
+        Ok(())
+    }
 }
 
 /// A file open for reads: the bytes it had when opened (run files do not

@@ -74,6 +74,21 @@ pub trait LogFile: Send + Sync + Debug {
     /// Cuts the file to `len` bytes (dropping unused reserved space) and
     /// makes its data and size durable (`fsync`): the log is retired.
     fn truncate(&mut self, len: u64) -> io::Result<()>;
+    /// A handle that syncs this file from another thread while the writer
+    /// is not writing, if the file can be synced that way (the default:
+    /// it cannot, and every sync goes through [`sync`](Self::sync)).
+    fn detached_sync(&self) -> Option<Arc<dyn LogSync>> {
+        None
+    }
+}
+
+/// Makes a log file's bytes durable without the file's writer: the commit
+/// pipeline syncs a group's records with its queue unlocked, so writers
+/// arriving meanwhile line up for the next group (and `Db::sync` lets
+/// writes go on) instead of waiting on the lock for a device flush.
+pub trait LogSync: Send + Sync + Debug {
+    /// Makes bytes `[0, upto)` of the log durable (`fdatasync`).
+    fn sync(&self, upto: u64) -> io::Result<()>;
 }
 
 /// A file open for positional reads (run files). Every read is checked: a

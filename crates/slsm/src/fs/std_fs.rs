@@ -398,12 +398,57 @@ struct MappedLog {
     plain: bool,
     /// Writeback was started (and the pages unmapped) below this offset.
     writeback_started: u64,
+    /// The same file, for syncs from another thread (Linux only: elsewhere
+    /// pages written through the map need `msync` of the writer's map).
+    detached: Option<Arc<FileSync>>,
+}
+
+/// Syncs a log through its own descriptor (a `dup` of the writer's): on
+/// Linux `fdatasync` of any descriptor of the file writes back every dirty
+/// page of it, those written through the map included.
+///
+/// Every sync of the log, the writer's own too, goes through here one at a
+/// time, and a failure is remembered: the kernel reports a writeback error
+/// to one `fdatasync` of a file description only, so a second sync running
+/// beside a failed one, or after it, could report success for pages that
+/// were dropped.
+#[derive(Debug)]
+struct FileSync {
+    file: File,
+    failed: parking_lot::Mutex<Option<String>>,
+}
+
+impl super::LogSync for FileSync {
+    fn sync(&self, _upto: u64) -> io::Result<()> {
+        let mut failed = self.failed.lock();
+        if let Some(why) = failed.as_ref() {
+            return Err(io::Error::other(format!(
+                "an earlier sync of this log failed: {why}"
+            )));
+        }
+        let outcome = self.file.sync_data();
+        if let Err(e) = &outcome {
+            *failed = Some(e.to_string());
+        }
+        outcome
+    }
 }
 
 impl MappedLog {
     fn new(file: File) -> MappedLog {
+        let detached = if cfg!(target_os = "linux") {
+            file.try_clone().ok().map(|file| {
+                Arc::new(FileSync {
+                    file,
+                    failed: parking_lot::Mutex::new(None),
+                })
+            })
+        } else {
+            None
+        };
         MappedLog {
             file,
+            detached,
             map: None,
             guard: None,
             map_len: 0,
@@ -556,6 +601,9 @@ impl LogFile for MappedLog {
                 map.flush_range(from, end - from)?;
             }
         }
+        if let Some(detached) = &self.detached {
+            return super::LogSync::sync(&**detached, upto);
+        }
         #[cfg(target_os = "linux")]
         let _ = upto;
         self.file.sync_data()
@@ -566,5 +614,10 @@ impl LogFile for MappedLog {
         self.file.set_len(len)?;
         self.reserved = self.reserved.min(len);
         self.file.sync_all()
+    }
+    fn detached_sync(&self) -> Option<Arc<dyn super::LogSync>> {
+        self.detached
+            .as_ref()
+            .map(|s| Arc::clone(s) as Arc<dyn super::LogSync>)
     }
 }

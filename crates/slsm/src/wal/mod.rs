@@ -76,7 +76,7 @@ use crate::codec::mask_crc;
 mod tests;
 
 pub use reader::WalReader;
-pub use writer::WalWriter;
+pub use writer::{PendingSync, WalWriter};
 
 /// Magic bytes at the start of every WAL file.
 pub const WAL_MAGIC: [u8; 8] = *b"SLSMWAL\0";

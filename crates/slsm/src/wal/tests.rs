@@ -709,3 +709,90 @@ fn a_big_record_that_cannot_be_written_poisons_the_writer() {
     assert!(w.poisoned().is_some());
     assert!(w.flush().is_err());
 }
+
+/// A log on a fault-injecting in-memory file system, with `records`
+/// appended and synced.
+fn faulty_log(records: &[&[u8]]) -> (crate::fs::FaultFs, WalWriter) {
+    let fault = crate::fs::FaultFs::new(7);
+    let fs = fault.as_dyn();
+    fs.create_dir_all(Path::new("/db")).expect("mkdir");
+    let mut w = WalWriter::create_with(&*fs, Path::new("/db/000011.wal"), 11).expect("create");
+    for r in records {
+        w.append(r).expect("append");
+    }
+    w.sync().expect("sync");
+    (fault, w)
+}
+
+#[test]
+fn a_sync_begun_under_a_lock_runs_without_the_writer() {
+    let (_fault, mut w) = faulty_log(&[b"first"]);
+    assert!(
+        w.begin_sync().expect("begin").is_none(),
+        "nothing new to sync"
+    );
+    w.append(b"second").expect("append");
+    let pending = w.begin_sync().expect("begin").expect("a sync to run");
+    assert_eq!(
+        w.synced_len() + 8 + 6,
+        w.flushed_len(),
+        "flushed, not yet synced"
+    );
+    let outcome = std::thread::scope(|s| s.spawn(|| pending.run()).join().expect("thread"));
+    w.end_sync(pending, outcome).expect("end");
+    assert_eq!(w.synced_len(), w.flushed_len());
+}
+
+#[test]
+fn a_failed_detached_sync_cuts_the_log_where_its_records_begin() {
+    let (fault, mut w) = faulty_log(&[b"acknowledged"]);
+    let good = w.flushed_len();
+    w.append(b"never acknowledged").expect("append");
+    let pending = w.begin_sync().expect("begin").expect("a sync to run");
+    fault.fail_nth(crate::fs::FaultOp::Sync, 1);
+    let outcome = pending.run();
+    assert!(outcome.is_err());
+    assert!(w.end_sync(pending, outcome).is_err());
+    assert!(w.poisoned().is_some());
+    assert!(
+        w.append(b"later").is_err(),
+        "a poisoned log takes nothing more"
+    );
+    w.retire_damaged().expect("retire");
+    assert_eq!(
+        w.flushed_len(),
+        good,
+        "only the failed call's records are cut"
+    );
+}
+
+#[test]
+fn a_failed_sync_of_no_records_of_its_own_keeps_what_was_acknowledged() {
+    // A `Db::sync` begun after a write was flushed (acknowledged to a
+    // process crash), failing: that write stays in the log.
+    let (fault, mut w) = faulty_log(&[]);
+    w.append(b"flushed and acknowledged").expect("append");
+    w.flush().expect("flush");
+    let end = w.flushed_len();
+    let pending = w.begin_sync().expect("begin").expect("a sync to run");
+    fault.fail_nth(crate::fs::FaultOp::Sync, 1);
+    let outcome = pending.run();
+    assert!(w.end_sync(pending, outcome).is_err());
+    w.retire_damaged().expect("retire");
+    assert_eq!(w.flushed_len(), end);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_std_log_is_synced_detached_on_linux() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = WalWriter::create(&dir.path().join("000012.wal"), 12).expect("create");
+    w.append(b"x").expect("append");
+    let pending = w
+        .begin_sync()
+        .expect("begin")
+        .expect("linux syncs detached");
+    pending.run().expect("sync");
+    w.end_sync(pending, Ok(())).expect("end");
+    assert_eq!(w.synced_len(), w.flushed_len());
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::{FaultOp, Faults};
-use crate::fs::{Advice, FsFile, LogFile, RandomAccessFile};
+use crate::fs::{Advice, FsFile, LogFile, LogSync, RandomAccessFile};
 
 /// A file of a [`FaultFs`]: faults first, then the wrapped file.
 #[derive(Debug)]
@@ -78,6 +78,29 @@ impl LogFile for FaultFile<dyn LogFile> {
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.check(FaultOp::Sync)?;
         self.inner.truncate(len)
+    }
+    fn detached_sync(&self) -> Option<Arc<dyn LogSync>> {
+        let inner = self.inner.detached_sync()?;
+        Some(Arc::new(FaultSync {
+            faults: Arc::clone(&self.faults),
+            path: self.path.clone(),
+            inner,
+        }))
+    }
+}
+
+/// A [`FaultFile`] log's syncs from another thread: the fault plan first.
+#[derive(Debug)]
+struct FaultSync {
+    faults: Arc<Mutex<Faults>>,
+    path: PathBuf,
+    inner: Arc<dyn LogSync>,
+}
+
+impl LogSync for FaultSync {
+    fn sync(&self, upto: u64) -> io::Result<()> {
+        self.faults.lock().check(FaultOp::Sync, &self.path)?;
+        self.inner.sync(upto)
     }
 }
 
