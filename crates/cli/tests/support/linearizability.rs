@@ -48,63 +48,109 @@ fn step(state: Option<i64>, op: &Op) -> Option<Option<i64>> {
 /// linearizable.
 pub fn linearizable(ops: &[Op]) -> bool {
     // A read whose outcome is unknown constrains nothing.
-    let ops: Vec<Op> = ops
+    let mut ops: Vec<Op> = ops
         .iter()
         .filter(|o| !(o.ret.is_none() && matches!(o.kind, Kind::Get(_))))
         .cloned()
         .collect();
-    let words = ops.len().div_ceil(64);
+    ops.sort_by_key(|o| o.call);
     // The search goes one call deeper per operation: a soak's history of
     // tens of thousands needs more than a test thread's 2 MiB of stack
     // (the reservation is address space; pages are taken as used).
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .stack_size(1 << 30)
-            .spawn_scoped(scope, || {
-                let mut seen = HashSet::new();
-                search(&ops, &mut vec![0u64; words], None, &mut seen)
-            })
+            .spawn_scoped(scope, || Search::new(&ops).run(None))
             .expect("a thread for the search")
             .join()
             .unwrap_or(false)
     })
 }
 
-fn is_done(done: &[u64], i: usize) -> bool {
-    done[i / 64] & (1 << (i % 64)) != 0
+/// The search's state: the operations not yet linearized as a doubly
+/// linked list in call order (unlinked and relinked in O(1) as the search
+/// goes down and back), so each step looks only at the operations that
+/// may go next (called before the first pending return), not at all.
+struct Search<'a> {
+    ops: &'a [Op],
+    next: Vec<usize>,
+    prev: Vec<usize>,
+    /// Bit `i`: operation `i` is linearized (with the state, the key of
+    /// `seen`: a configuration met before fails again).
+    done: Vec<u64>,
+    /// Pending operations whose return is known: none left, and the rest
+    /// (unknown outcomes) may simply never have happened.
+    known_left: usize,
+    seen: HashSet<(Vec<u64>, Option<i64>)>,
 }
 
-fn search(
-    ops: &[Op],
-    done: &mut Vec<u64>,
-    state: Option<i64>,
-    seen: &mut HashSet<(Vec<u64>, Option<i64>)>,
-) -> bool {
-    let pending: Vec<usize> = (0..ops.len()).filter(|&i| !is_done(done, i)).collect();
-    if pending.iter().all(|&i| ops[i].ret.is_none()) {
-        return true;
-    }
-    // An op may go next only if it was called before every pending op
-    // returned (else that op precedes it in real time).
-    let first_return = pending
-        .iter()
-        .filter_map(|&i| ops[i].ret)
-        .min()
-        .unwrap_or(u64::MAX);
-    for &i in &pending {
-        if ops[i].call > first_return {
-            continue;
+impl<'a> Search<'a> {
+    fn new(ops: &'a [Op]) -> Search<'a> {
+        let n = ops.len();
+        // Node `n` is the list's head.
+        Search {
+            ops,
+            next: (0..=n).map(|i| (i + 1) % (n + 1)).collect(),
+            prev: (0..=n).map(|i| (i + n) % (n + 1)).collect(),
+            done: vec![0; n.div_ceil(64)],
+            known_left: ops.iter().filter(|o| o.ret.is_some()).count(),
+            seen: HashSet::new(),
         }
-        let Some(next) = step(state, &ops[i]) else {
-            continue;
-        };
-        done[i / 64] |= 1 << (i % 64);
-        if seen.insert((done.clone(), next)) && search(ops, done, next, seen) {
+    }
+
+    /// The pending operations that may be linearized next.
+    fn candidates(&self) -> Vec<usize> {
+        let head = self.ops.len();
+        let mut out = Vec::new();
+        let mut first_return = u64::MAX;
+        let mut i = self.next[head];
+        while i != head && self.ops[i].call <= first_return {
+            out.push(i);
+            if let Some(r) = self.ops[i].ret {
+                first_return = first_return.min(r);
+            }
+            i = self.next[i];
+        }
+        out.retain(|&i| self.ops[i].call <= first_return);
+        out
+    }
+
+    fn run(&mut self, state: Option<i64>) -> bool {
+        if self.known_left == 0 {
             return true;
         }
-        done[i / 64] &= !(1 << (i % 64));
+        for i in self.candidates() {
+            let Some(next) = step(state, &self.ops[i]) else {
+                continue;
+            };
+            self.take(i);
+            if self.seen.insert((self.done.clone(), next)) && self.run(next) {
+                return true;
+            }
+            self.put_back(i);
+        }
+        false
     }
-    false
+
+    fn take(&mut self, i: usize) {
+        let (p, n) = (self.prev[i], self.next[i]);
+        self.next[p] = n;
+        self.prev[n] = p;
+        self.done[i / 64] |= 1 << (i % 64);
+        if self.ops[i].ret.is_some() {
+            self.known_left -= 1;
+        }
+    }
+
+    fn put_back(&mut self, i: usize) {
+        let (p, n) = (self.prev[i], self.next[i]);
+        self.next[p] = i;
+        self.prev[n] = i;
+        self.done[i / 64] &= !(1 << (i % 64));
+        if self.ops[i].ret.is_some() {
+            self.known_left += 1;
+        }
+    }
 }
 
 #[cfg(test)]
