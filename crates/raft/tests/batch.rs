@@ -134,3 +134,31 @@ async fn a_batch_cut_short_by_a_crash_resumes_after_its_last_commit() {
     assert_eq!(value("b").as_deref(), Some("1"));
     assert_eq!(value("c").as_deref(), Some("1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_ops_before_a_failed_command_are_not_applied_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let incr = Command {
+        at_millis: 1,
+        ops: vec![Op::Incr {
+            key: b"n".to_vec(),
+            by: 1,
+        }],
+    };
+    let batch = Command::batch(vec![incr, app("a")]);
+    {
+        // The built-in increment is pending when the application's
+        // command fails (call 1).
+        let mut sm = StateMachine::open_with(dir.path(), Some(counter(1))).unwrap();
+        assert!(sm.apply([entry(1, batch.clone())]).await.is_err());
+    }
+    let mut sm = StateMachine::open_with(dir.path(), Some(counter(0))).unwrap();
+    sm.apply([entry(1, batch)]).await.unwrap();
+    assert_eq!(
+        sm.get(b"n").unwrap().as_deref(),
+        Some(&b"1"[..]),
+        "incremented once"
+    );
+    assert_eq!(sm.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(sm.applied_state().await.unwrap().0, Some(log_id(1)));
+}

@@ -34,8 +34,9 @@ use tokio::sync::Notify;
 
 use crate::collections::blocking;
 use crate::commands::Fail;
+use crate::data_command::run_data;
 use crate::resp::{Reply, Request};
-use crate::session::{run_data, to_reply, Session, Then};
+use crate::session::{to_reply, Session, Then};
 use crate::store::{Access, Direct, Kind};
 use crate::Shared;
 

@@ -36,6 +36,7 @@ pub mod commands;
 pub mod compat;
 mod conn;
 pub mod cursors;
+mod data_command;
 pub mod effects;
 pub mod fdlimit;
 pub mod glob;

@@ -13,7 +13,6 @@ use crate::commands::{self, Fail};
 use crate::pubsub::commands as pubsub;
 use crate::pubsub::Subscriptions;
 use crate::resp::{Reply, Request};
-use crate::store::{atomically, AtSnapshot, Direct};
 use crate::transaction::{self, Queue, Watch};
 use crate::Shared;
 use crate::{admin, info, shape};
@@ -364,61 +363,9 @@ pub(crate) fn control(
         }
         other => match pubsub::subscription_command(other) {
             Some((space, subscribe)) => pubsub::run(s, session, space, subscribe, &req[1..]),
-            None => to_reply(run_data(s, other, &req)),
+            None => to_reply(crate::data_command::run_data(s, other, &req)),
         },
     };
     crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
     (reply, Then::Continue)
-}
-
-/// A data command outside MULTI: straight, atomically when it reads
-/// before it writes, or at a snapshot when it reads a collection and
-/// writes nothing.
-pub(crate) fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outcome {
-    if let Some(c) = &s.cluster {
-        if crate::cluster::route::class(name, req) == crate::cluster::route::Class::Write {
-            return Ok(crate::cluster::run::propose_one(s, c, req.clone()));
-        }
-    }
-    let sp = s.store.spaces();
-    let opts = s.write_options();
-    if crate::collections::reads_only(name) {
-        let snap = s.store.db().snapshot();
-        return commands::run(
-            name,
-            req,
-            &mut AtSnapshot {
-                snap: &snap,
-                sp: &sp,
-            },
-            &s.cursors,
-        );
-    }
-    if commands::needs_transaction(name, req) {
-        let mut failure = None;
-        let out = atomically(&s.store.db(), &sp, &opts, |acc| {
-            match commands::run(name, req, acc, &s.cursors) {
-                Ok(r) => Ok(Some(r)),
-                Err(Fail::Engine(e)) => Err(e),
-                Err(Fail::Reply(r)) => {
-                    failure = Some(r);
-                    Ok(None)
-                }
-            }
-        })?;
-        return match (out, failure) {
-            (Some(r), _) => Ok(r),
-            (None, Some(r)) => Err(Fail::Reply(r)),
-            (None, None) => Ok(Reply::Null),
-        };
-    }
-    commands::run(
-        name,
-        req,
-        &mut Direct {
-            sp: &sp,
-            opts: &opts,
-        },
-        &s.cursors,
-    )
 }

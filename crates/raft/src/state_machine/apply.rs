@@ -103,13 +103,15 @@ impl Applying {
 
     /// The rows that record `last` (and a new membership) as applied.
     /// Before the first entry of an `apply` call, `last` is unknown here
-    /// and the stored id stays; a batch's progress is stored with each
-    /// stamp (none once an entry is whole).
+    /// and the stored id stays. A batch's progress is stored only while
+    /// the batch is applied part by part: left behind, it names an entry
+    /// already applied, which is never applied again (`applied_part`
+    /// matches the index), so nothing needs to clear it.
     fn stamp_rows(&mut self) -> Result<crate::machine::Rows, StorageError> {
-        let mut rows = vec![
-            (CLOCK, self.clock.to_be_bytes().to_vec()),
-            (PARTIAL, ser(&self.partial)?),
-        ];
+        let mut rows = vec![(CLOCK, self.clock.to_be_bytes().to_vec())];
+        if let Some(partial) = self.partial {
+            rows.push((PARTIAL, ser(&partial)?));
+        }
         if self.last.is_some() {
             rows.push((APPLIED, ser(&self.last)?));
         }
@@ -192,6 +194,10 @@ impl Applying {
             last_committed = false;
             match (cmd.app_bytes(), machine) {
                 (Some(bytes), Some(machine)) => {
+                    // The built-in ops pending (of earlier entries, and of
+                    // this one's commands before `i`) commit first, with
+                    // the progress that covers them.
+                    self.partial = Some((id.index, i as u64));
                     self.commit(cur)?;
                     if whole {
                         self.last = Some(id);
@@ -214,6 +220,7 @@ impl Applying {
                 }
             }
         }
+        self.partial = None;
         if !last_committed {
             self.last = Some(id);
             self.dirty = true;
@@ -230,11 +237,8 @@ fn applied_part(cur: &Current, index: u64) -> Result<u64, StorageError> {
     let Some(bytes) = cur.meta.get(PARTIAL).map_err(|e| sm_err(&e))? else {
         return Ok(0);
     };
-    let partial: Option<(u64, u64)> = bincode::deserialize(&bytes).map_err(|e| sm_err(&*e))?;
-    Ok(match partial {
-        Some((i, done)) if i == index => done,
-        _ => 0,
-    })
+    let (i, done): (u64, u64) = bincode::deserialize(&bytes).map_err(|e| sm_err(&*e))?;
+    Ok(if i == index { done } else { 0 })
 }
 
 fn ser<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {

@@ -44,7 +44,7 @@ const MEMBERSHIP: &[u8] = b"membership";
 /// The replicated clock (see `Stamp::clock`), u64 big endian.
 const CLOCK: &[u8] = b"clock";
 /// How far a batch entry was applied when its application's commands are
-/// committed one by one: `Option<(index, commands applied)>`, bincode.
+/// committed one by one: `(index, commands applied)`, bincode.
 const PARTIAL: &[u8] = b"partial";
 const META_KEYSPACE: &str = "raft";
 

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use slsm_raft::{Node, WriteError};
 use tokio::sync::{oneshot, Notify};
 
-type Waiter = oneshot::Sender<Result<(), Arc<WriteError>>>;
+type Waiter = oneshot::Sender<Result<(), WriteError>>;
 
 /// See the [module docs](self).
 #[derive(Default)]
@@ -24,7 +24,7 @@ pub struct Fence {
 
 impl Fence {
     /// Waits for a round begun after this call.
-    pub async fn pass(&self) -> Result<(), Arc<WriteError>> {
+    pub async fn pass(&self) -> Result<(), WriteError> {
         let (tx, rx) = oneshot::channel();
         self.waiting
             .lock()
@@ -33,7 +33,7 @@ impl Fence {
         self.wake.notify_one();
         match rx.await {
             Ok(r) => r,
-            Err(_) => Err(Arc::new(WriteError::Failed("the node is stopping".into()))),
+            Err(_) => Err(WriteError::Failed("the node is stopping".into())),
         }
     }
 
@@ -49,7 +49,7 @@ impl Fence {
             let Some(node) = node.upgrade() else {
                 return;
             };
-            let result = node.ensure_linearizable().await.map_err(Arc::new);
+            let result = node.ensure_linearizable().await;
             drop(node);
             for w in waiters {
                 let _ = w.send(result.clone());

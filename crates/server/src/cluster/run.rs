@@ -36,13 +36,6 @@ fn refused(req: &Request, e: WriteError) -> Reply {
     }
 }
 
-fn clone_error(e: &WriteError) -> WriteError {
-    match e {
-        WriteError::NotLeader(l) => WriteError::NotLeader(l.clone()),
-        WriteError::Failed(why) => WriteError::Failed(why.clone()),
-    }
-}
-
 fn timed_out() -> Reply {
     Reply::err("TRYAGAIN the cluster did not confirm in time; a write may still apply")
 }
@@ -133,7 +126,7 @@ pub fn barrier(c: &Cluster, req: &Request) -> Result<(), Reply> {
     }
     match wait(c.opts.timeout, c.fence.pass()) {
         None => Err(timed_out()),
-        Some(Err(e)) => Err(refused(req, clone_error(&e))),
+        Some(Err(e)) => Err(refused(req, e)),
         Some(Ok(())) => Ok(()),
     }
 }
@@ -226,7 +219,7 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
 
 /// What a command does differently in a cluster (`crate::cluster`), if
 /// anything: the cluster's own commands, and the writes that are not data
-/// commands (`run_data` proposes those).
+/// commands (`data_command::run_data` proposes those).
 pub(crate) fn clustered(
     s: &Shared,
     c: &Cluster,

@@ -8,8 +8,12 @@ use super::{
     RECORD_HEADER_LEN,
 };
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, LogFile, LogSync, StdFs};
+use crate::fs::{FileSystem, LogFile, StdFs};
 use crate::fsutil;
+
+mod sync;
+
+pub use sync::PendingSync;
 
 /// Space is reserved in steps of at most this many bytes.
 const GROW_STEP: u64 = 4 << 20;
@@ -259,85 +263,6 @@ impl WalWriter {
         Ok(())
     }
 
-    /// [`flush`](Self::flush), then a sync of the log. After `Ok`, every
-    /// record appended so far survives a machine crash. Skips the sync when
-    /// nothing was written since the last successful one.
-    pub fn sync(&mut self) -> Result<()> {
-        // The records of this call: written by the flush, but acknowledged
-        // only once the sync succeeds.
-        let call_start = self.pending_from;
-        self.flush()?;
-        if self.synced == self.flushed {
-            return Ok(());
-        }
-        if let Err(e) = self.file.sync(self.flushed) {
-            return Err(self.poison(e, call_start));
-        }
-        self.synced = self.flushed;
-        Ok(())
-    }
-
-    /// [`sync`](Self::sync) in two halves, so that its owner can run the
-    /// device flush without its lock: flushes, and returns the sync still to
-    /// run, or `None` when nothing is left to do (nothing new, or a file
-    /// without [`detached_sync`](LogFile::detached_sync), synced here).
-    /// Run it with [`PendingSync::run`] and hand its result to
-    /// [`end_sync`](Self::end_sync) before anything else is appended: the
-    /// owner must keep other writers from this log meanwhile (concurrent
-    /// `sync`s are harmless).
-    pub fn begin_sync(&mut self) -> Result<Option<PendingSync>> {
-        let call_start = self.pending_from;
-        self.flush()?;
-        if self.synced == self.flushed {
-            return Ok(None);
-        }
-        match self.file.detached_sync() {
-            Some(handle) => Ok(Some(PendingSync {
-                handle,
-                log_number: self.log_number,
-                upto: self.flushed,
-                call_start: (call_start < self.flushed).then_some(call_start),
-            })),
-            None => {
-                if let Err(e) = self.file.sync(self.flushed) {
-                    return Err(self.poison(e, call_start));
-                }
-                self.synced = self.flushed;
-                Ok(None)
-            }
-        }
-    }
-
-    /// Records the outcome of a [`begin_sync`](Self::begin_sync): after
-    /// `Ok`, the records before it survive a machine crash; a failed sync
-    /// poisons the writer as a failed [`sync`](Self::sync) does.
-    ///
-    /// Another call may have synced or failed meanwhile (a `Db::sync` runs
-    /// beside a leader's sync); the log's syncs run one at a time and a
-    /// failure is remembered by the file ([`LogSync`]), so a success here
-    /// means these records are durable. A failure cuts the log, when it is
-    /// retired, where the records of the call began (the earliest such
-    /// start wins), or, for a call that flushed none of its own, nowhere
-    /// before what was flushed so far: acknowledged records stay.
-    pub fn end_sync(&mut self, pending: PendingSync, outcome: std::io::Result<()>) -> Result<()> {
-        if pending.log_number != self.log_number {
-            // The log was retired meanwhile (retiring syncs it whole).
-            return outcome.map_err(|e| Error::io(&self.path, e));
-        }
-        match outcome {
-            Ok(()) => {
-                self.synced = self.synced.max(pending.upto);
-                Ok(())
-            }
-            Err(e) => {
-                let cut = pending.call_start.unwrap_or(self.flushed);
-                let err = self.poison(e, cut);
-                self.good_len = self.good_len.min(cut);
-                Err(err)
-            }
-        }
-    }
-
     /// Retires a poisoned log so that the engine can continue in a new one:
     /// cuts off the records of the call that failed (they were never
     /// acknowledged, and their sequence numbers will be used again) and
@@ -413,12 +338,14 @@ impl WalWriter {
     }
 
     /// Records `e` as the poisoning error of a call whose records begin at
-    /// `call_start`, and returns it.
+    /// `call_start`, and returns it. A second failing call (a sync that ran
+    /// beside the first, see `begin_sync`) can only move the cut earlier.
     fn poison(&mut self, e: std::io::Error, call_start: u64) -> Error {
         let err = Error::io(&self.path, e);
-        if self.poisoned.is_none() {
-            self.good_len = call_start;
-        }
+        self.good_len = match self.poisoned {
+            None => call_start,
+            Some(_) => self.good_len.min(call_start),
+        };
         self.poisoned = Some(err.clone());
         err
     }
@@ -428,24 +355,6 @@ impl WalWriter {
     pub(super) fn replace_file_for_test(&mut self, file: Box<dyn LogFile>) {
         self.file = file;
         self.reserved = 0;
-    }
-}
-
-/// A sync of a log begun by [`WalWriter::begin_sync`], to be run without the
-/// writer.
-#[derive(Debug)]
-pub struct PendingSync {
-    handle: std::sync::Arc<dyn LogSync>,
-    log_number: u64,
-    upto: u64,
-    /// Where the records this call flushed begin, if it flushed any.
-    call_start: Option<u64>,
-}
-
-impl PendingSync {
-    /// Makes the log durable up to where it was when the sync began.
-    pub fn run(&self) -> std::io::Result<()> {
-        self.handle.sync(self.upto)
     }
 }
 
