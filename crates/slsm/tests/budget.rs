@@ -221,11 +221,13 @@ fn the_idle_memory_runs_reserve_is_lent_to_the_cache() {
     }
     let writing = writing.expect("sampled");
     assert_within(db.memory_usage(), BIG_BUDGET, "after the writes");
-    // Quiet: within a few ticks the runs keep only what they hold.
+    // Quiet: within a few ticks the runs keep only what they hold. A flush
+    // or merge still building holds part of the budget the cache would get
+    // (a CI run met one holding 1 MB): the loan is measured once none does.
     let started = std::time::Instant::now();
     let lent = loop {
         let usage = db.memory_usage();
-        if usage.memory_runs_limit < writing.memory_runs_limit {
+        if usage.memory_runs_limit < writing.memory_runs_limit && usage.building == 0 {
             break usage;
         }
         assert!(started.elapsed().as_secs() < 10, "nothing lent: {usage:?}");
