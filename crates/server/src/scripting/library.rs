@@ -17,11 +17,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
+use mlua::{ChunkMode, Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
 
 use super::failure::lua_message;
 pub use super::registration::check_name;
 use super::registration::read_registration;
+use super::sandbox::Sandbox;
 use super::vm::Vm;
 
 /// How long a library's code may run at load (Redis's `LOAD_TIMEOUT_MS`).
@@ -59,6 +60,7 @@ struct Registering {
 /// Builds a library's environment (see the module's doc); returns it and
 /// the function that ends its load.
 const MAKE_ENV: &str = r#"
+-- `rawget` is the sandbox's, which reads a locked table's contents.
 local G, rawget, setmetatable, error, tostring = _G, rawget, setmetatable, error, tostring
 local function missing(k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 3)
@@ -78,27 +80,21 @@ return function(api)
       return v
     end,
     __newindex = function() error("Attempt to modify a readonly table", 2) end,
+    __metatable = false,
   })
   return env, function() loading = false end
 end
 "#;
 
-/// The `redis` table a library sees while it loads: fields it lacks are
-/// errors, as globals are.
+/// The `redis` table a library sees while it loads (locked by the
+/// sandbox: fields it lacks are errors, as globals are).
 const LOAD_API: &str = r#"
-local setmetatable, error, tostring = setmetatable, error, tostring
 return function(register)
-  local redis = {
+  return {
     register_function = register,
     log = function() end,
     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
   }
-  return setmetatable(redis, {
-    __index = function(_, k)
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end,
-    __newindex = function() error("Attempt to modify a readonly table", 2) end,
-  })
 end
 "#;
 
@@ -113,6 +109,8 @@ pub struct Loader {
     /// The functions registered by the load under way; `None` outside a
     /// load, when `redis.register_function` is an error.
     registering: Rc<RefCell<Option<Registering>>>,
+    /// Seals each library's environment against raw writes.
+    sandbox: Sandbox,
 }
 
 /// The libraries this thread has loaded: each one's load id, and its
@@ -133,7 +131,7 @@ impl Loaded {
 }
 
 impl Loader {
-    pub fn new(lua: &Lua) -> mlua::Result<Loader> {
+    pub fn new(lua: &Lua, sandbox: &Sandbox) -> mlua::Result<Loader> {
         let registering: Rc<RefCell<Option<Registering>>> = Rc::default();
         let slot = Rc::clone(&registering);
         let register = lua.create_function(move |lua, args: MultiValue| {
@@ -170,11 +168,13 @@ impl Loader {
             "REDIS_VERSION_NUM",
             redis.raw_get::<Value>("REDIS_VERSION_NUM")?,
         )?;
+        sandbox.lock(lua, &load_redis)?;
         Ok(Loader {
             make_env: lua.load(MAKE_ENV).set_name("=library").eval()?,
             pcall: g.raw_get("pcall")?,
             load_redis,
             registering,
+            sandbox: sandbox.clone(),
         })
     }
 }
@@ -195,7 +195,9 @@ fn error_text(e: Value) -> String {
 fn library_env(lua: &Lua, loader: &Loader) -> mlua::Result<(Table, Function)> {
     let api = lua.create_table()?;
     api.raw_set("redis", loader.load_redis.clone())?;
-    loader.make_env.call(api)
+    let (env, loaded): (Table, Function) = loader.make_env.call(api)?;
+    loader.sandbox.seal(&env)?;
+    Ok((env, loaded))
 }
 
 impl Vm {
@@ -209,6 +211,7 @@ impl Vm {
         let chunk = lua
             .load(code)
             .set_name("@user_function")
+            .set_mode(ChunkMode::Text)
             .set_environment(env)
             .into_function()
             .map_err(|e| format!("Error compiling function: {}", lua_message(&e)))?;

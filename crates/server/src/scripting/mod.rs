@@ -29,8 +29,10 @@ mod function_cmd;
 pub mod functions;
 mod library;
 mod libs;
+mod protected;
 mod registration;
 mod running;
+mod sandbox;
 pub mod vm;
 
 use std::collections::HashMap;
@@ -258,6 +260,11 @@ pub(super) fn run_command(
     if !data && !server {
         return Reply::err("ERR This Redis command is not allowed from script");
     }
+    if blocks_in_script(&name, &req) {
+        return Reply::err(format!(
+            "ERR {name} command is not allowed with BLOCK option from scripts"
+        ));
+    }
     if read_only && writes(&name) {
         return Reply::err("ERR Write commands are not allowed from read-only scripts.");
     }
@@ -276,6 +283,27 @@ pub(super) fn run_command(
             reply
         }
     }
+}
+
+/// `XREAD` and `XREADGROUP` with a `BLOCK` option (before `STREAMS`),
+/// which Redis refuses in scripts rather than run without blocking.
+fn blocks_in_script(name: &str, req: &Request) -> bool {
+    if !matches!(name, "xread" | "xreadgroup") {
+        return false;
+    }
+    let mut i = 1;
+    while let Some(arg) = req.get(i) {
+        let arg = arg.to_ascii_lowercase();
+        match arg.as_slice() {
+            b"streams" => return false,
+            b"block" => return i + 1 < req.len(),
+            b"group" => i += 2,
+            b"count" => i += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// True for commands Redis flags as writes.

@@ -1,9 +1,10 @@
 //! The Lua 5.1 interpreter scripts run in (the `mlua` crate, Lua built
 //! from its sources), one per server thread, set up as Redis 7.0 sets up
 //! its own: the base, table, string and math libraries; the `redis` table;
-//! a global table that a script can read but not write (reading a global
-//! that does not exist is an error, as in Redis); and each script compiled
-//! once per thread, as a function of its SHA1.
+//! globals and libraries that a script can read but not change (reading a
+//! global that does not exist is an error, as in Redis; see `sandbox.rs`);
+//! and each script compiled once per thread, from text only, as a
+//! function of its SHA1.
 //!
 //! A script's `redis.call` and `redis.pcall` reach the server through the
 //! `command` closure [`Vm::run`] is given, which runs the command inside
@@ -16,13 +17,16 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use mlua::{
+    ChunkMode, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState,
+};
 
 use super::call_gate::{CALL_KEY, PCALL_KEY};
 use super::convert::{error_table, from_lua, request_of, to_lua};
 pub use super::failure::Failure;
 use super::failure::{failure_of, lua_message, CommandFailed};
 use super::library::{Loaded, Loader};
+use super::sandbox::Sandbox;
 use crate::resp::{Reply, Request};
 
 /// Most memory one thread's interpreter may hold.
@@ -34,7 +38,7 @@ const MAX_COMPILED: usize = 10_000;
 const CHECK_EVERY: u32 = 10_000;
 
 /// Sets up the globals scripts see; run once per interpreter, before the
-/// global table is locked.
+/// sandbox locks them (`sandbox.rs`).
 /// (`redis.call` and `redis.pcall` are C functions, see `call_gate.rs`.)
 const PRELUDE: &str = r#"
 redis = {
@@ -49,19 +53,7 @@ function redis.set_repl() end
 function redis.replicate_commands() return true end
 function redis.breakpoint() return false end
 function redis.debug() end
-loadfile, dofile, print, collectgarbage, module, require, newproxy = nil
-"#;
-
-/// Locks the global table: reads of missing names and writes are errors.
-const LOCK_GLOBALS: &str = r#"
-local error, tostring = error, tostring
-setmetatable(_G, {
-  __index = function(_, k)
-    if k == "loadstring" then return nil end
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end,
-  __newindex = function() error("Attempt to modify a readonly table", 2) end,
-})
+loadfile, dofile, print, module, require = nil
 "#;
 
 /// What stops a running script: `SCRIPT KILL`'s switch. There is no time
@@ -100,6 +92,9 @@ fn leave_the_scheduler() {
 
 pub struct Vm {
     lua: Lua,
+    /// The locked globals' contents (`sandbox.rs`): where `EVAL` sets
+    /// `KEYS` and `ARGV`, which scripts read but cannot assign.
+    globals: Table,
     /// Compiled scripts by SHA1, in a Lua table: each function a Rust
     /// handle held would take one of mlua's ~8,000 reference slots, and
     /// running out of them panics.
@@ -173,6 +168,8 @@ impl Vm {
         lua.set_memory_limit(MEMORY_LIMIT)?;
         let g = lua.globals();
         lua.load(PRELUDE).set_name("=prelude").exec()?;
+        super::protected::install(&lua)?;
+        let sandbox = Sandbox::install(&lua)?;
         super::libs::install(&lua)?;
         let redis: Table = g.raw_get("redis")?;
         redis.raw_set("REDIS_VERSION", crate::admin::REDIS_VERSION)?;
@@ -190,12 +187,13 @@ impl Vm {
             Ok(t)
         })?;
         let xpcall_with = lua.load(XPCALL_WITH).set_name("=call").eval()?;
-        let loader = Loader::new(&lua)?;
+        let loader = Loader::new(&lua, &sandbox)?;
         let compiled = lua.create_table()?;
         let libraries = Loaded::new(&lua)?;
-        lua.load(LOCK_GLOBALS).set_name("=lock").exec()?;
+        let globals = sandbox.lock(&lua, &lua.globals())?;
         Ok(Vm {
             lua,
+            globals,
             compiled,
             compiled_count: 0,
             flushes: 0,
@@ -249,6 +247,7 @@ impl Vm {
             .lua
             .load(body)
             .set_name("@user_script")
+            .set_mode(ChunkMode::Text)
             .into_function()
             .map_err(|e| {
                 format!(
@@ -291,7 +290,7 @@ impl Vm {
         };
         let lua = &self.lua;
         if let Call::Script { keys, argv } = call {
-            let g = lua.globals();
+            let g = &self.globals;
             g.raw_set("KEYS", self.strings(keys).map_err(internal)?)
                 .map_err(internal)?;
             g.raw_set("ARGV", self.strings(argv).map_err(internal)?)
@@ -348,6 +347,9 @@ impl Vm {
             }
         });
         lua.remove_hook();
+        // A script may stop the collector (`collectgarbage("stop")`, which
+        // Redis allows); it must not stay stopped for the scripts after it.
+        lua.gc_restart();
         let _ = lua.set_named_registry_value(CALL_KEY, Value::Nil);
         let _ = lua.set_named_registry_value(PCALL_KEY, Value::Nil);
         let mut out = outcome.map_err(internal)?.into_iter();

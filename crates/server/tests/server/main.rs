@@ -30,6 +30,7 @@ mod object;
 mod pubsub;
 mod random_picks;
 mod redis;
+mod script_sandbox;
 mod scripting;
 mod slowlog;
 mod sort;

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Redis's own TCL test suite against `slsm serve`, one unit at a time, each
+# against a fresh server, with the suite's harness unpatched.
+#
+#   crates/server/redis-suite/run.sh [--fetch] [--slsm BIN] [--tests DIR] [UNIT...]
+#
+# --fetch     get Debian's source package of redis (its tests/ and runtest,
+#             for the version Debian ships) into target/redis-suite/ first
+#             (needs a deb-src entry: added here for the system's suites).
+# --slsm BIN  the slsm binary (default target/release/slsm, else debug).
+# --tests DIR a Redis source tree's tests/ (default: the fetched one).
+# UNIT        units to run (default: the list below).
+#
+# Prints each unit's passed and failed counts, then every failure that is
+# not on known-differences.txt (the committed list of deliberate
+# differences, each with its reason); exits 1 if there is one, or if a unit
+# did not finish (a hang ends at the per-unit timeout).
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+work="$root/target/redis-suite"
+mkdir -p "$work"
+
+units_default=(
+  unit/type/string unit/type/incr unit/type/list unit/type/list-2 unit/type/list-3
+  unit/type/set unit/type/zset unit/type/hash unit/type/stream unit/type/stream-cgroups
+  unit/keyspace unit/scan unit/expire unit/multi unit/scripting unit/functions
+  unit/pubsub unit/pubsubshard unit/dump unit/bitops unit/bitfield unit/sort
+  unit/info-command unit/introspection unit/introspection-2 unit/querybuf
+  unit/protocol unit/quit unit/geo unit/hyperloglog unit/latency-monitor
+  unit/slowlog unit/other unit/tracking unit/info unit/auth unit/acl unit/limits
+)
+fetch=0 slsm="" tests=""
+units=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fetch) fetch=1 ;;
+    --slsm) slsm="$2"; shift ;;
+    --tests) tests="$2"; shift ;;
+    *) units+=("$1") ;;
+  esac
+  shift
+done
+[ ${#units[@]} -eq 0 ] && units=("${units_default[@]}")
+
+if [ "$fetch" = 1 ] && [ -z "$tests" ] && ! ls -d "$work"/redis-*/tests >/dev/null 2>&1; then
+  if ! grep -rqs '^Types: deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    sed -e 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+      > /etc/apt/sources.list.d/slsm-deb-src.sources
+  fi
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcl dpkg-dev >/dev/null
+  (cd "$work" && apt-get source -qq redis >/dev/null 2>&1)
+fi
+if [ -z "$tests" ]; then
+  tests="$(ls -d "$work"/redis-*/tests 2>/dev/null | head -1)"
+fi
+[ -d "$tests" ] || { echo "no Redis tests/ directory (use --fetch or --tests)" >&2; exit 2; }
+if [ -z "$slsm" ]; then
+  slsm="$root/target/release/slsm"
+  [ -x "$slsm" ] || slsm="$root/target/debug/slsm"
+fi
+[ -x "$slsm" ] || { echo "no slsm binary at $slsm" >&2; exit 2; }
+src="$(dirname "$tests")"
+
+# A free port on loopback.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+known="$here/known-differences.txt"
+unexpected=0 total_ok=0 total_err=0
+printf '%-28s %6s %6s\n' unit passed failed
+for unit in "${units[@]}"; do
+  name="${unit##*/}"
+  db="$(mktemp -d)"
+  port="$(free_port)"
+  "$slsm" serve --db "$db" --bind "127.0.0.1:$port" >"$work/$name.server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  log="$work/$name.log"
+  (cd "$src" && TERM=dumb timeout 900 ./runtest --host 127.0.0.1 --port "$port" --singledb \
+      --ignore-encoding --ignore-digest --timeout 120 \
+      --tags "-needs:debug -needs:repl -needs:pfdebug -needs:config-maxmemory" \
+      --single "$unit" >"$log" 2>&1)
+  status=$?
+  kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+  rm -rf "$db"
+  ok=$(grep -c '^\[ok\]' "$log")
+  err=$(grep -cE '^\[(err|exception)\]' "$log")
+  total_ok=$((total_ok + ok)); total_err=$((total_err + err))
+  note=""
+  if [ "$status" -ne 0 ] && [ "$err" -eq 0 ]; then
+    note="  (did not finish: status $status)"
+    unexpected=$((unexpected + 1))
+  fi
+  printf '%-28s %6d %6d%s\n' "$name" "$ok" "$err" "$note"
+  # Failures not on the list of deliberate differences.
+  while IFS= read -r line; do
+    test_name="$(sed -E 's/^\[(err|exception)\]: //; s/ in tests\/.*$//' <<<"$line")"
+    if ! grep -qxF "$name: $test_name" <(sed -E 's/ +#.*$//' "$known" 2>/dev/null); then
+      echo "    unexpected: $test_name"
+      unexpected=$((unexpected + 1))
+    fi
+  done < <(grep -E '^\[(err|exception)\]' "$log")
+done
+printf '%-28s %6d %6d\n' total "$total_ok" "$total_err"
+[ "$unexpected" -eq 0 ]

@@ -1,0 +1,77 @@
+//! `pcall` and `xpcall` as Lua 5.1's base library has them, less one
+//! defect: after the protected call returns, Lua's own versions push the
+//! status without making room for it, so a function returning more values
+//! than the caller's frame holds (about 20: `pcall(unpack, t)`) overruns
+//! the frame. Lua's API check aborts the process on it (debug builds of
+//! the interpreter); without the check the push lands in the stack's
+//! spare slots. These make room first, and when there is none (thousands
+//! of results) answer `false, "too many results"` instead.
+//!
+//! Owns nothing. Installed into the globals before the sandbox captures
+//! them (`sandbox.rs`).
+
+use std::ffi::{c_int, CStr};
+
+use mlua::{ffi, Lua};
+
+const TOO_MANY: &CStr = c"too many results to return from a protected call";
+
+/// Replaces the globals `pcall` and `xpcall` with these.
+pub fn install(lua: &Lua) -> mlua::Result<()> {
+    // SAFETY: both functions follow the C function contract (see
+    // `finish`); they hold no Rust values across calls that may raise.
+    let (pcall, xpcall) = unsafe {
+        (
+            lua.create_c_function(pcall)?,
+            lua.create_c_function(xpcall)?,
+        )
+    };
+    let g = lua.globals();
+    g.raw_set("pcall", pcall)?;
+    g.raw_set("xpcall", xpcall)
+}
+
+/// `pcall(f, ...)`: `true` and `f`'s results, or `false` and its error.
+unsafe extern "C-unwind" fn pcall(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua as a C function with a valid state; the stack
+    // indices used exist (`luaL_checkany` raised otherwise).
+    unsafe {
+        ffi::luaL_checkany(state, 1);
+        let status = ffi::lua_pcall(state, ffi::lua_gettop(state) - 1, ffi::LUA_MULTRET, 0);
+        finish(state, status)
+    }
+}
+
+/// `xpcall(f, handler)`: as `pcall`, the error passed through `handler`.
+unsafe extern "C-unwind" fn xpcall(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: as for `pcall`; after `lua_settop(2)` indices 1 and 2 exist.
+    unsafe {
+        ffi::luaL_checkany(state, 2);
+        ffi::lua_settop(state, 2);
+        ffi::lua_insert(state, 1);
+        let status = ffi::lua_pcall(state, 0, ffi::LUA_MULTRET, 1);
+        ffi::lua_remove(state, 1);
+        finish(state, status)
+    }
+}
+
+/// Puts the status before the results and returns their count.
+///
+/// # Safety
+/// `state` is the state of a running C function whose stack holds only
+/// the protected call's results (or its error).
+unsafe fn finish(state: *mut ffi::lua_State, status: c_int) -> c_int {
+    // SAFETY: `lua_checkstack` makes the slot the push needs; without it
+    // the stack is emptied first, leaving room for two values.
+    unsafe {
+        if ffi::lua_checkstack(state, 1) == 0 {
+            ffi::lua_settop(state, 0);
+            ffi::lua_pushboolean(state, 0);
+            ffi::lua_pushstring(state, TOO_MANY.as_ptr());
+            return 2;
+        }
+        ffi::lua_pushboolean(state, (status == 0) as c_int);
+        ffi::lua_insert(state, 1);
+        ffi::lua_gettop(state)
+    }
+}
