@@ -67,6 +67,8 @@ src="$(dirname "$tests")"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 known="$here/known-differences.txt"
+# The harness's own ports, apart from another run's on this machine.
+baseport=$((21111 + ($$ % 300) * 100))
 unexpected=0 total_ok=0 total_err=0
 printf '%-28s %6s %6s\n' unit passed failed
 for unit in "${units[@]}"; do
@@ -81,7 +83,7 @@ for unit in "${units[@]}"; do
   done
   log="$work/$name.log"
   (cd "$src" && TERM=dumb timeout 900 ./runtest --host 127.0.0.1 --port "$port" --singledb \
-      --ignore-encoding --ignore-digest --timeout 120 \
+      --ignore-encoding --ignore-digest --timeout 120 --baseport "$baseport" \
       --tags "-needs:debug -needs:repl -needs:pfdebug -needs:config-maxmemory" \
       --single "$unit" >"$log" 2>&1)
   status=$?

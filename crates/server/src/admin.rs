@@ -1,11 +1,11 @@
-//! Connection and server commands: HELLO AUTH COMMAND CONFIG (CLIENT is
-//! in `clients.rs`, INFO and DBSIZE in `info.rs`).
+//! Connection and server commands: HELLO AUTH SAVE BGSAVE SHUTDOWN TIME
+//! (CLIENT is in `clients.rs`, CONFIG in `config/`, INFO and DBSIZE in
+//! `info.rs`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::commands::{fail, int_arg, Fail, Outcome};
-use crate::glob;
 use crate::resp::Reply;
 use crate::session::Session;
 use crate::Shared;
@@ -84,103 +84,6 @@ pub fn auth(
     }
 }
 
-/// The parameters `CONFIG GET` reports, with their values. slsm sets
-/// them at startup (`slsm serve` flags), so `CONFIG SET` accepts only
-/// their current values.
-fn config_params(s: &Shared) -> Vec<(&'static str, String)> {
-    vec![
-        ("appendonly", "yes".into()),
-        ("appendfsync", s.opts.appendfsync.name().into()),
-        ("save", String::new()),
-        ("databases", "1".into()),
-        ("maxclients", s.opts.maxclients.to_string()),
-        ("maxmemory", s.opts.engine.memory_budget.to_string()),
-        // Nothing is ever evicted: data past the memory budget lives on disk.
-        ("maxmemory-policy", "noeviction".into()),
-        ("proto-max-bulk-len", crate::resp::MAX_BULK.to_string()),
-        (
-            "client-query-buffer-limit",
-            crate::conn::QUERY_BUFFER_LIMIT.to_string(),
-        ),
-        ("timeout", "0".into()),
-        ("bind", s.opts.bind.ip().to_string()),
-        ("port", s.opts.bind.port().to_string()),
-        (
-            "requirepass",
-            s.opts.requirepass.clone().unwrap_or_default(),
-        ),
-        // Latency events and per-command histograms are not kept
-        // (`latency.rs`).
-        ("latency-monitor-threshold", "0".into()),
-        ("latency-tracking", "no".into()),
-        (
-            "slowlog-log-slower-than",
-            s.slowlog.slower_than_us.load(Ordering::Relaxed).to_string(),
-        ),
-        (
-            "slowlog-max-len",
-            s.slowlog.max_len.load(Ordering::Relaxed).to_string(),
-        ),
-    ]
-}
-
-/// The parameters `CONFIG SET` changes while the server runs: name, and
-/// Redis's range.
-const RUNTIME_PARAMS: &[(&str, i64, i64)] = &[
-    ("slowlog-log-slower-than", -1, i64::MAX),
-    ("slowlog-max-len", 0, i64::MAX),
-];
-
-/// A runtime parameter's new value, checked as Redis checks it.
-fn runtime_value(name: &str, value: &[u8], (min, max): (i64, i64)) -> Result<i64, Fail> {
-    let failed = |why: &str| {
-        fail(&format!(
-            "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
-        ))
-    };
-    let v = crate::commands::int_arg(value)
-        .map_err(|_| failed("argument couldn't be parsed into an integer"))?;
-    if !(min..=max).contains(&v) {
-        return Err(failed(&format!(
-            "argument must be between {min} and {max} inclusive"
-        )));
-    }
-    Ok(v)
-}
-
-/// `CONFIG GET pattern...`, `CONFIG SET`, `CONFIG RESETSTAT`,
-/// `CONFIG REWRITE`.
-pub fn config(s: &Shared, a: &[Vec<u8>]) -> Outcome {
-    let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
-    match sub.as_slice() {
-        b"get" if a.len() >= 3 => {
-            let out = config_params(s)
-                .into_iter()
-                .filter(|(name, _)| {
-                    a[2..]
-                        .iter()
-                        .any(|p| glob::matches(&p.to_ascii_lowercase(), name.as_bytes()))
-                })
-                .map(|(name, value)| (Reply::bulk(name), Reply::bulk(value)))
-                .collect();
-            Ok(Reply::Map(out))
-        }
-        b"set" if a.len() >= 4 && a.len().is_multiple_of(2) => config_set(s, &a[2..]),
-        b"resetstat" if a.len() == 2 => {
-            for counter in [&s.commands, &s.connections, &s.rejected] {
-                counter.store(0, Ordering::Relaxed);
-            }
-            Ok(Reply::ok())
-        }
-        b"rewrite" if a.len() == 2 => Err(fail("ERR The server is running without a config file")),
-        _ => Err(subcommand_error(
-            "config",
-            &["get", "set", "resetstat", "rewrite"],
-            a,
-        )),
-    }
-}
-
 /// Redis 7's errors for a container command (`CLIENT`, `CONFIG`): a
 /// subcommand it knows with the wrong number of arguments, or one it does
 /// not know.
@@ -200,39 +103,6 @@ pub(crate) fn subcommand_error(
             command.to_ascii_uppercase()
         )),
     }
-}
-
-fn config_set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
-    let params = config_params(s);
-    // Every pair is checked before any is applied, as in Redis.
-    let mut changes = Vec::new();
-    for pair in pairs.chunks_exact(2) {
-        let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
-        if let Some((_, min, max)) = RUNTIME_PARAMS.iter().find(|(n, ..)| *n == name) {
-            changes.push((name.clone(), runtime_value(&name, &pair[1], (*min, *max))?));
-            continue;
-        }
-        let Some((_, current)) = params.iter().find(|(n, _)| *n == name) else {
-            return Err(fail(&format!(
-                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-            )));
-        };
-        if !current.as_bytes().eq_ignore_ascii_case(&pair[1]) {
-            return Err(fail(&format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - slsm sets it when the server starts (slsm serve --help)"
-            )));
-        }
-    }
-    for (name, value) in changes {
-        match name.as_str() {
-            "slowlog-log-slower-than" => s.slowlog.slower_than_us.store(value, Ordering::Relaxed),
-            _ => {
-                s.slowlog.max_len.store(value as u64, Ordering::Relaxed);
-                s.slowlog.trim();
-            }
-        }
-    }
-    Ok(Reply::ok())
 }
 
 /// Seconds since the Unix epoch.

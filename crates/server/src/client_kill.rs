@@ -44,7 +44,12 @@ pub fn kill(s: &Shared, session: &Session, args: &[Vec<u8>]) -> Outcome {
                 "master" | "replica" | "slave" | "pubsub" => filter.none = true,
                 _ => return Err(fail(&format!("ERR Unknown client type '{value}'"))),
             },
-            b"user" => filter.none |= value != "default",
+            // The one user is `default` (no ACL users yet): Redis's error
+            // for any other.
+            b"user" if value != "default" => {
+                return Err(fail(&format!("ERR No such user '{value}'")))
+            }
+            b"user" => {}
             b"skipme" => match value.to_ascii_lowercase().as_str() {
                 "yes" => filter.skip_me = true,
                 "no" => filter.skip_me = false,

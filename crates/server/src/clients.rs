@@ -42,6 +42,8 @@ pub struct Client {
     created: Instant,
     /// Milliseconds from `created` to the start of its latest request.
     active_ms: AtomicU64,
+    /// Input bytes of the batch being run (`CLIENT LIST`'s qbuf).
+    qbuf: AtomicU64,
     proto: AtomicU8,
     /// Commands queued since `MULTI`, -1 outside one.
     multi: AtomicI64,
@@ -64,21 +66,36 @@ impl Client {
         self.names.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Records a batch of requests ending with `last_cmd`, in a session
-    /// speaking `proto` with `multi` commands queued (or -1).
-    pub fn publish(&self, last_cmd: &[u8], proto: u8, multi: i64) {
+    /// Records a batch of requests, `qbuf` bytes of input, ending with
+    /// `last`, in a session speaking `proto` with `multi` commands queued
+    /// (or -1). The command is named as Redis names it, a container's with
+    /// its subcommand (`client|list`).
+    pub fn publish(&self, last: &[Vec<u8>], qbuf: usize, proto: u8, multi: i64) {
         let ms = self.created.elapsed().as_millis() as u64;
         self.active_ms.store(ms, Ordering::Relaxed);
+        self.qbuf.store(qbuf as u64, Ordering::Relaxed);
         self.proto.store(proto, Ordering::Relaxed);
         self.multi.store(multi, Ordering::Relaxed);
         let mut names = self.names();
         names.last_cmd.clear();
         // Lowercased in place, printable ASCII only (a command name is),
         // so a batch costs no allocation.
-        let printable = last_cmd.iter().filter(|b| b.is_ascii_graphic());
-        names
-            .last_cmd
-            .extend(printable.map(|b| char::from(b.to_ascii_lowercase())));
+        let mut append = |word: &[u8]| {
+            let printable = word.iter().filter(|b| b.is_ascii_graphic());
+            names
+                .last_cmd
+                .extend(printable.map(|b| char::from(b.to_ascii_lowercase())));
+        };
+        append(&last[0]);
+        if let Some(sub) = last.get(1).filter(|_| is_container(&last[0])) {
+            append(b"|");
+            append(sub);
+        }
+    }
+
+    /// The batch is answered: its input is no longer held.
+    pub fn batch_done(&self) {
+        self.qbuf.store(0, Ordering::Relaxed);
     }
 
     /// Asks the connection to close (`CLIENT KILL`); it does once its
@@ -122,12 +139,13 @@ impl Client {
             (false, true) => "P",
             (false, false) => "N",
         };
+        let qbuf = self.qbuf.load(Ordering::Relaxed);
         let cmd = match names.last_cmd.as_str() {
             "" => "NULL",
             c => c,
         };
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -140,6 +158,21 @@ impl Client {
             String::from_utf8_lossy(&names.lib_ver),
         )
     }
+}
+
+/// True for a command with subcommands (Redis's containers, as
+/// `command_docs` lists them), case aside.
+fn is_container(name: &[u8]) -> bool {
+    static CONTAINERS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    CONTAINERS
+        .get_or_init(|| {
+            crate::command_docs::top_level()
+                .map(|(n, _)| n)
+                .filter(|n| !crate::command_docs::subcommands(n).is_empty())
+                .collect()
+        })
+        .iter()
+        .any(|c| c.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Every connected client, by id (so `CLIENT LIST` is in connection order).
@@ -170,6 +203,7 @@ impl Clients {
             fd,
             created: Instant::now(),
             active_ms: AtomicU64::new(0),
+            qbuf: AtomicU64::new(0),
             proto: AtomicU8::new(2),
             multi: AtomicI64::new(-1),
             names: Mutex::new(Names::default()),

@@ -90,6 +90,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("unlink", D),
     spec("exists", R),
     spec("touch", R),
+    spec("randomkey", &["readonly"]),
     spec("type", R),
     spec("rename", &["write"]),
     spec("renamenx", W),

@@ -155,7 +155,7 @@ async fn serve_client(
         input.consume(used);
         last.requests = requests.len();
         if let Some(last) = requests.last() {
-            session.publish(&last[0]);
+            session.publish(last, used);
         }
         let mut requests = requests.into_iter().peekable();
         // A new batch: its reads need a read-index round of their own.
@@ -209,6 +209,7 @@ async fn serve_client(
         if let Some(e) = &error {
             Reply::err(format!("ERR Protocol error: {}", e.0)).encode(session.proto, &mut out);
         }
+        session.client.batch_done();
         last.reply_bytes = out.len().min(MAX_EXPECTED_REPLY);
         if !out.is_empty() && !send(socket, &out, session, stop).await? {
             return Ok(());

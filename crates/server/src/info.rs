@@ -52,19 +52,40 @@ fn keyspace_counts(s: &Shared) -> Result<KeyspaceCounts, slsm::Error> {
     })
 }
 
+/// The sections `INFO` and `INFO default` leave out.
+const NOT_DEFAULT: &[&str] = &["commandstats", "latencystats"];
+
+/// `INFO cpu`: the process's CPU time (Redis's `main_thread` fields are the
+/// thread answering, since slsm serves on several).
+fn cpu_section() -> String {
+    let usage = |who| {
+        // SAFETY: `getrusage` fills the zeroed struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid `who` and a pointer to a live `rusage`.
+        unsafe { libc::getrusage(who, &mut u) };
+        let secs = |t: libc::timeval| format!("{}.{:06}", t.tv_sec, t.tv_usec);
+        (secs(u.ru_stime), secs(u.ru_utime))
+    };
+    let (sys, user) = usage(libc::RUSAGE_SELF);
+    let (sys_children, user_children) = usage(libc::RUSAGE_CHILDREN);
+    let (sys_thread, user_thread) = usage(libc::RUSAGE_THREAD);
+    format!(
+        "# CPU\r\nused_cpu_sys:{sys}\r\nused_cpu_user:{user}\r\nused_cpu_sys_children:{sys_children}\r\nused_cpu_user_children:{user_children}\r\nused_cpu_sys_main_thread:{sys_thread}\r\nused_cpu_user_main_thread:{user_thread}\r\n"
+    )
+}
+
 pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let stats = s.store.db().stats();
-    // `INFO [section ...]`: no section, or all/default/everything, means
-    // every section.
+    // `INFO [section ...]`, as Redis 7.0 picks sections: none, or
+    // `default`, the default ones; `all` every one, `everything` too.
     let asked: Vec<String> = a[1..]
         .iter()
         .map(|v| String::from_utf8_lossy(v).to_ascii_lowercase())
         .collect();
+    let all = asked.iter().any(|a| a == "all" || a == "everything");
+    let default = asked.is_empty() || asked.iter().any(|a| a == "default");
     let want = |name: &str| {
-        asked.is_empty()
-            || asked
-                .iter()
-                .any(|s| s == name || s == "all" || s == "default" || s == "everything")
+        all || (default && !NOT_DEFAULT.contains(&name)) || asked.iter().any(|a| a == name)
     };
     // Sections as Redis writes them: one blank line between two, none at
     // the end.
@@ -124,19 +145,29 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         };
         sections.push(format!("# Replication\r\n{lines}"));
     }
+    if want("cpu") {
+        sections.push(cpu_section());
+    }
+    if want("commandstats") {
+        sections.push(format!("# Commandstats\r\n{}", s.cmdstats.command_lines()));
+    }
+    if want("errorstats") {
+        sections.push(format!("# Errorstats\r\n{}", s.cmdstats.error_lines()));
+    }
     if want("cluster") {
         let enabled = s.cluster.is_some() as u8;
         sections.push(format!("# Cluster\r\ncluster_enabled:{enabled}\r\n"));
     }
     if want("stats") {
         sections.push(format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nslsm_swept_collections:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_error_replies:{}\r\nslsm_swept_collections:{}\r\n",
             s.connections.load(Ordering::Relaxed),
             s.commands.load(Ordering::Relaxed),
             s.rejected.load(Ordering::Relaxed),
             s.pubsub.names(Space::Channels),
             s.pubsub.names(Space::Patterns),
             s.pubsub.names(Space::Shards),
+            s.cmdstats.total_errors(),
             s.swept.load(Ordering::Relaxed)
         ));
     }

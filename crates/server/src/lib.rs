@@ -29,11 +29,13 @@ pub mod client_kill;
 pub mod client_modes;
 pub mod clients;
 pub mod cluster;
+pub mod cmdstats;
 pub mod collections;
 pub mod command_docs;
 pub mod command_table;
 pub mod commands;
 pub mod compat;
+pub mod config;
 mod conn;
 pub mod cursors;
 mod data_command;
@@ -99,6 +101,10 @@ pub struct Shared {
     pub functions: scripting::functions::Functions,
     /// `CLIENT PAUSE`'s hold on clients.
     pub pause: pause::Pause,
+    /// `INFO commandstats` and `errorstats`.
+    pub cmdstats: cmdstats::CommandStats,
+    /// `CONFIG SET`'s stored parameters (`config/`).
+    pub config: config::Values,
     /// Commands slower than `slowlog-log-slower-than` (`SLOWLOG`).
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
@@ -196,6 +202,8 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         scripts: scripting::Scripts::default(),
         functions,
         pause: pause::Pause::default(),
+        cmdstats: cmdstats::CommandStats::default(),
+        config: config::Values::default(),
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
         cluster: cluster.as_ref().map(|(c, _, _)| Arc::clone(c)),

@@ -107,7 +107,12 @@ pub fn run_some(
         }
         // In a cluster every write is a log entry and every read follows a
         // read-index round: nothing takes the single node's short cuts.
-        let k = match session.runs_plain_commands() && shared.cluster.is_none() {
+        // While a script is busy every command goes through `execute`,
+        // which answers `BUSY`.
+        let plain = session.runs_plain_commands()
+            && shared.cluster.is_none()
+            && shared.scripts.busy_error().is_none();
+        let k = match plain {
             true => kind(&first),
             false => Kind::Other,
         };
@@ -141,8 +146,11 @@ pub fn run_some(
         if then != Then::Block {
             let (send, next) = session.reply_mode.after_command();
             session.reply_mode = next;
-            if send && then != Then::Shutdown {
-                reply.encode(session.proto, out);
+            if then != Then::Shutdown {
+                match send {
+                    true => reply.encode(session.proto, out),
+                    false => reply.encode_pushes(session.proto, out),
+                }
             }
         }
         if then != Then::Continue {
@@ -194,6 +202,7 @@ fn run_group(
         shared
             .commands
             .fetch_add(group.len() as u64, Ordering::Relaxed);
+        count_group(shared, &group, started.elapsed());
         if shared.monitors.any() {
             for req in &group {
                 let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
@@ -213,6 +222,26 @@ fn run_group(
     for req in group {
         // None of these closes the connection.
         execute(shared, session, req).0.encode(session.proto, out);
+    }
+}
+
+/// Counts a group's commands in `INFO commandstats`, a run of one name at
+/// a time, each charged its share of the time. Failures of single members
+/// are not told apart (a group that fails as a whole is run command by
+/// command, and counted there).
+fn count_group(shared: &Shared, group: &[Request], took: std::time::Duration) {
+    let share = took / group.len() as u32;
+    let mut rest = group;
+    while let Some(first) = rest.first() {
+        let run = rest
+            .iter()
+            .take_while(|r| r[0].eq_ignore_ascii_case(&first[0]))
+            .count();
+        let name = String::from_utf8_lossy(&first[0]).to_ascii_lowercase();
+        shared
+            .cmdstats
+            .called(&name, run as u64, share * run as u32, &Reply::Null);
+        rest = &rest[run..];
     }
 }
 

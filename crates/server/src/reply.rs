@@ -132,6 +132,18 @@ impl Reply {
             Reply::Several(replies) => replies.iter().for_each(|r| r.encode(proto, out)),
         }
     }
+
+    /// Only the pushes of this reply, for a RESP3 client under `CLIENT
+    /// REPLY OFF` or `SKIP`: a push is not a reply, and Redis sends it
+    /// anyway (a RESP2 client's confirmations are replies, and are not
+    /// sent).
+    pub fn encode_pushes(&self, proto: u8, out: &mut Vec<u8>) {
+        match self {
+            Reply::Push(_) if proto >= 3 => self.encode(proto, out),
+            Reply::Several(replies) => replies.iter().for_each(|r| r.encode_pushes(proto, out)),
+            _ => {}
+        }
+    }
 }
 
 /// A double as Redis 7.0 replies with one (a sorted set's score): C's

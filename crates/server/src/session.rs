@@ -144,11 +144,12 @@ impl Session {
         self.queued.as_ref().map_or(0, Queue::bytes)
     }
 
-    /// Publishes that the session is about to run a batch of requests
-    /// ending with command `last` (`CLIENT LIST`'s cmd, idle, multi, resp).
-    pub fn publish(&self, last: &[u8]) {
+    /// Publishes that the session is about to run a batch of requests,
+    /// `bytes` of input, ending with `last` (`CLIENT LIST`'s cmd, qbuf,
+    /// idle, multi, resp).
+    pub fn publish(&self, last: &Request, bytes: usize) {
         let multi = self.queued_count().map_or(-1, |n| n as i64);
-        self.client.publish(last, self.proto, multi);
+        self.client.publish(last, bytes, self.proto, multi);
     }
 }
 
@@ -178,13 +179,13 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         if session.queued.is_some() {
             session.queue_failed = true;
         }
+        s.cmdstats.rejected(&name, &refused);
         return (refused, Then::Continue);
     }
     if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
-        return (
-            Reply::err("NOAUTH Authentication required."),
-            Then::Continue,
-        );
+        let refused = Reply::err("NOAUTH Authentication required.");
+        s.cmdstats.rejected(&name, &refused);
+        return (refused, Then::Continue);
     }
     if let Some(refused) = pubsub::refused_while_subscribed(session, &name) {
         return (refused, Then::Continue);
@@ -194,6 +195,29 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
             if session.queued.is_some() && name != "exec" {
                 session.queue_failed = true;
             }
+            s.cmdstats.rejected(&name, &refused);
+            return (refused, Then::Continue);
+        }
+    }
+    if let Some(busy) = s.scripts.busy_error() {
+        if !crate::scripting::allowed_while_busy(&name, &req) {
+            let refused = match name.as_str() {
+                "exec" => {
+                    // As any refused EXEC: the transaction is discarded.
+                    session.queued = None;
+                    session.watch = None;
+                    Reply::err(format!(
+                        "EXECABORT Transaction discarded because of: {busy}"
+                    ))
+                }
+                _ => {
+                    if session.queued.is_some() {
+                        session.queue_failed = true;
+                    }
+                    Reply::err(busy)
+                }
+            };
+            s.cmdstats.rejected(&name, &refused);
             return (refused, Then::Continue);
         }
     }
@@ -205,10 +229,9 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     {
         if transaction::refused_in_multi(&name) {
             session.queue_failed = true;
-            return (
-                Reply::err("ERR Command not allowed inside a transaction"),
-                Then::Continue,
-            );
+            let refused = Reply::err("ERR Command not allowed inside a transaction");
+            s.cmdstats.rejected(&name, &refused);
+            return (refused, Then::Continue);
         }
         if let Some(q) = session.queued.as_mut() {
             q.push(req);
@@ -253,6 +276,8 @@ fn flush(s: &Shared) -> Reply {
     )
 }
 
+/// Runs one command, counted in `INFO commandstats` (a blocked command
+/// counts as called when it blocks).
 pub(crate) fn control(
     s: &Shared,
     session: &mut Session,
@@ -260,6 +285,22 @@ pub(crate) fn control(
     req: Request,
 ) -> (Reply, Then) {
     let started = Instant::now();
+    let (reply, then) = run_command(s, session, name, req, started);
+    let counted = match then {
+        Then::Block => &Reply::Null,
+        _ => &reply,
+    };
+    s.cmdstats.called(name, 1, started.elapsed(), counted);
+    (reply, then)
+}
+
+fn run_command(
+    s: &Shared,
+    session: &mut Session,
+    name: &str,
+    req: Request,
+    started: Instant,
+) -> (Reply, Then) {
     if !session.in_exec && name != "exec" {
         s.monitors.feed(name, &req, Some(&session.client.addr));
     }
@@ -312,7 +353,7 @@ pub(crate) fn control(
         },
         "client" => to_reply(crate::clients::command(s, session, &req)),
         "command" => to_reply(crate::command_docs::command(&req)),
-        "config" => to_reply(admin::config(s, &req)),
+        "config" => to_reply(crate::config::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),
         "slowlog" => to_reply(s.slowlog.command(&req)),
         "latency" => to_reply(crate::latency::command(&req)),

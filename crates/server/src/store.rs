@@ -210,13 +210,30 @@ pub fn open_keyspace(db: &slsm::Db, clock: Clock) -> slsm::Result<Keyspace> {
     )
 }
 
-/// The keyspaces commands work on, and where collections get their
-/// versions (cheap to clone: handles).
+/// The keyspaces commands work on, where collections get their versions,
+/// and the parameters commands read (cheap to clone: handles).
 #[derive(Clone)]
 pub struct Spaces {
     pub ks: Keyspace,
     pub items: Keyspace,
     pub versions: Arc<Versions>,
+    pub tuning: Arc<Tuning>,
+}
+
+/// What `CONFIG SET` tunes in the data commands themselves.
+pub struct Tuning {
+    /// `stream-node-max-entries`: the node size by which a stream's `~`
+    /// trimming removes whole nodes, as Redis's does
+    /// (`collections/streams/trim.rs`).
+    pub stream_node_entries: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            stream_node_entries: std::sync::atomic::AtomicU64::new(100),
+        }
+    }
 }
 
 pub use crate::access::{apply_drops, atomically, Access, AtSnapshot, Direct, Drops, InTx, Item};
@@ -226,14 +243,19 @@ pub use crate::access::{apply_drops, atomically, Access, AtSnapshot, Direct, Dro
 pub struct Store {
     current: RwLock<(Arc<slsm::Db>, Spaces)>,
     pub clock: Clock,
+    /// How many times every key was dropped at once (`FLUSHALL`,
+    /// `FLUSHDB`, a snapshot installed): `WATCH` counts such a drop as a
+    /// write to every watched key that existed (`transaction.rs`).
+    flushes: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
     pub fn new(db: Arc<slsm::Db>, clock: Clock) -> slsm::Result<Store> {
-        let spaces = open_spaces(&db, Arc::new(Versions::default()), &clock)?;
+        let spaces = open_spaces(&db, None, &clock)?;
         Ok(Store {
             current: RwLock::new((db, spaces)),
             clock,
+            flushes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -255,32 +277,48 @@ impl Store {
         self.read().1.clone()
     }
 
+    /// How many times every key was dropped at once so far.
+    pub fn flushes(&self) -> u64 {
+        self.flushes.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Drops every key (the keyspaces go, their files in the background).
     pub fn flush_all(&self) -> slsm::Result<()> {
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        self.flushes
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let (db, spaces) = &mut *current;
         db.drop_keyspace(KEYSPACE)?;
         db.drop_keyspace(ITEMS_KEYSPACE)?;
-        *spaces = open_spaces(db, Arc::clone(&spaces.versions), &self.clock)?;
+        *spaces = open_spaces(db, Some(spaces), &self.clock)?;
         Ok(())
     }
 
     /// Serves `db` from now on (a cluster node installed a snapshot).
     pub fn replace_db(&self, db: Arc<slsm::Db>) -> slsm::Result<()> {
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
-        let spaces = open_spaces(&db, Arc::clone(&current.1.versions), &self.clock)?;
+        self.flushes
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let spaces = open_spaces(&db, Some(&current.1), &self.clock)?;
         *current = (db, spaces);
         Ok(())
     }
 }
 
-fn open_spaces(db: &slsm::Db, versions: Arc<Versions>, clock: &Clock) -> slsm::Result<Spaces> {
+/// The keyspaces of `db`, with what the previous ones carried over
+/// (`None` at the start).
+fn open_spaces(db: &slsm::Db, previous: Option<&Spaces>, clock: &Clock) -> slsm::Result<Spaces> {
     let ks = open_keyspace(db, clock.clone())?;
     let items = db.keyspace(ITEMS_KEYSPACE)?;
+    let (versions, tuning) = match previous {
+        Some(p) => (Arc::clone(&p.versions), Arc::clone(&p.tuning)),
+        None => Default::default(),
+    };
     versions.reset();
     Ok(Spaces {
         ks,
         items,
         versions,
+        tuning,
     })
 }

@@ -104,13 +104,56 @@ fn request_bytes(req: &Request) -> usize {
 /// however many `WATCH` commands bring them. One transaction per command
 /// would let a client sending `WATCH k` in a loop hold ~300 bytes of the
 /// server's memory per command (90 MB for 300,000).
+///
+/// Two touches no engine write records are counted as Redis counts them:
+/// a watched key that existed at its `WATCH` and is gone at `EXEC` without
+/// a write (it expired) makes `EXEC` answer null, and so does a `FLUSHALL`
+/// or `FLUSHDB` after the `WATCH` of a key that existed then (Redis
+/// touches every watched key a flush deletes; a key that did not exist is
+/// not touched).
 #[derive(Default)]
 pub struct Watch {
     groups: Vec<Group>,
     keys: HashSet<Vec<u8>>,
+    /// The watched keys that existed when they were watched.
+    existed: HashSet<Vec<u8>>,
+    /// The store's flush count when the first key of `existed` was
+    /// watched: a flush since touched it.
+    flushes_at_first_existing: Option<u64>,
     /// A watched key was written after its `WATCH` (found while folding),
     /// or a fold failed: `EXEC` will answer null.
     dirty: bool,
+}
+
+/// Whether stored bytes hold a key that has not expired at `now`.
+fn is_live(stored: Option<&[u8]>, now: u64) -> bool {
+    stored.is_some_and(|v| crate::store::expiry_of(v, now).is_some())
+}
+
+impl Watch {
+    /// Records what `WATCH` read of `key` (at flush count `flushes`).
+    fn saw(&mut self, s: &Shared, key: &[u8], value: Option<&[u8]>, flushes: u64) {
+        if is_live(value, s.store.clock.now()) {
+            self.existed.insert(key.to_vec());
+            self.flushes_at_first_existing.get_or_insert(flushes);
+        }
+    }
+
+    /// Whether a flush since a `WATCH` touched a key that existed, or a
+    /// key exists now where it did not then or the reverse (`now`: the
+    /// keys' stored values, as read at `EXEC` or at a fold). A key that
+    /// came or went was written or expired, and the writes a flush hid
+    /// from the engine's conflict check (they went to new keyspaces) are
+    /// among them.
+    fn touched_unseen(&self, s: &Shared, keys: &[Vec<u8>], now: &[Option<Vec<u8>>]) -> bool {
+        let at = s.store.clock.now();
+        self.flushes_at_first_existing
+            .is_some_and(|at| s.store.flushes() != at)
+            || keys
+                .iter()
+                .zip(now)
+                .any(|(k, v)| is_live(v.as_deref(), at) != self.existed.contains(k))
+    }
 }
 
 struct Group {
@@ -132,10 +175,12 @@ pub(crate) fn watch(s: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> comm
     if new.is_empty() {
         return Ok(Reply::ok());
     }
+    let flushes = s.store.flushes();
     let ks = s.store.keyspace();
     let mut tx = s.store.db().transaction();
     for k in &new {
-        tx.get_in(&ks, k)?;
+        let value = tx.get_in(&ks, k)?;
+        w.saw(s, k, value.as_deref(), flushes);
     }
     w.keys.extend(new.iter().cloned());
     w.groups.push(Group { tx, keys: new });
@@ -169,8 +214,11 @@ fn fold(s: &Shared, ks: &Keyspace, w: &mut Watch) -> slsm::Result<()> {
         }
         let mut keys = older.keys;
         keys.extend(newer.keys);
-        for k in &keys {
-            tx.get_in(ks, k)?;
+        let now = read_watched(&mut tx, ks, &keys)?;
+        if w.touched_unseen(s, &keys, &now) {
+            w.dirty = true;
+            w.groups.clear();
+            return Ok(());
         }
         w.groups.push(Group { tx, keys });
     }
@@ -239,13 +287,16 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
         None => (Vec::new(), Vec::new()),
         Some(mut w) => {
             let keys: Vec<Vec<u8>> = w.keys.drain().collect();
-            match watched_unchanged(w) {
-                Ok(true) => {}
-                Ok(false) => return Reply::NullArray,
+            let values = match read_watched(&mut tx, &ks, &keys) {
+                Ok(values) => values,
                 Err(e) => return Reply::err(format!("ERR {e}")),
+            };
+            if w.touched_unseen(s, &keys, &values) {
+                return Reply::NullArray;
             }
-            match read_watched(&mut tx, &ks, &keys) {
-                Ok(values) => (keys, values),
+            match watched_unchanged(w) {
+                Ok(true) => (keys, values),
+                Ok(false) => return Reply::NullArray,
                 Err(e) => return Reply::err(format!("ERR {e}")),
             }
         }
@@ -284,9 +335,15 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                     }
                     ran.reply
                 }
-                None => server_reply
-                    .get_or_insert_with(|| control(s, session, &name, req.clone()).0)
-                    .clone(),
+                // Counted in `INFO commandstats` by `control` itself.
+                None => {
+                    let r = server_reply
+                        .get_or_insert_with(|| control(s, session, &name, req.clone()).0)
+                        .clone();
+                    drops.append(&mut acc.drops);
+                    replies.push(r);
+                    continue;
+                }
             };
             drops.append(&mut acc.drops);
             replies.push(r);
@@ -295,10 +352,14 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             Ok(()) => {
                 apply_drops(&sp, drops);
                 effects.apply(s);
-                // Shown to monitors once they have run for good.
-                for req in queued {
+                // Shown to monitors and counted once they have run for good.
+                for (req, reply) in queued.iter().zip(&replies) {
                     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
                     s.monitors.feed(&name, req, Some(&session.client.addr));
+                    if commands::arity(&name).is_some() || scripting::is_eval(&name) {
+                        s.cmdstats
+                            .called(&name, 1, std::time::Duration::ZERO, reply);
+                    }
                 }
                 return Reply::Array(replies);
             }

@@ -65,6 +65,8 @@ pub trait Access {
     /// is deleted or replaced by them). One range deletion, however many
     /// elements: right away, or once the transaction has committed.
     fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()>;
+    /// The parameters `CONFIG SET` tunes commands with.
+    fn tuning(&self) -> &crate::store::Tuning;
 }
 
 /// Element ranges to delete once a transaction has committed.
@@ -146,6 +148,10 @@ impl Access for Direct<'_> {
 
     fn new_version(&mut self) -> slsm::Result<u64> {
         self.sp.versions.next(&self.sp.items)
+    }
+
+    fn tuning(&self) -> &crate::store::Tuning {
+        &self.sp.tuning
     }
 
     fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()> {
@@ -232,6 +238,10 @@ impl Access for InTx<'_> {
 
     fn new_version(&mut self) -> slsm::Result<u64> {
         self.sp.versions.next(&self.sp.items)
+    }
+
+    fn tuning(&self) -> &crate::store::Tuning {
+        &self.sp.tuning
     }
 
     fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()> {

@@ -88,6 +88,10 @@ impl Access for AtSnapshot<'_> {
         Err(read_only())
     }
 
+    fn tuning(&self) -> &crate::store::Tuning {
+        &self.sp.tuning
+    }
+
     fn drop_elements(&mut self, _from: &[u8], _to: &[u8]) -> slsm::Result<()> {
         Err(read_only())
     }

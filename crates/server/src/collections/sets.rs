@@ -167,9 +167,49 @@ pub(super) fn members(acc: &mut dyn Access, set: &Coll) -> Result<Vec<Vec<u8>>, 
     subs.iter().map(|sub| member_of(sub)).collect()
 }
 
-/// A member at a random place in a non-empty set: the first at or after
-/// a random sub-key, wrapping around.
-fn random_member(acc: &mut dyn Access, set: &Coll) -> Result<Vec<u8>, Fail> {
+/// Sets up to this many members are read whole for a random pick, which
+/// is then uniform.
+const PICK_FROM_WHOLE: i64 = 4096;
+
+/// Random members of a non-empty set. A set of up to [`PICK_FROM_WHOLE`]
+/// members is read once and each pick is uniform among what remains; a
+/// larger one is not read whole for a pick: it takes the first member at
+/// or after a random sub-key (wrapping around), so members following long
+/// gaps of the sub-key order come up more often (Redis picks from its hash
+/// table, uniformly, in O(1); a uniform pick here would walk the set).
+enum Picker {
+    Whole(Vec<Vec<u8>>),
+    Seek,
+}
+
+impl Picker {
+    fn new(acc: &mut dyn Access, set: &Coll) -> Result<Picker, Fail> {
+        Ok(match set.count() <= PICK_FROM_WHOLE {
+            true => Picker::Whole(members(acc, set)?),
+            false => Picker::Seek,
+        })
+    }
+
+    /// A member; with `take`, one not picked before.
+    fn pick(&mut self, acc: &mut dyn Access, set: &Coll, take: bool) -> Result<Vec<u8>, Fail> {
+        match self {
+            Picker::Whole(all) if all.is_empty() => {
+                Err(fail("ERR corrupt set: a member is missing"))
+            }
+            Picker::Whole(all) => {
+                let i = (random_u64() % all.len() as u64) as usize;
+                Ok(match take {
+                    true => all.swap_remove(i),
+                    false => all[i].clone(),
+                })
+            }
+            Picker::Seek => seek_member(acc, set),
+        }
+    }
+}
+
+/// The first member at or after a random sub-key, wrapping around.
+fn seek_member(acc: &mut dyn Access, set: &Coll) -> Result<Vec<u8>, Fail> {
     let start = random_u64().to_be_bytes();
     let found = match set.items(acc, &start, None, 1)?.pop() {
         Some(found) => Some(found),
@@ -194,8 +234,9 @@ fn spop(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     };
     let n = count.unwrap_or(1).min(set.count() as usize);
     let mut popped = Vec::with_capacity(n);
+    let mut picker = Picker::new(acc, &set)?;
     for _ in 0..n {
-        let m = random_member(acc, &set)?;
+        let m = picker.pick(acc, &set, true)?;
         remove_member(acc, &mut set, &m)?;
         popped.push(m);
     }
@@ -223,7 +264,8 @@ fn srandmember(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         });
     };
     let Some(count) = count else {
-        return Ok(Reply::Bulk(random_member(acc, &set)?));
+        let m = Picker::new(acc, &set)?.pick(acc, &set, false)?;
+        return Ok(Reply::Bulk(m));
     };
     if count < 0 && count.unsigned_abs() > MAX_RANDOM_REPLY {
         // Redis would build the reply; here a request may not make the
@@ -234,8 +276,9 @@ fn srandmember(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if count < 0 {
         // Repeats allowed: each pick on its own.
         let mut out = Vec::with_capacity(want.min(1 << 16));
+        let mut picker = Picker::new(acc, &set)?;
         for _ in 0..want {
-            out.push(Reply::Bulk(random_member(acc, &set)?));
+            out.push(Reply::Bulk(picker.pick(acc, &set, false)?));
         }
         return Ok(Reply::Array(out));
     }

@@ -1,6 +1,6 @@
 //! Key commands: DEL UNLINK EXISTS TOUCH TYPE RENAME RENAMENX COPY KEYS SCAN
-//! EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME PEXPIRETIME
-//! PERSIST.
+//! RANDOMKEY EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME
+//! PEXPIRETIME PERSIST.
 
 use super::{fail, int_arg, syntax_error, Outcome};
 use crate::collections::{copy_value, delete_key, drop_items_of, move_value};
@@ -53,6 +53,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             Ok(Reply::Int(1))
         }
         "copy" => copy(a, acc),
+        "randomkey" => Ok(random_key(acc)?.map_or(Reply::Null, Reply::Bulk)),
         "expiretime" | "pexpiretime" => Ok(Reply::Int(match acc.get(&a[1])? {
             None => -2,
             Some(v) if v.expires_at == 0 => -1,
@@ -271,4 +272,78 @@ fn copy(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     }
     copy_value(acc, &a[1], &a[2], &v)?;
     Ok(Reply::Int(1))
+}
+
+/// Databases up to this many keys are read whole for `RANDOMKEY`, whose
+/// pick is then uniform.
+const RANDOM_FROM_WHOLE: usize = 1024;
+/// How many keys after a random point a larger database's pick is made
+/// among.
+const RANDOM_WINDOW: usize = 16;
+
+/// `RANDOMKEY`'s key: uniform among the keys of a small database; in a
+/// larger one, a key among those just after a random point between the
+/// first and the last key, the point drawn uniformly over the first eight
+/// bytes of the keys (so keys in sparse stretches of that byte order come
+/// up more often: Redis picks from its hash table, uniformly; slsm keeps
+/// keys in order and no count by position).
+fn random_key(acc: &mut dyn Access) -> Result<Option<Vec<u8>>, super::Fail> {
+    use crate::collections::random_u64;
+    let first = acc.keys_after(None, RANDOM_FROM_WHOLE)?;
+    if first.len() < RANDOM_FROM_WHOLE {
+        return Ok(match first.is_empty() {
+            true => None,
+            false => Some(first[(random_u64() % first.len() as u64) as usize].clone()),
+        });
+    }
+    let low = prefix_number(&first[0]);
+    let high = prefix_number(&last_key_prefix(acc, &first[0])?);
+    let point = low + random_u64() % (high.saturating_sub(low) + 1);
+    let mut window = acc.keys_after(Some(&point.to_be_bytes()), RANDOM_WINDOW)?;
+    if window.is_empty() {
+        window = first.into_iter().take(RANDOM_WINDOW).collect();
+    }
+    Ok(Some(window.swap_remove(
+        (random_u64() % window.len() as u64) as usize,
+    )))
+}
+
+/// A key's first eight bytes as a big-endian number (short keys padded
+/// with zeros).
+fn prefix_number(key: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = key.len().min(8);
+    bytes[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(bytes)
+}
+
+/// The first eight bytes of the last key (at or above `first`), found a
+/// byte at a time by binary search over seeks: at most 8 x 8 seeks.
+fn last_key_prefix(acc: &mut dyn Access, first: &[u8]) -> Result<Vec<u8>, super::Fail> {
+    let mut prefix: Vec<u8> = Vec::new();
+    for _ in 0..8 {
+        // The highest byte `b` with a key at or after `prefix + b`.
+        let (mut lo, mut hi) = (0u16, 255u16);
+        let exists = |acc: &mut dyn Access, b: u16, prefix: &[u8]| -> Result<bool, super::Fail> {
+            let mut probe = prefix.to_vec();
+            probe.push(b as u8);
+            // Keys after `probe` exclusive: `probe` itself is a key too.
+            Ok(!acc.keys_after(Some(&probe), 1)?.is_empty() || acc.get(&probe)?.is_some())
+        };
+        if !exists(acc, 0, &prefix)? {
+            break;
+        }
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            match exists(acc, mid, &prefix)? {
+                true => lo = mid,
+                false => hi = mid - 1,
+            }
+        }
+        prefix.push(lo as u8);
+    }
+    Ok(match prefix.as_slice() < first {
+        true => first.to_vec(),
+        false => prefix,
+    })
 }

@@ -73,6 +73,7 @@ pub fn arity(name: &str) -> Option<i32> {
         "get" | "strlen" | "incr" | "decr" | "getdel" | "ttl" | "pttl" | "persist" | "type"
         | "keys" => 2,
         "expiretime" | "pexpiretime" => 2,
+        "randomkey" => 1,
         "setnx" | "append" | "incrby" | "decrby" | "incrbyfloat" | "rename" | "renamenx"
         | "getset" => 3,
         "setex" | "psetex" | "getrange" | "substr" | "setrange" => 4,
@@ -95,7 +96,7 @@ pub fn needs_transaction(name: &str, args: &[Vec<u8>]) -> bool {
         "getbit" | "bitcount" | "bitpos" | "bitfield_ro" => false,
         "get" | "mget" | "strlen" | "getrange" | "substr" | "lcs" | "ttl" | "pttl"
         | "expiretime" | "pexpiretime" | "type" | "exists" | "touch" | "keys" | "scan"
-        | "setex" | "psetex" => false,
+        | "randomkey" | "setex" | "psetex" => false,
         // A plain SET (with at most EX/PX/EXAT/PXAT) writes blindly.
         "set" => args[3..].iter().any(|a| {
             let a = a.to_ascii_lowercase();
@@ -115,7 +116,9 @@ pub fn run(
     match name {
         "keys" | "scan" | "del" | "unlink" | "exists" | "touch" | "type" | "rename"
         | "renamenx" | "copy" | "expire" | "pexpire" | "expireat" | "pexpireat" | "ttl"
-        | "pttl" | "expiretime" | "pexpiretime" | "persist" => keys::run(name, args, acc, scan),
+        | "pttl" | "expiretime" | "pexpiretime" | "persist" | "randomkey" => {
+            keys::run(name, args, acc, scan)
+        }
         "hscan" | "sscan" | "zscan" => crate::collections::scan::run(name, args, acc, scan),
         _ if bits::arity(name).is_some() => bits::run(name, args, acc),
         _ if hyperloglog::arity(name).is_some() => hyperloglog::run(name, args, acc),

@@ -211,8 +211,11 @@ fn library_name(code: &[u8]) -> Result<String, String> {
         .iter()
         .position(|&b| b == b'\n')
         .ok_or("Invalid library metadata")?;
-    let line = String::from_utf8_lossy(&code[..end]);
-    let mut parts = line.split_ascii_whitespace();
+    // Split as Redis splits it (`sdssplitargs`: `name="my lib"` quoted).
+    let parts = crate::inline::split_args(&code[..end]).map_err(|_| "Invalid library metadata")?;
+    let mut parts = parts
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
     let engine = parts.next().ok_or("Invalid library metadata")?[2..].to_string();
     let mut name = None;
     for part in parts {

@@ -61,6 +61,12 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
 fn cjson(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set("null", Value::NULL)?;
+    // lua-cjson's switch for reusing its encode buffer between calls: a
+    // matter of speed only, which this encoder does not have.
+    t.raw_set(
+        "encode_keep_buffer",
+        lua.create_function(|_, keep: Option<bool>| Ok(keep.unwrap_or(true)))?,
+    )?;
     t.raw_set(
         "encode",
         lua.create_function(|lua, v: Value| {

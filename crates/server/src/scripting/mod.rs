@@ -49,7 +49,7 @@ use crate::session::to_reply;
 use crate::shape::arity_of;
 use crate::Shared;
 
-pub use running::{Running, RunningFunction};
+pub use running::{allowed_while_busy, Running, RunningFunction};
 
 /// What the server keeps of scripts.
 #[derive(Default)]
@@ -59,6 +59,7 @@ pub struct Scripts {
     /// compiled scripts when it sees a new value.
     flushes: AtomicU64,
     running: Mutex<Vec<Running>>,
+    busy: running::Busy,
 }
 
 impl Scripts {
@@ -278,7 +279,9 @@ pub(super) fn run_command(
         "time" => crate::admin::time_reply(),
         "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
         _ => {
+            let started = std::time::Instant::now();
             let reply = to_reply(commands::run(&name, &req, acc, &s.cursors));
+            s.cmdstats.called(&name, 1, started.elapsed(), &reply);
             effects.ran(req);
             reply
         }

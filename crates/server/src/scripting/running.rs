@@ -1,8 +1,14 @@
 //! What runs right now: each script's and function's kill switch, and
 //! for a function what `FUNCTION STATS` shows; `SCRIPT KILL` and
-//! `FUNCTION KILL` as Redis answers them.
+//! `FUNCTION KILL` as Redis answers them; and whether the server is busy:
+//! once a script or function has run longer than `busy-reply-threshold`
+//! (`lua-time-limit`), other clients' commands are answered `BUSY`, as
+//! Redis answers them, but for the few Redis lets through (`SCRIPT KILL`,
+//! `FUNCTION KILL`, `SHUTDOWN`, ...: [`allowed_while_busy`]). Until then
+//! they are served beside it: a script runs in its own transaction, not
+//! by holding the server (see `scripting/mod.rs`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,6 +21,7 @@ use crate::resp::Reply;
 #[derive(Clone)]
 pub struct Running {
     killed: Arc<AtomicBool>,
+    started: Instant,
     function: Option<Arc<RunningFunction>>,
 }
 
@@ -28,6 +35,7 @@ impl Running {
     pub(super) fn script(killed: Arc<AtomicBool>) -> Running {
         Running {
             killed,
+            started: Instant::now(),
             function: None,
         }
     }
@@ -40,6 +48,7 @@ impl Running {
         let started = Instant::now();
         Running {
             killed,
+            started,
             function: Some(Arc::new(RunningFunction {
                 name,
                 command,
@@ -49,14 +58,82 @@ impl Running {
     }
 }
 
+/// How long a script may run before other clients are answered `BUSY`
+/// (Redis's default `busy-reply-threshold`, in milliseconds).
+pub const BUSY_AFTER_MS: u64 = 5_000;
+
+/// Counts the running scripts and holds the busy threshold, so a command
+/// checks for a busy server with one atomic load when none runs.
+pub struct Busy {
+    running: AtomicUsize,
+    after_ms: AtomicU64,
+}
+
+impl Default for Busy {
+    fn default() -> Busy {
+        Busy {
+            running: AtomicUsize::new(0),
+            after_ms: AtomicU64::new(BUSY_AFTER_MS),
+        }
+    }
+}
+
+const BUSY_EVAL: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// The commands Redis serves while a script is busy (its `allow-busy`
+/// flag).
+pub fn allowed_while_busy(name: &str, req: &[Vec<u8>]) -> bool {
+    let sub = || {
+        req.get(1)
+            .map(|a| a.to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    match name {
+        "auth" | "discard" | "hello" | "multi" | "quit" | "reset" | "shutdown" | "unwatch"
+        | "watch" => true,
+        "script" => sub() == b"kill",
+        "function" => matches!(sub().as_slice(), b"kill" | b"stats"),
+        _ => false,
+    }
+}
+
 impl Scripts {
     pub(super) fn start(&self, run: Running) {
         self.running().push(run);
+        self.busy.running.fetch_add(1, Ordering::AcqRel);
     }
 
     pub(super) fn finish(&self, run: &Running) {
         self.running()
             .retain(|r| !Arc::ptr_eq(&r.killed, &run.killed));
+        self.busy.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// `BUSY`'s error if a script or function has run past the threshold
+    /// (naming the kill command for the oldest one's kind).
+    pub fn busy_error(&self) -> Option<&'static str> {
+        if self.busy.running.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let after = std::time::Duration::from_millis(self.busy_after_ms());
+        let running = self.running();
+        let oldest = running.iter().min_by_key(|r| r.started)?;
+        match (oldest.started.elapsed() >= after, oldest.function.is_some()) {
+            (false, _) => None,
+            (true, false) => Some(BUSY_EVAL),
+            (true, true) => Some(BUSY_FUNCTION),
+        }
+    }
+
+    pub fn busy_after_ms(&self) -> u64 {
+        self.busy.after_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn set_busy_after_ms(&self, ms: u64) {
+        self.busy.after_ms.store(ms, Ordering::Relaxed);
     }
 
     /// Stops every running script and function (shutdown).

@@ -116,16 +116,22 @@ fn messages_reach_channels_patterns_and_shard_channels() {
     }
 }
 
-#[test]
-fn in_resp3_messages_are_pushes_and_any_command_runs() {
-    let s = Server::start(None);
-    let mut c = Raw::new(&s);
+/// A connection that has switched to RESP3 (its `HELLO` reply read).
+fn resp3(s: &Server) -> Raw {
+    let mut c = Raw::new(s);
     c.send(&[&["HELLO", "3"]]);
     let mut hello = vec![0u8; 4096];
     c.0.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     let _ = c.0.read(&mut hello).unwrap();
     c.0.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c
+}
+
+#[test]
+fn in_resp3_messages_are_pushes_and_any_command_runs() {
+    let s = Server::start(None);
+    let mut c = resp3(&s);
     // A message it publishes to itself comes before PUBLISH's reply, as
     // from Redis.
     c.send(&[
@@ -330,4 +336,33 @@ fn a_subscriber_that_does_not_read_is_disconnected_past_32_mib() {
     sub.0
         .read_to_end(&mut rest)
         .expect("the server closes the connection");
+}
+
+/// Under `CLIENT REPLY OFF` a RESP3 client still gets its (un)subscribe
+/// confirmations and messages: they are pushes, not replies. A RESP2
+/// client's confirmations are replies, and do not come.
+#[test]
+fn pushes_come_under_client_reply_off() {
+    let s = Server::start(None);
+    let mut c = resp3(&s);
+    c.send(&[
+        &["CLIENT", "REPLY", "OFF"],
+        &["SUBSCRIBE", "channel"],
+        &["PSUBSCRIBE", "ch*"],
+    ]);
+    c.expect(">3\r\n$9\r\nsubscribe\r\n$7\r\nchannel\r\n:1\r\n>3\r\n$10\r\npsubscribe\r\n$3\r\nch*\r\n:2\r\n");
+    let mut p = s.conn();
+    let n: i64 = redis::cmd("PUBLISH")
+        .arg("channel")
+        .arg("hello")
+        .query(&mut p)
+        .unwrap();
+    assert_eq!(n, 2);
+    c.expect(">3\r\n$7\r\nmessage\r\n$7\r\nchannel\r\n$5\r\nhello\r\n");
+    c.expect(">4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$7\r\nchannel\r\n$5\r\nhello\r\n");
+    c.send(&[&["UNSUBSCRIBE", "channel"]]);
+    c.expect(">3\r\n$11\r\nunsubscribe\r\n$7\r\nchannel\r\n:1\r\n");
+    let mut old = Raw::new(&s);
+    old.send(&[&["CLIENT", "REPLY", "OFF"], &["SUBSCRIBE", "x"]]);
+    old.expect_quiet();
 }

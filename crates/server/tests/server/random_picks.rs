@@ -124,3 +124,96 @@ fn counted_picks_are_elements_distinct_when_asked() {
     let one: String = cmd("HRANDFIELD").arg("h").query(&mut c).unwrap();
     assert!(one.starts_with('f'));
 }
+
+/// Pearson's chi-square of `counts` against an even spread.
+fn chi_square(counts: &HashMap<String, u64>, cells: usize, draws: u64) -> f64 {
+    let expected = draws as f64 / cells as f64;
+    let seen: f64 = counts
+        .values()
+        .map(|&n| (n as f64 - expected).powi(2) / expected)
+        .sum();
+    // Cells never drawn count too.
+    seen + (cells - counts.len()) as f64 * expected
+}
+
+/// `SRANDMEMBER` and `SPOP` pick set members evenly (Redis's suite bounds
+/// the chi-square of 1,000 draws from 10 members at 40; a pick by random
+/// seek into the members' order scored 460-790).
+#[test]
+fn set_picks_spread_evenly() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let members: Vec<String> = (0..10).map(|i| format!("{}", i * 7919 % 1000)).collect();
+    let _: i64 = cmd("SADD").arg("s").arg(&members).query(&mut c).unwrap();
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let picks: Vec<String> = cmd("SRANDMEMBER")
+        .arg("s")
+        .arg(-1000)
+        .query(&mut c)
+        .unwrap();
+    for p in picks {
+        *counts.entry(p).or_default() += 1;
+    }
+    assert!(chi_square(&counts, 10, 1000) < 40.0, "{counts:?}");
+    counts.clear();
+    for _ in 0..1000 {
+        let p: String = cmd("SRANDMEMBER").arg("s").query(&mut c).unwrap();
+        *counts.entry(p).or_default() += 1;
+    }
+    assert!(chi_square(&counts, 10, 1000) < 40.0, "{counts:?}");
+    counts.clear();
+    for _ in 0..500 {
+        let _: i64 = cmd("SADD").arg("p").arg(&members).query(&mut c).unwrap();
+        let p: String = cmd("SPOP").arg("p").query(&mut c).unwrap();
+        *counts.entry(p).or_default() += 1;
+        let _: i64 = cmd("DEL").arg("p").query(&mut c).unwrap();
+    }
+    assert!(chi_square(&counts, 10, 500) < 40.0, "{counts:?}");
+}
+
+#[test]
+fn randomkey_answers_a_live_key() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let none: Option<String> = cmd("RANDOMKEY").query(&mut c).unwrap();
+    assert_eq!(none, None);
+    let _: () = cmd("MSET")
+        .arg(&["foo", "x", "bar", "y"])
+        .query(&mut c)
+        .unwrap();
+    let seen: HashSet<String> = (0..100)
+        .map(|_| cmd("RANDOMKEY").query::<String>(&mut c).unwrap())
+        .collect();
+    assert_eq!(seen, HashSet::from(["foo".to_string(), "bar".to_string()]));
+    // A database too large to read whole: still a key of it.
+    let _: redis::Value = cmd("EVAL")
+        .arg("for i = 1, 3000 do redis.call('set', 'user:' .. i, i) end")
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    let mut seen = HashSet::new();
+    for _ in 0..50 {
+        let k: String = cmd("RANDOMKEY").query(&mut c).unwrap();
+        assert!(k.starts_with("user:") || k == "foo" || k == "bar", "{k}");
+        seen.insert(k);
+    }
+    assert!(seen.len() > 10, "{seen:?}");
+    let _: String = cmd("SET")
+        .arg("gone")
+        .arg("1")
+        .arg("PX")
+        .arg("1")
+        .query(&mut c)
+        .unwrap();
+    let _: String = cmd("FLUSHALL").query(&mut c).unwrap();
+    let _: String = cmd("SET")
+        .arg("short")
+        .arg("1")
+        .arg("PX")
+        .arg("1")
+        .query(&mut c)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let none: Option<String> = cmd("RANDOMKEY").query(&mut c).unwrap();
+    assert_eq!(none, None, "an expired key is not answered");
+}

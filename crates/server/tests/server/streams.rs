@@ -412,3 +412,60 @@ fn pipelined_appends_from_many_clients_all_land_in_order() {
         assert_eq!(mine, (0..500).collect::<Vec<u64>>());
     }
 }
+
+/// `~` trims whole nodes of `stream-node-max-entries` entries, leaving
+/// what Redis leaves (the counts are those Redis's own suite checks).
+#[test]
+fn approximate_trimming_removes_whole_nodes() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let xlen = |c: &mut redis::Connection| cmd("XLEN").arg("s").query::<i64>(c).unwrap();
+    let add = |c: &mut redis::Connection, opts: &[&str]| {
+        let _: String = cmd("XADD")
+            .arg("s")
+            .arg(opts)
+            .arg(&["*", "f", "v"])
+            .query(c)
+            .unwrap();
+    };
+    for _ in 0..1000 {
+        add(&mut c, &["MAXLEN", "~", "555"]);
+    }
+    assert_eq!(xlen(&mut c), 600);
+    let _: i64 = cmd("DEL").arg("s").query(&mut c).unwrap();
+    for _ in 0..1000 {
+        add(&mut c, &[]);
+    }
+    let trim = |c: &mut redis::Connection, args: &[&str]| {
+        cmd("XTRIM").arg("s").arg(args).query::<i64>(c).unwrap()
+    };
+    trim(&mut c, &["MAXLEN", "666"]);
+    trim(&mut c, &["MAXLEN", "=", "555"]);
+    trim(&mut c, &["MAXLEN", "~", "444"]);
+    assert_eq!(xlen(&mut c), 500);
+    trim(&mut c, &["MAXLEN", "~", "400"]);
+    assert_eq!(xlen(&mut c), 400);
+    let _: i64 = cmd("DEL").arg("s").query(&mut c).unwrap();
+    let _: String = cmd("CONFIG")
+        .arg(&["SET", "stream-node-max-entries", "10"])
+        .query(&mut c)
+        .unwrap();
+    for _ in 0..100 {
+        add(&mut c, &[]);
+    }
+    add(&mut c, &["MAXLEN", "~", "55", "LIMIT", "30"]);
+    assert_eq!(xlen(&mut c), 71);
+    add(&mut c, &["MAXLEN", "~", "55", "LIMIT", "30"]);
+    assert_eq!(xlen(&mut c), 62);
+    // Without LIMIT, `~` removes at most 100 nodes.
+    let _: i64 = cmd("DEL").arg("s").query(&mut c).unwrap();
+    let _: String = cmd("CONFIG")
+        .arg(&["SET", "stream-node-max-entries", "1"])
+        .query(&mut c)
+        .unwrap();
+    for _ in 0..102 {
+        add(&mut c, &[]);
+    }
+    assert_eq!(trim(&mut c, &["MAXLEN", "~", "1"]), 100);
+    assert_eq!(xlen(&mut c), 2);
+}

@@ -14,10 +14,9 @@
 //! and values. As in Redis, a stream stays when its last entry goes
 //! (`XDEL`, `XTRIM`): it keeps its last ID, so later IDs still grow.
 //!
-//! Trimming with `~` trims exactly as `=` does, up to `LIMIT` entries
-//! (10,000 when not given, as Redis's default): Redis removes only whole
-//! nodes of its radix tree there and so may keep more entries than asked;
-//! both keep at least the threshold, which is all `~` promises.
+//! Trimming with `~` removes whole nodes of `stream-node-max-entries`
+//! entries, as Redis's radix tree does (`trim.rs` says how slsm reckons
+//! them without keeping nodes).
 
 mod claim;
 mod counters;

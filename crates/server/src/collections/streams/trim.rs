@@ -1,5 +1,16 @@
 //! Trimming a stream from its oldest entry: `XTRIM`, and `XADD`'s
 //! `MAXLEN`/`MINID` options (with Redis 7.0's parsing of both).
+//!
+//! With `~`, Redis removes only whole nodes of its radix tree, each
+//! holding `stream-node-max-entries` entries as they were appended, so it
+//! may keep more than asked; clients and tests count on how many it keeps.
+//! slsm stores each entry on its own, so it trims `~` by the same nodes,
+//! reckoned from the entries' order of arrival: the `k`-th entry ever
+//! added (`Stream::added` counts them) is in node `k / size`, and the
+//! oldest live entry is the `added - len`-th (exact while nothing was
+//! deleted from the middle with `XDEL`, an estimate after: a node is only
+//! removed while what stays is at least the threshold, which is all `~`
+//! promises). Without `LIMIT`, `~` removes at most 100 nodes, as Redis.
 
 use super::id::{parse_strict, AddId, StreamId, MAX};
 use super::Stream;
@@ -13,6 +24,10 @@ pub(super) struct Trim {
     strategy: Option<Strategy>,
     /// At most this many entries go (0: no limit).
     limit: i64,
+    /// `~`: whole nodes only.
+    approx: bool,
+    /// `LIMIT` was given (else `~`'s limit is 100 nodes).
+    limit_given: bool,
 }
 
 enum Strategy {
@@ -89,16 +104,13 @@ pub(super) fn trim_args(a: &[Vec<u8>], xadd: bool) -> Result<AddArgs, Fail> {
             "ERR syntax error, XTRIM must be called with a trimming strategy",
         ));
     }
-    match (limit_given, approx) {
-        (true, false) => {
-            return Err(fail(
-                "ERR syntax error, LIMIT cannot be used without the special ~ option",
-            ))
-        }
-        (false, true) => t.limit = 10_000,
-        (false, false) => t.limit = 0,
-        (true, true) => {}
+    if limit_given && !approx {
+        return Err(fail(
+            "ERR syntax error, LIMIT cannot be used without the special ~ option",
+        ));
     }
+    t.approx = approx;
+    t.limit_given = limit_given;
     Ok(AddArgs {
         trim: t,
         no_mkstream,
@@ -125,6 +137,88 @@ pub(super) fn trim_stream(acc: &mut dyn Access, s: &mut Stream, t: &Trim) -> Res
     let Some(strategy) = &t.strategy else {
         return Ok(0);
     };
+    let node = acc
+        .tuning()
+        .stream_node_entries
+        .load(std::sync::atomic::Ordering::Relaxed) as i64;
+    if !t.approx || node <= 0 {
+        // Redis's nodes of size 0 are bounded by bytes alone: trimmed
+        // exactly here, as `~` allows.
+        return trim_exactly(acc, s, strategy, t.limit);
+    }
+    let limit = match t.limit_given {
+        true => t.limit,
+        false => node.saturating_mul(100),
+    };
+    match strategy {
+        Strategy::MaxLen(n) => {
+            let going = whole_nodes_over(s, node, *n, limit);
+            trim_exactly(acc, s, &Strategy::MaxLen(s.coll.len - going), 0)
+        }
+        Strategy::MinId(min) => trim_nodes_below(acc, s, node, *min, limit),
+    }
+}
+
+/// The entries in the node of the oldest live entry, by the nodes the
+/// module's doc describes (`first`: that entry's place in arrival order).
+fn in_node(s: &Stream, node: i64, first: i64) -> i64 {
+    let end = (first / node + 1) * node;
+    (end.min(s.added as i64) - first).max(0)
+}
+
+/// How many entries whole head nodes hold that can go with at least `keep`
+/// staying and at most `limit` going (0: no limit).
+fn whole_nodes_over(s: &Stream, node: i64, keep: i64, limit: i64) -> i64 {
+    let mut first = (s.added as i64 - s.coll.len).max(0);
+    let (mut len, mut going) = (s.coll.len, 0);
+    loop {
+        let n = in_node(s, node, first);
+        if n == 0 || len - n < keep || (limit > 0 && going + n > limit) {
+            return going;
+        }
+        going += n;
+        len -= n;
+        first += n;
+    }
+}
+
+/// Removes whole head nodes whose entries are all below `min`, at most
+/// `limit` entries (0: no limit).
+fn trim_nodes_below(
+    acc: &mut dyn Access,
+    s: &mut Stream,
+    node: i64,
+    min: StreamId,
+    limit: i64,
+) -> Result<i64, Fail> {
+    let mut removed = 0;
+    loop {
+        let first = (s.added as i64 - s.coll.len).max(0);
+        let n = in_node(s, node, first);
+        if n == 0 || (limit > 0 && removed + n > limit) {
+            return Ok(removed);
+        }
+        let batch = s.entries(acc, s.low, MAX, n as usize)?;
+        match batch.last() {
+            Some((last, _)) if *last < min => {}
+            _ => return Ok(removed),
+        }
+        for (id, _) in batch {
+            s.remove(acc, id)?;
+            s.low = id.next().unwrap_or(MAX);
+            removed += 1;
+        }
+    }
+}
+
+/// Removes entries from the oldest on while `strategy` says they go, at
+/// most `limit` (0: no limit).
+fn trim_exactly(
+    acc: &mut dyn Access,
+    s: &mut Stream,
+    strategy: &Strategy,
+    limit: i64,
+) -> Result<i64, Fail> {
     let mut removed = 0;
     // Read what is about to go, not more: a capped log trims one entry per
     // append, and a read of a few hundred for it cost 10x the append.
@@ -141,7 +235,7 @@ pub(super) fn trim_stream(acc: &mut dyn Access, s: &mut Stream, t: &Trim) -> Res
                 Strategy::MaxLen(n) => s.coll.len <= *n,
                 Strategy::MinId(min) => id >= *min,
             };
-            if keep || (t.limit > 0 && removed >= t.limit) {
+            if keep || (limit > 0 && removed >= limit) {
                 return Ok(removed);
             }
             s.remove(acc, id)?;
