@@ -93,7 +93,10 @@ for unit in "${units[@]}"; do
   err=$(grep -cE '^\[(err|exception)\]' "$log")
   total_ok=$((total_ok + ok)); total_err=$((total_err + err))
   note=""
-  if [ "$status" -ne 0 ] && [ "$err" -eq 0 ]; then
+  if grep -q '^\[TIMEOUT\]' "$log"; then
+    note="  (timed out in: $(grep -m1 'IN PROGRESS' "$log" | sed -E 's/.*\(IN PROGRESS\) //'))"
+    unexpected=$((unexpected + 1))
+  elif [ "$status" -ne 0 ] && [ "$err" -eq 0 ]; then
     note="  (did not finish: status $status)"
     unexpected=$((unexpected + 1))
   fi

@@ -93,6 +93,17 @@ impl Waiters {
         }
     }
 
+    /// Wakes every waiter (every key was dropped: `FLUSHALL`).
+    pub fn wake_all(&self) {
+        fence(Ordering::SeqCst);
+        if self.count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        for queue in self.lock().values_mut() {
+            queue.iter_mut().filter(|e| !e.woken).for_each(Entry::wake);
+        }
+    }
+
     /// Wakes the waiters `wake` names (call after the commit).
     pub fn wake(&self, wake: Wake) {
         fence(Ordering::SeqCst);
@@ -239,6 +250,10 @@ pub fn retry(s: &Shared, blocked: &Blocked) -> Option<Reply> {
         // No replica will ever acknowledge: only the timeout ends it.
         return None;
     }
+    if blocked.name == "xreadgroup" && !streams_remain(s, blocked) {
+        // Its group went with the stream, as in Redis.
+        return Some(Reply::err("UNBLOCKED the stream key no longer exists"));
+    }
     match run_data(s, &blocked.name, &blocked.req) {
         Ok(Reply::NullArray | Reply::Null) => None,
         Err(Fail::Reply(Reply::Error(e)))
@@ -251,6 +266,19 @@ pub fn retry(s: &Shared, blocked: &Blocked) -> Option<Reply> {
             Some(to_reply(outcome))
         }
     }
+}
+
+/// True if every key a blocked `XREADGROUP` reads still holds a stream.
+fn streams_remain(s: &Shared, blocked: &Blocked) -> bool {
+    let (sp, opts) = (s.store.spaces(), s.write_options());
+    let mut direct = Direct {
+        sp: &sp,
+        opts: &opts,
+    };
+    blocked
+        .keys
+        .iter()
+        .all(|k| matches!(direct.get(k), Ok(Some(v)) if v.kind == Kind::Stream))
 }
 
 /// True for a `BLMOVE`/`BRPOPLPUSH` whose source holds a list: its

@@ -141,7 +141,9 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     if want("replication") {
         let lines = match &s.cluster {
             Some(c) => crate::cluster::commands::replication_info(c),
-            None => "role:master\r\nconnected_slaves:0\r\n".into(),
+            // Redis's fields for a master without replicas (the log's
+            // position is not a replication offset: none is kept).
+            None => "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:0\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n".into(),
         };
         sections.push(format!("# Replication\r\n{lines}"));
     }

@@ -268,12 +268,14 @@ fn reset(s: &Shared, session: &mut Session) -> Reply {
 }
 
 fn flush(s: &Shared) -> Reply {
-    to_reply(
+    let reply = to_reply(
         s.store
             .flush_all()
             .map(|_| Reply::ok())
             .map_err(Fail::Engine),
-    )
+    );
+    s.waiters.wake_all();
+    reply
 }
 
 /// Runs one command, counted in `INFO commandstats` (a blocked command

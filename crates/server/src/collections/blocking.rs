@@ -40,7 +40,17 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
         "linsert" | "zincrby" => key(1, 1),
         "zadd" => key(1, a.len().saturating_sub(2) / 2),
         "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => key(2, 1),
-        "rename" | "renamenx" | "copy" => key(2, usize::MAX),
+        "rename" | "renamenx" => [1, 2].iter().flat_map(|&i| key(i, usize::MAX)).collect(),
+        "copy" => key(2, usize::MAX),
+        // A key deleted or replaced: its stream group readers are answered
+        // (`blocked::retry`); others, finding nothing, wait on.
+        "del" | "unlink" => (1..a.len()).flat_map(|i| key(i, usize::MAX)).collect(),
+        "mset" | "msetnx" => (1..a.len())
+            .step_by(2)
+            .flat_map(|i| key(i, usize::MAX))
+            .collect(),
+        "set" | "setnx" | "setex" | "psetex" | "getset" | "getdel" | "sadd" | "hset" | "hsetnx"
+        | "hmset" | "move" => key(1, usize::MAX),
         "restore" => key(1, usize::MAX),
         // Every reader of a stream gets its new entries.
         "xadd" => key(1, usize::MAX),

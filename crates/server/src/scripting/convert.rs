@@ -18,21 +18,17 @@ pub fn error_table(lua: &Lua, message: &str) -> mlua::Result<Value> {
 
 /// A `redis.call`'s arguments as a request: strings and numbers (as Lua
 /// prints them), nothing else.
-pub fn request_of(lua: &Lua, args: MultiValue) -> Result<Request, String> {
+pub fn request_of(args: MultiValue) -> Result<Request, String> {
     if args.is_empty() {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
     }
     args.into_iter()
         .map(|v| match v {
             Value::String(s) => Ok(s.as_bytes().to_vec()),
-            v @ (Value::Integer(_) | Value::Number(_)) => lua
-                .coerce_string(v)
-                .ok()
-                .flatten()
-                .map(|s| s.as_bytes().to_vec())
-                .ok_or_else(|| {
-                    "ERR Lua redis lib command arguments must be strings or integers".to_string()
-                }),
+            // As Redis writes them: C's `%.17g`, not Lua's `%.14g`, which
+            // loses digits (9007199254740991 would be 9.007199254741e+15).
+            Value::Integer(i) => Ok(i.to_string().into_bytes()),
+            Value::Number(n) => Ok(crate::reply::format_double(n).into_bytes()),
             _ => Err("ERR Lua redis lib command arguments must be strings or integers".into()),
         })
         .collect()

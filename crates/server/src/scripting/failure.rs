@@ -52,7 +52,7 @@ impl std::fmt::Display for CommandFailed {
 impl std::error::Error for CommandFailed {}
 
 /// The command error inside `e`, if a `redis.call` raised it.
-fn command_failure(e: &mlua::Error) -> Option<String> {
+pub(super) fn command_failure(e: &mlua::Error) -> Option<String> {
     match e {
         mlua::Error::CallbackError { cause, .. } => command_failure(cause),
         mlua::Error::ExternalError(inner) => {

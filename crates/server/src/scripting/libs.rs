@@ -1,7 +1,10 @@
 //! The libraries Redis gives scripts beyond Lua's own: `bit` (LuaBitOp's
 //! operations on 32-bit integers) and `cjson` (JSON as lua-cjson encodes
 //! and decodes it), written here on `serde_json` since no crate provides
-//! them for `mlua`. Not provided: `cmsgpack` and `struct`.
+//! them for `mlua`; `cmsgpack` is in `msgpack.rs`. Not provided: `struct`.
+
+use std::cell::Cell;
+use std::rc::Rc;
 
 use mlua::{Lua, Table, Value, Variadic};
 
@@ -10,6 +13,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     let g = lua.globals();
     g.raw_set("bit", bit(lua)?)?;
     g.raw_set("cjson", cjson(lua)?)?;
+    g.raw_set("cmsgpack", super::msgpack::table(lua)?)?;
     Ok(())
 }
 
@@ -58,26 +62,100 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// lua-cjson's settings a script may change (`cjson.encode_max_depth(n)`
+/// and the like). Redis has one interpreter, so a change lasts for every
+/// later script; here each server thread has its own interpreter, and a
+/// change lasts for the later scripts of that thread.
+struct Settings {
+    encode_max_depth: Cell<usize>,
+    decode_max_depth: Cell<usize>,
+    /// `cjson.encode_invalid_numbers`: refused (`false`), written as Lua
+    /// prints them (`true`), or as `null` (`"null"`).
+    invalid_numbers: Cell<InvalidNumbers>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum InvalidNumbers {
+    Refused,
+    Written,
+    Null,
+}
+
+/// lua-cjson's default nesting limit, both ways.
+const DEFAULT_MAX_DEPTH: usize = 1000;
+
 fn cjson(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set("null", Value::NULL)?;
+    let settings = Rc::new(Settings {
+        encode_max_depth: Cell::new(DEFAULT_MAX_DEPTH),
+        decode_max_depth: Cell::new(DEFAULT_MAX_DEPTH),
+        invalid_numbers: Cell::new(InvalidNumbers::Refused),
+    });
     // lua-cjson's switch for reusing its encode buffer between calls: a
     // matter of speed only, which this encoder does not have.
     t.raw_set(
         "encode_keep_buffer",
         lua.create_function(|_, keep: Option<bool>| Ok(keep.unwrap_or(true)))?,
     )?;
+    for (name, decode_side) in [("encode_max_depth", false), ("decode_max_depth", true)] {
+        let settings = Rc::clone(&settings);
+        let f = lua.create_function(move |_, n: Option<i64>| {
+            let cell = match decode_side {
+                true => &settings.decode_max_depth,
+                false => &settings.encode_max_depth,
+            };
+            if let Some(n) = n {
+                if !(1..=i32::MAX as i64).contains(&n) {
+                    return Err(mlua::Error::runtime(format!(
+                        "bad argument #1 to '{name}' (expected integer between 1 and 2147483647)"
+                    )));
+                }
+                cell.set(n as usize);
+            }
+            Ok(cell.get() as i64)
+        })?;
+        t.raw_set(name, f)?;
+    }
+    let numbers = Rc::clone(&settings);
+    t.raw_set(
+        "encode_invalid_numbers",
+        lua.create_function(move |lua, v: Value| {
+            let setting = match v {
+                Value::Nil => numbers.invalid_numbers.get(),
+                Value::Boolean(true) => InvalidNumbers::Written,
+                Value::Boolean(false) => InvalidNumbers::Refused,
+                Value::String(s) if s.as_bytes() == b"on" => InvalidNumbers::Written,
+                Value::String(s) if s.as_bytes() == b"off" => InvalidNumbers::Refused,
+                Value::String(s) if s.as_bytes() == b"null" => InvalidNumbers::Null,
+                _ => {
+                    return Err(mlua::Error::runtime(
+                        "bad argument #1 to 'encode_invalid_numbers' (invalid option)",
+                    ))
+                }
+            };
+            numbers.invalid_numbers.set(setting);
+            Ok(match setting {
+                InvalidNumbers::Refused => Value::Boolean(false),
+                InvalidNumbers::Written => Value::Boolean(true),
+                InvalidNumbers::Null => Value::String(lua.create_string("null")?),
+            })
+        })?,
+    )?;
+    let encoding = Rc::clone(&settings);
     t.raw_set(
         "encode",
-        lua.create_function(|lua, v: Value| {
+        lua.create_function(move |lua, v: Value| {
             let mut out = String::new();
-            encode(lua, &v, &mut out, 0)?;
+            encode(lua, &encoding, &v, &mut out, 0)?;
             Ok(out)
         })?,
     )?;
+    let decoding = Rc::clone(&settings);
     t.raw_set(
         "decode",
-        lua.create_function(|lua, s: mlua::String| {
+        lua.create_function(move |lua, s: mlua::String| {
+            too_deep(&s.as_bytes(), decoding.decode_max_depth.get())?;
             let json: serde_json::Value = serde_json::from_slice(&s.as_bytes()).map_err(|e| {
                 mlua::Error::runtime(format!("Expected value but found invalid token: {e}"))
             })?;
@@ -87,32 +165,43 @@ fn cjson(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// Deepest nesting `cjson.encode` follows (lua-cjson's default).
-const MAX_ENCODE_DEPTH: usize = 1000;
-
-fn encode(lua: &Lua, v: &Value, out: &mut String, depth: usize) -> mlua::Result<()> {
-    if depth > MAX_ENCODE_DEPTH {
-        return Err(mlua::Error::runtime(
-            "Cannot serialise, excessive nesting (1001)",
-        ));
-    }
+fn encode(
+    lua: &Lua,
+    cfg: &Settings,
+    v: &Value,
+    out: &mut String,
+    depth: usize,
+) -> mlua::Result<()> {
     match v {
         Value::Nil => out.push_str("null"),
         Value::LightUserData(p) if p.0.is_null() => out.push_str("null"),
         Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Integer(_) | Value::Number(_) => {
             let text = lua.coerce_string(v.clone())?.map(|s| s.to_string_lossy());
-            match text.as_deref() {
-                Some("inf" | "-inf" | "nan" | "-nan") | None => {
+            match (text.as_deref(), cfg.invalid_numbers.get()) {
+                (Some("inf" | "-inf" | "nan" | "-nan"), InvalidNumbers::Null) => {
+                    out.push_str("null")
+                }
+                (Some(t @ ("inf" | "-inf" | "nan" | "-nan")), InvalidNumbers::Written) => {
+                    out.push_str(t)
+                }
+                (Some("inf" | "-inf" | "nan" | "-nan"), InvalidNumbers::Refused) | (None, _) => {
                     return Err(mlua::Error::runtime(
                         "Cannot serialise number: must not be NaN or Inf",
                     ))
                 }
-                Some(t) => out.push_str(t),
+                (Some(t), _) => out.push_str(t),
             }
         }
         Value::String(s) => encode_string(&s.as_bytes(), out),
-        Value::Table(t) => encode_table(lua, t, out, depth)?,
+        // A table `depth` values deep is lua-cjson's nesting `depth + 1`.
+        Value::Table(_) if depth >= cfg.encode_max_depth.get() => {
+            return Err(mlua::Error::runtime(format!(
+                "Cannot serialise, excessive nesting ({})",
+                depth + 1
+            )))
+        }
+        Value::Table(t) => encode_table(lua, cfg, t, out, depth)?,
         other => {
             return Err(mlua::Error::runtime(format!(
                 "Cannot serialise {}: type not supported",
@@ -123,7 +212,13 @@ fn encode(lua: &Lua, v: &Value, out: &mut String, depth: usize) -> mlua::Result<
     Ok(())
 }
 
-fn encode_table(lua: &Lua, t: &Table, out: &mut String, depth: usize) -> mlua::Result<()> {
+fn encode_table(
+    lua: &Lua,
+    cfg: &Settings,
+    t: &Table,
+    out: &mut String,
+    depth: usize,
+) -> mlua::Result<()> {
     let pairs: Vec<(Value, Value)> = t
         .clone()
         .pairs::<Value, Value>()
@@ -149,7 +244,7 @@ fn encode_table(lua: &Lua, t: &Table, out: &mut String, depth: usize) -> mlua::R
                 if i > 1 {
                     out.push(',');
                 }
-                encode(lua, &t.raw_get::<Value>(i)?, out, depth + 1)?;
+                encode(lua, cfg, &t.raw_get::<Value>(i)?, out, depth + 1)?;
             }
             out.push(']');
         }
@@ -173,7 +268,7 @@ fn encode_table(lua: &Lua, t: &Table, out: &mut String, depth: usize) -> mlua::R
                 };
                 encode_string(&key, out);
                 out.push(':');
-                encode(lua, v, out, depth + 1)?;
+                encode(lua, cfg, v, out, depth + 1)?;
             }
             out.push('}');
         }
@@ -203,6 +298,32 @@ fn encode_string(bytes: &[u8], out: &mut String) {
     out.push('"');
 }
 
+/// lua-cjson's error for JSON text nesting deeper than `max`, naming the
+/// (1-based) character where it does.
+fn too_deep(text: &[u8], max: usize) -> mlua::Result<()> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &b) in text.iter().enumerate() {
+        match (in_string, b) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > max {
+                    return Err(mlua::Error::runtime(format!(
+                        "Found too many nested data structures ({depth}) at character {}",
+                        i + 1
+                    )));
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A parsed JSON value as a Lua value (its depth checked by [`too_deep`]).
 fn decode(lua: &Lua, json: serde_json::Value) -> mlua::Result<Value> {
     use serde_json::Value as J;
     Ok(match json {

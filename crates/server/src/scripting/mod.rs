@@ -29,6 +29,7 @@ mod function_cmd;
 pub mod functions;
 mod library;
 mod libs;
+mod msgpack;
 mod protected;
 mod registration;
 mod running;

@@ -7,17 +7,29 @@
 //! spare slots. These make room first, and when there is none (thousands
 //! of results) answer `false, "too many results"` instead.
 //!
+//!
+//! And what they hand the script as the error is what Redis's hand it: an
+//! error raised in Rust (a library function's, `redis.call`'s) reaches Lua
+//! as an `mlua` userdata, which a script can neither concatenate nor read
+//! a field of; it becomes Redis's value, its text (`"Bad data format in
+//! input."`; for a command's error, the error reply's: `"ERR value is not
+//! an integer or out of range"`).
+//!
 //! Owns nothing. Installed into the globals before the sandbox captures
 //! them (`sandbox.rs`).
 
 use std::ffi::{c_int, CStr};
 
-use mlua::{ffi, Lua};
+use mlua::{ffi, Function, Lua, Value};
+
+use super::failure::{command_failure, lua_message};
 
 const TOO_MANY: &CStr = c"too many results to return from a protected call";
 
-/// Replaces the globals `pcall` and `xpcall` with these.
-pub fn install(lua: &Lua) -> mlua::Result<()> {
+/// Replaces the globals `pcall` and `xpcall` with these; returns the
+/// `xpcall` that leaves errors as they are raised, for the server's own
+/// calls of scripts (`vm.rs` reads `redis.call`'s errors itself).
+pub fn install(lua: &Lua) -> mlua::Result<Function> {
     // SAFETY: both functions follow the C function contract (see
     // `finish`); they hold no Rust values across calls that may raise.
     let (pcall, xpcall) = unsafe {
@@ -26,9 +38,42 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             lua.create_c_function(xpcall)?,
         )
     };
+    let as_redis = lua.create_function(|lua, v: Value| redis_error(lua, v))?;
+    let wrap: Function = lua.load(WRAP).set_name("=pcall").eval()?;
+    let raw_xpcall = xpcall.clone();
+    let (pcall, xpcall): (Function, Function) = wrap.call((pcall, xpcall, as_redis))?;
     let g = lua.globals();
     g.raw_set("pcall", pcall)?;
-    g.raw_set("xpcall", xpcall)
+    g.raw_set("xpcall", xpcall)?;
+    Ok(raw_xpcall)
+}
+
+/// `pcall` and `xpcall` whose errors are Redis's values (no Lua stack API
+/// is involved past the C functions, so any number of results passes).
+const WRAP: &str = r#"
+local type = type
+return function(pcall, xpcall, as_redis)
+  local function fix(ok, ...)
+    if ok then return ok, ... end
+    local e = ...
+    if type(e) == "userdata" then e = as_redis(e) end
+    return false, e
+  end
+  return function(...) return fix(pcall(...)) end,
+    function(f, handler, ...)
+      return xpcall(f, function(e)
+        if type(e) == "userdata" then e = as_redis(e) end
+        return handler(e)
+      end, ...)
+    end
+end
+"#;
+
+/// An error raised in Rust as Redis's scripts see it (see the module's doc).
+fn redis_error(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    let Value::Error(e) = v else { return Ok(v) };
+    let text = command_failure(&e).unwrap_or_else(|| lua_message(&e));
+    Ok(Value::String(lua.create_string(text)?))
 }
 
 /// `pcall(f, ...)`: `true` and `f`'s results, or `false` and its error.

@@ -131,13 +131,13 @@ pub enum Call<'a> {
 /// returning thousands of values would otherwise hand mlua as many
 /// handles; see `call_gate.rs`).
 const XPCALL_SCRIPT: &str = r#"
-local xpcall = xpcall
+local xpcall = ...
 return function(f, handler)
   return xpcall(function() return (f()) end, handler)
 end
 "#;
 const XPCALL_WITH: &str = r#"
-local xpcall = xpcall
+local xpcall = ...
 return function(f, handler, keys, args)
   return xpcall(function() return (f(keys, args)) end, handler)
 end
@@ -168,7 +168,7 @@ impl Vm {
         lua.set_memory_limit(MEMORY_LIMIT)?;
         let g = lua.globals();
         lua.load(PRELUDE).set_name("=prelude").exec()?;
-        super::protected::install(&lua)?;
+        let raw_xpcall = super::protected::install(&lua)?;
         let sandbox = Sandbox::install(&lua)?;
         super::libs::install(&lua)?;
         let redis: Table = g.raw_get("redis")?;
@@ -177,7 +177,10 @@ impl Vm {
         let sha1hex =
             lua.create_function(|_, s: mlua::String| Ok(super::sha1_hex(&s.as_bytes())))?;
         redis.raw_set("sha1hex", sha1hex)?;
-        let xpcall: Function = lua.load(XPCALL_SCRIPT).set_name("=call").eval()?;
+        let xpcall: Function = lua
+            .load(XPCALL_SCRIPT)
+            .set_name("=call")
+            .call(raw_xpcall.clone())?;
         super::call_gate::install(&lua, &redis)?;
         let on_error = lua.create_function(|lua, e: Value| {
             let line = user_line(lua);
@@ -186,7 +189,7 @@ impl Vm {
             t.raw_set(2, line)?;
             Ok(t)
         })?;
-        let xpcall_with = lua.load(XPCALL_WITH).set_name("=call").eval()?;
+        let xpcall_with = lua.load(XPCALL_WITH).set_name("=call").call(raw_xpcall)?;
         let loader = Loader::new(&lua, &sandbox)?;
         let compiled = lua.create_table()?;
         let libraries = Loaded::new(&lua)?;
@@ -319,7 +322,7 @@ impl Vm {
         // One command of the script: its reply, or (for `redis.call`) the
         // error raised as the script's error.
         let one = |lua: &Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
-            let reply = match request_of(lua, args) {
+            let reply = match request_of(args) {
                 Ok(req) => (command.borrow_mut())(req),
                 Err(message) => Reply::Error(message),
             };

@@ -32,6 +32,7 @@ mod object;
 mod pubsub;
 mod random_picks;
 mod redis;
+mod script_libraries;
 mod script_sandbox;
 mod scripting;
 mod slowlog;

@@ -15,6 +15,8 @@ use common::{expect_replies, Raw, Server};
 /// out: those differ).
 const REDIS_REPLIES: &[(&[&str], &str)] = &[
     (&["eval", "return 1", "0"], ":1\r\n"),
+    (&["eval", "redis.call('set','n',9007199254740991) return redis.call('get','n')", "0"], "$16\r\n9007199254740991\r\n"),
+    (&["eval", "redis.call('set','n',0.1) return redis.call('get','n')", "0"], "$19\r\n0.10000000000000001\r\n"),
     (&["eval", "return {1,2,{3,\"x\"},nil,5}", "0"], "*3\r\n:1\r\n:2\r\n*2\r\n:3\r\n$1\r\nx\r\n"),
     (&["eval", "return redis.call(\"set\",KEYS[1],ARGV[1])", "1", "k", "v"], "+OK\r\n"),
     (&["eval", "return redis.call(\"get\",KEYS[1])", "1", "k"], "$1\r\nv\r\n"),

@@ -293,3 +293,64 @@ fn forced_claims_and_the_last_id_as_redis_has_them() {
         .unwrap();
     assert_eq!(read[0].1[0].0, "1-0");
 }
+
+/// A reader blocked in `XREADGROUP` is answered Redis's `UNBLOCKED` error
+/// when its stream goes (deleted, replaced by another type, in a `MULTI`
+/// too, or flushed); a plain `XREAD` waits on for the next stream.
+#[test]
+fn a_blocked_group_reader_is_told_when_its_stream_goes() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let replace: &[&[&[&str]]] = &[
+        &[&["DEL", "s"]],
+        &[&["SET", "s", "v"]],
+        &[&["MULTI"], &["DEL", "s"], &["SADD", "s", "e1"], &["EXEC"]],
+        &[&["FLUSHALL"]],
+    ];
+    for commands in replace {
+        let _: redis::Value = cmd("DEL").arg("s").query(&mut c).unwrap();
+        let _: String = cmd("XADD")
+            .arg(&["s", "666", "f", "v"])
+            .query(&mut c)
+            .unwrap();
+        let _: String = cmd("XGROUP")
+            .arg(&["CREATE", "s", "g", "$"])
+            .query(&mut c)
+            .unwrap();
+        let mut reader = s.conn();
+        let blocked = std::thread::spawn(move || {
+            cmd("XREADGROUP")
+                .arg(&["GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">"])
+                .query::<redis::Value>(&mut reader)
+                .unwrap_err()
+                .to_string()
+        });
+        wait_blocked(&mut c, 1);
+        for command in *commands {
+            let _: redis::Value = cmd(command[0]).arg(&command[1..]).query(&mut c).unwrap();
+        }
+        let e = blocked.join().unwrap();
+        assert!(e.contains("no longer exists"), "{commands:?}: {e}");
+    }
+    let _: redis::Value = cmd("DEL").arg("s").query(&mut c).unwrap();
+    let _: String = cmd("XADD")
+        .arg(&["s", "666", "f", "v"])
+        .query(&mut c)
+        .unwrap();
+    let mut reader = s.conn();
+    let blocked = std::thread::spawn(move || {
+        cmd("XREAD")
+            .arg(&["BLOCK", "0", "STREAMS", "s", "$"])
+            .query::<redis::Value>(&mut reader)
+            .unwrap()
+    });
+    wait_blocked(&mut c, 1);
+    let _: String = cmd("SET").arg("s").arg("v").query(&mut c).unwrap();
+    let _: i64 = cmd("DEL").arg("s").query(&mut c).unwrap();
+    let _: String = cmd("XADD")
+        .arg(&["s", "667", "f", "v"])
+        .query(&mut c)
+        .unwrap();
+    let got = format!("{:?}", blocked.join().unwrap());
+    assert!(got.contains("667-0"), "{got}");
+}
