@@ -4,12 +4,16 @@
 //! A blocked connection waits asynchronously (no thread is held) and runs
 //! its command's attempt (`collections/blocking.rs`) again when woken,
 //! until the attempt pops something or the timeout passes (`conn.rs`).
-//! Waiters are kept per key in the order they blocked. A command that adds
-//! `n` elements to a key wakes the first `n` waiters of that key not woken
-//! already, so the longest-waiting client is served first, as in Redis, and
-//! a push wakes one consumer, not all of them (`EXEC` wakes for each of
-//! its commands). A woken waiter that finds nothing
-//! (another client was faster) waits again in its place.
+//! Waiters are kept per key in the order they blocked, and served in that
+//! order, as Redis serves them: a command that adds to a key wakes the
+//! longest-waiting client of that key (`EXEC` wakes for each of its
+//! commands), and a woken client, once its attempt is done (it popped, or
+//! found nothing and waits again in its place), passes the wake on to the
+//! client that blocked after it, so each client sees what the ones before
+//! it left (one taking `COUNT 10` does not take elements an earlier
+//! client was owed). While a wake is being passed along a key, further
+//! pushes to the key wake nobody more: the wake in hand reaches every
+//! waiter in turn.
 //!
 //! Wake-ups cannot be lost: a waiter registers before its first attempt,
 //! and a wake stores a permit (`Notify::notify_one`) that a waiter not yet
@@ -112,12 +116,13 @@ impl Waiters {
         }
         let mut by_key = self.lock();
         for (key, n) in wake {
-            if let Some(queue) = by_key.get_mut(&key) {
-                queue
-                    .iter_mut()
-                    .filter(|e| !e.woken)
-                    .take(n)
-                    .for_each(Entry::wake);
+            let Some(queue) = by_key.get_mut(&key) else {
+                continue;
+            };
+            if n > 0 && !queue.iter().any(|e| e.woken) {
+                if let Some(first) = queue.front_mut() {
+                    first.wake();
+                }
             }
         }
     }
@@ -148,10 +153,11 @@ impl Registration<'_> {
         self.notify.notified().await
     }
 
-    /// Back in line for wakes, keeping its place, after a wake that found
-    /// nothing.
+    /// After an attempt that found nothing: the wake it had (if any) goes
+    /// to the waiter behind, and it waits again in its place.
     pub fn rearm(&self) {
         let mut by_key = self.waiters.lock();
+        self.pass_on(&mut by_key);
         for key in &self.keys {
             if let Some(queue) = by_key.get_mut(key) {
                 queue
@@ -161,11 +167,29 @@ impl Registration<'_> {
             }
         }
     }
+
+    /// On each key where this waiter holds a wake, wakes the next waiter
+    /// behind it that does not hold one.
+    fn pass_on(&self, by_key: &mut HashMap<Vec<u8>, VecDeque<Entry>>) {
+        for key in &self.keys {
+            let Some(queue) = by_key.get_mut(key) else {
+                continue;
+            };
+            let Some(at) = queue.iter().position(|e| e.id == self.id && e.woken) else {
+                continue;
+            };
+            if let Some(next) = queue.iter_mut().skip(at + 1).find(|e| !e.woken) {
+                next.wake();
+            }
+        }
+    }
 }
 
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         let mut by_key = self.waiters.lock();
+        // Served, timed out or gone: a wake it holds is not lost.
+        self.pass_on(&mut by_key);
         for key in &self.keys {
             if let Some(queue) = by_key.get_mut(key) {
                 queue.retain(|e| e.id != self.id);
@@ -352,7 +376,7 @@ mod tests {
     }
 
     #[test]
-    fn a_push_wakes_the_longest_waiting_not_yet_woken() {
+    fn a_wake_goes_to_the_longest_waiting_and_is_passed_on_in_order() {
         let w = Waiters::default();
         let (a, b, c) = (
             w.register(&keys(&["q"])),
@@ -360,22 +384,27 @@ mod tests {
             w.register(&keys(&["q"])),
         );
         assert_eq!(w.count(), 3);
+        // A push wakes the first; more pushes while it holds the wake wake
+        // nobody else.
         w.wake(vec![(b"q".to_vec(), 1)]);
-        w.wake(vec![(b"q".to_vec(), 1)]);
-        assert!(was_woken(&a) && was_woken(&b) && !was_woken(&c));
-        // `a` found nothing and waits again, ahead of `c`.
+        w.wake(vec![(b"q".to_vec(), 5)]);
+        assert!(was_woken(&a) && !was_woken(&b) && !was_woken(&c));
+        // `a` found nothing: its wake goes to `b`, then `b`'s to `c`.
         a.rearm();
-        w.wake(vec![(b"q".to_vec(), 1)]);
-        assert!(was_woken(&a) && !was_woken(&c));
-        // Two elements at once wake two; other keys wake nobody.
-        a.rearm();
+        assert!(was_woken(&b) && !was_woken(&a) && !was_woken(&c));
         b.rearm();
+        assert!(was_woken(&c) && !was_woken(&a));
+        // The last passes to nobody; the next push starts at the front.
+        c.rearm();
+        assert!(!was_woken(&a) && !was_woken(&b));
         w.wake(vec![(b"none".to_vec(), 5)]);
-        w.wake(vec![(b"q".to_vec(), 2)]);
-        assert!(was_woken(&a) && was_woken(&b) && !was_woken(&c));
+        assert!(!was_woken(&a));
+        w.wake(vec![(b"q".to_vec(), 1)]);
+        assert!(was_woken(&a));
+        // Served (dropped) while holding the wake: it is passed on.
         drop(a);
+        assert!(was_woken(&b) && !was_woken(&c));
         drop(b);
-        w.wake(vec![(b"other".to_vec(), 1), (b"q".to_vec(), 1)]);
         assert!(was_woken(&c));
         drop(c);
         assert_eq!(w.count(), 0);

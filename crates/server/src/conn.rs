@@ -255,12 +255,33 @@ async fn wait_blocked(
     let Some(blocked) = session.blocked.take() else {
         return Ok(Some(Reply::NullArray));
     };
+    let answered = wait_for_reply(socket, shared, session, input, stop, &blocked).await;
+    if let Ok(Some(reply)) = &answered {
+        // Counted as Redis counts it: once answered, the wait not timed.
+        let untimed = std::time::Duration::ZERO;
+        shared.cmdstats.called(&blocked.name, 1, untimed, reply);
+    }
+    answered
+}
+
+/// [`wait_blocked`]'s wait: the reply, or `None` if the connection ends.
+async fn wait_for_reply(
+    socket: &mut TcpStream,
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    input: &mut Pending<'_>,
+    stop: &mut watch::Receiver<bool>,
+    blocked: &crate::blocked::Blocked,
+) -> std::io::Result<Option<Reply>> {
     let registered = shared.waiters.register(&blocked.keys);
     loop {
-        let retried = on_engine(shared, || crate::blocked::retry(shared, &blocked));
+        let retried = on_engine(shared, || crate::blocked::retry(shared, blocked));
         if let Some(reply) = retried {
             return Ok(Some(reply));
         }
+        // Found nothing: a wake this attempt answered goes on to the next
+        // waiter (only now, after the attempt: waiters are served in order).
+        registered.rearm();
         let Some(pause) = blocked.pause() else {
             return Ok(Some(blocked.timed_out()));
         };
@@ -290,7 +311,6 @@ async fn wait_blocked(
                 }
             }
         }
-        registered.rearm();
     }
 }
 

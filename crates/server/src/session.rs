@@ -279,7 +279,7 @@ fn flush(s: &Shared) -> Reply {
 }
 
 /// Runs one command, counted in `INFO commandstats` (a blocked command
-/// counts as called when it blocks).
+/// when it is answered: `conn::wait_blocked`).
 pub(crate) fn control(
     s: &Shared,
     session: &mut Session,
@@ -288,11 +288,9 @@ pub(crate) fn control(
 ) -> (Reply, Then) {
     let started = Instant::now();
     let (reply, then) = run_command(s, session, name, req, started);
-    let counted = match then {
-        Then::Block => &Reply::Null,
-        _ => &reply,
-    };
-    s.cmdstats.called(name, 1, started.elapsed(), counted);
+    if then != Then::Block {
+        s.cmdstats.called(name, 1, started.elapsed(), &reply);
+    }
     (reply, then)
 }
 

@@ -49,6 +49,8 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
             .step_by(2)
             .flat_map(|i| key(i, usize::MAX))
             .collect(),
+        // `XGROUP DESTROY`: its readers are answered `NOGROUP`.
+        "xgroup" => key(2, usize::MAX),
         "set" | "setnx" | "setex" | "psetex" | "getset" | "getdel" | "sadd" | "hset" | "hsetnx"
         | "hmset" | "move" => key(1, usize::MAX),
         "restore" => key(1, usize::MAX),

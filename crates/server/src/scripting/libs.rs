@@ -219,22 +219,22 @@ fn encode_table(
     out: &mut String,
     depth: usize,
 ) -> mlua::Result<()> {
-    let pairs: Vec<(Value, Value)> = t
-        .clone()
-        .pairs::<Value, Value>()
-        .collect::<mlua::Result<_>>()?;
     let index = |k: &Value| match k {
         Value::Integer(i) if *i >= 1 => Some(*i as usize),
         Value::Number(f) if *f >= 1.0 && f.fract() == 0.0 => Some(*f as usize),
         _ => None,
     };
-    let max = pairs
-        .iter()
-        .map(|(k, _)| index(k))
-        .try_fold(0usize, |m, i| i.map(|i| m.max(i)));
+    // Walked twice (to tell an array, then to write): holding every pair at
+    // once would take a reference slot of `mlua`'s bounded stack for each.
+    let (mut count, mut max) = (0usize, Some(0usize));
+    for pair in t.clone().pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        count += 1;
+        max = max.zip(index(&k)).map(|(m, i)| m.max(i));
+    }
     match max {
         Some(max) if max > 0 => {
-            if max > pairs.len() * 2 && max > 10 {
+            if max > count * 2 && max > 10 {
                 return Err(mlua::Error::runtime(
                     "Cannot serialise table: excessively sparse array",
                 ));
@@ -250,11 +250,12 @@ fn encode_table(
         }
         _ => {
             out.push('{');
-            for (n, (k, v)) in pairs.iter().enumerate() {
+            for (n, pair) in t.clone().pairs::<Value, Value>().enumerate() {
+                let (k, v) = pair?;
                 if n > 0 {
                     out.push(',');
                 }
-                let key = match k {
+                let key = match &k {
                     Value::String(s) => s.as_bytes().to_vec(),
                     Value::Integer(_) | Value::Number(_) => lua
                         .coerce_string(k.clone())?
@@ -268,7 +269,7 @@ fn encode_table(
                 };
                 encode_string(&key, out);
                 out.push(':');
-                encode(lua, cfg, v, out, depth + 1)?;
+                encode(lua, cfg, &v, out, depth + 1)?;
             }
             out.push('}');
         }

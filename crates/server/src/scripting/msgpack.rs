@@ -178,11 +178,18 @@ fn encode_table(t: &Table, out: &mut Vec<u8>, level: usize) -> mlua::Result<()> 
         }
         return Ok(());
     }
-    let pairs: Vec<(Value, Value)> = t.clone().pairs().collect::<mlua::Result<_>>()?;
-    header(pairs.len(), 0x80, 16, [None, Some(0xde), Some(0xdf)], out);
-    for (k, v) in &pairs {
-        encode(k, out, level + 1)?;
-        encode(v, out, level + 1)?;
+    // Counted, then walked again: holding every pair at once would take a
+    // reference slot of `mlua`'s bounded stack for each.
+    let mut count = 0;
+    for pair in t.clone().pairs::<Value, Value>() {
+        pair?;
+        count += 1;
+    }
+    header(count, 0x80, 16, [None, Some(0xde), Some(0xdf)], out);
+    for pair in t.clone().pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        encode(&k, out, level + 1)?;
+        encode(&v, out, level + 1)?;
     }
     Ok(())
 }
@@ -246,36 +253,31 @@ fn decode(lua: &Lua, c: &mut Cursor<'_>, depth: usize) -> Result<Value, DecodeEr
         0xd1 => int(c.uint(2)? as u16 as i16 as i64),
         0xd2 => int(c.uint(4)? as u32 as i32 as i64),
         0xd3 => int(c.uint(8)? as i64),
-        0xc4 | 0xd9 => {
-            let n = c.uint(1)? as usize;
+        // Lengths of 1, 2 or 4 bytes: binaries and strings, then arrays
+        // and maps of 2 or 4.
+        0xc4..=0xc6 | 0xd9..=0xdb => {
+            let n = c.uint(length_bytes(tag))? as usize;
             Value::String(lua.create_string(c.take(n)?)?)
         }
-        0xc5 | 0xda => {
-            let n = c.uint(2)? as usize;
-            Value::String(lua.create_string(c.take(n)?)?)
-        }
-        0xc6 | 0xdb => {
-            let n = c.uint(4)? as usize;
-            Value::String(lua.create_string(c.take(n)?)?)
-        }
-        0xdc => {
-            let n = c.uint(2)? as usize;
+        0xdc | 0xdd => {
+            let n = c.uint(length_bytes(tag))? as usize;
             decode_array(lua, c, n, depth)?
         }
-        0xdd => {
-            let n = c.uint(4)? as usize;
-            decode_array(lua, c, n, depth)?
-        }
-        0xde => {
-            let n = c.uint(2)? as usize;
-            decode_map(lua, c, n, depth)?
-        }
-        0xdf => {
-            let n = c.uint(4)? as usize;
+        0xde | 0xdf => {
+            let n = c.uint(length_bytes(tag))? as usize;
             decode_map(lua, c, n, depth)?
         }
         _ => return Err(DecodeError::BadFormat),
     })
+}
+
+/// How many bytes the length after a sized tag takes.
+fn length_bytes(tag: u8) -> usize {
+    match tag {
+        0xc4 | 0xd9 => 1,
+        0xc5 | 0xda | 0xdc | 0xde => 2,
+        _ => 4,
+    }
 }
 
 fn decode_array(

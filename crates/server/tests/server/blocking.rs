@@ -273,3 +273,56 @@ fn keys_that_change_type_while_a_client_waits() {
     let left: Vec<String> = other.lrange("src", 0, -1).unwrap();
     assert_eq!(left, ["x"]);
 }
+
+/// Clients blocked on the same keys are served in the order they blocked,
+/// each seeing what those before it left (Redis's suite: "BLMPOP with
+/// multiple blocked clients").
+#[test]
+fn blocked_clients_are_served_in_arrival_order() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    let pops: [&[&str]; 4] = [
+        &["BLMPOP", "0", "2", "a", "b", "LEFT", "COUNT", "1"],
+        &["BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "10"],
+        &["BLMPOP", "0", "2", "a", "b", "LEFT", "COUNT", "10"],
+        &["BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "1"],
+    ];
+    let mut waiting = Vec::new();
+    for (i, pop) in pops.iter().enumerate() {
+        let mut conn = s.conn();
+        let pop: Vec<String> = pop.iter().map(|a| a.to_string()).collect();
+        waiting.push(std::thread::spawn(move || {
+            redis::cmd(&pop[0])
+                .arg(&pop[1..])
+                .query::<redis::Value>(&mut conn)
+                .unwrap()
+        }));
+        common::wait_blocked(&mut c, i + 1);
+    }
+    let _: () = redis::pipe()
+        .atomic()
+        .cmd("LPUSH")
+        .arg(&["a", "a", "b", "c", "d", "e"])
+        .ignore()
+        .cmd("LPUSH")
+        .arg(&["b", "1", "2", "3", "4", "5"])
+        .ignore()
+        .query(&mut c)
+        .unwrap();
+    let text = |v: redis::Value| {
+        format!(
+            "{:?}",
+            redis::from_redis_value::<(String, Vec<String>)>(&v).unwrap()
+        )
+    };
+    let mut waiting = waiting.into_iter();
+    let mut next = || text(waiting.next().unwrap().join().unwrap());
+    assert_eq!(next(), r#"("a", ["e"])"#);
+    assert_eq!(next(), r#"("a", ["a", "b", "c", "d"])"#);
+    assert_eq!(next(), r#"("b", ["5", "4", "3", "2", "1"])"#);
+    let _: i64 = redis::cmd("LPUSH")
+        .arg(&["b", "1", "2", "3"])
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(next(), r#"("b", ["1"])"#);
+}
