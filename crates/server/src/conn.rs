@@ -257,9 +257,11 @@ async fn wait_blocked(
     };
     let answered = wait_for_reply(socket, shared, session, input, stop, &blocked).await;
     if let Ok(Some(reply)) = &answered {
-        // Counted as Redis counts it: once answered, the wait not timed.
+        // Counted and logged as Redis does it: once answered, the wait not
+        // timed.
         let untimed = std::time::Duration::ZERO;
         shared.cmdstats.called(&blocked.name, 1, untimed, reply);
+        crate::slowlog::record_if_slow(shared, session, &blocked.name, &blocked.req, untimed);
     }
     answered
 }

@@ -24,6 +24,12 @@ use mlua::{ffi, Function, Lua, Value};
 
 use super::failure::{command_failure, lua_message};
 
+/// Registry key set once the running script was killed: from then on a
+/// `pcall` or `xpcall` of it passes every error on instead of catching it,
+/// so a script that calls `pcall` in a loop still stops (Redis makes its
+/// hook fire on every line for the same end).
+pub const KILLED_KEY: &str = "slsm.killed";
+
 const TOO_MANY: &CStr = c"too many results to return from a protected call";
 
 /// Replaces the globals `pcall` and `xpcall` with these; returns the
@@ -39,9 +45,14 @@ pub fn install(lua: &Lua) -> mlua::Result<Function> {
         )
     };
     let as_redis = lua.create_function(|lua, v: Value| redis_error(lua, v))?;
+    let killed = lua.create_function(|lua, ()| {
+        Ok(lua
+            .named_registry_value::<Option<bool>>(KILLED_KEY)?
+            .unwrap_or(false))
+    })?;
     let wrap: Function = lua.load(WRAP).set_name("=pcall").eval()?;
     let raw_xpcall = xpcall.clone();
-    let (pcall, xpcall): (Function, Function) = wrap.call((pcall, xpcall, as_redis))?;
+    let (pcall, xpcall): (Function, Function) = wrap.call((pcall, xpcall, as_redis, killed))?;
     let g = lua.globals();
     g.raw_set("pcall", pcall)?;
     g.raw_set("xpcall", xpcall)?;
@@ -51,20 +62,22 @@ pub fn install(lua: &Lua) -> mlua::Result<Function> {
 /// `pcall` and `xpcall` whose errors are Redis's values (no Lua stack API
 /// is involved past the C functions, so any number of results passes).
 const WRAP: &str = r#"
-local type = type
-return function(pcall, xpcall, as_redis)
+local type, error = type, error
+return function(pcall, xpcall, as_redis, killed)
   local function fix(ok, ...)
     if ok then return ok, ... end
     local e = ...
+    if killed() then error(e, 0) end
     if type(e) == "userdata" then e = as_redis(e) end
     return false, e
   end
   return function(...) return fix(pcall(...)) end,
     function(f, handler, ...)
-      return xpcall(f, function(e)
+      return fix(xpcall(f, function(e)
+        if killed() then return e end
         if type(e) == "userdata" then e = as_redis(e) end
         return handler(e)
-      end, ...)
+      end, ...))
     end
 end
 "#;

@@ -304,8 +304,11 @@ impl Vm {
         let tries = std::cell::Cell::new(0u32);
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(CHECK_EVERY),
-            move |_, _| {
+            move |lua, _| {
                 if killed.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Remembered, so that no `pcall` of the script can
+                    // swallow the kill (`protected.rs`).
+                    lua.set_named_registry_value(super::protected::KILLED_KEY, true)?;
                     return Err(mlua::Error::runtime(
                         "Script killed by user with SCRIPT KILL...",
                     ));
@@ -350,6 +353,7 @@ impl Vm {
             }
         });
         lua.remove_hook();
+        let _ = lua.set_named_registry_value(super::protected::KILLED_KEY, Value::Nil);
         // A script may stop the collector (`collectgarbage("stop")`, which
         // Redis allows); it must not stay stopped for the scripts after it.
         lua.gc_restart();

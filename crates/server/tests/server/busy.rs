@@ -76,3 +76,30 @@ fn below_the_threshold_others_are_served_beside_a_script() {
     assert_eq!(pong, "PONG");
     runner.expect(":1\r\n");
 }
+
+/// A killed script stops even when it calls `pcall` in a loop: from the
+/// kill on, no `pcall` or `xpcall` of it catches an error.
+#[test]
+fn a_killed_script_cannot_catch_its_kill() {
+    let s = Server::start(None);
+    let mut c = s.conn();
+    for script in [
+        "while true do pcall(redis.call, 'ping') end",
+        "while true do pcall(function() for i = 1, 1e12 do end end) end",
+        "while true do xpcall(function() for i = 1, 1e12 do end end, function(e) return e end) end",
+    ] {
+        let mut runner = Raw::new(&s);
+        runner.send(&[&["EVAL", script, "0"]]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cmd("SCRIPT").arg("KILL").query::<String>(&mut c).is_err() {
+            assert!(Instant::now() < deadline, "the script never ran");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut reply = String::new();
+        let mut r = std::io::BufReader::new(&runner.0);
+        std::io::BufRead::read_line(&mut r, &mut reply).unwrap();
+        assert!(reply.contains("Script killed by user"), "{script}: {reply}");
+    }
+    let pong: String = cmd("PING").query(&mut c).unwrap();
+    assert_eq!(pong, "PONG");
+}
