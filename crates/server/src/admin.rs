@@ -1,4 +1,5 @@
-//! Connection and server commands: HELLO AUTH SAVE BGSAVE SHUTDOWN TIME
+//! Connection and server commands: HELLO AUTH SAVE BGSAVE FLUSHDB FLUSHALL
+//! SHUTDOWN TIME
 //! (CLIENT is in `clients.rs`, CONFIG in `config/`, INFO and DBSIZE in
 //! `info.rs`).
 
@@ -103,6 +104,19 @@ pub(crate) fn subcommand_error(
             command.to_ascii_uppercase()
         )),
     }
+}
+
+/// `FLUSHDB`/`FLUSHALL`: every key dropped; the blocked clients are woken
+/// (a stream group reader is told its stream went).
+pub fn flush(s: &Shared) -> Reply {
+    let reply = crate::session::to_reply(
+        s.store
+            .flush_all()
+            .map(|_| Reply::ok())
+            .map_err(Fail::Engine),
+    );
+    s.waiters.wake_all();
+    reply
 }
 
 /// Seconds since the Unix epoch.

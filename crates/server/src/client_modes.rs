@@ -1,7 +1,8 @@
 //! `CLIENT`'s subcommands beyond naming, listing and killing (`clients.rs`):
 //! `REPLY ON|OFF|SKIP`, `UNBLOCK id [TIMEOUT|ERROR]`, `NO-EVICT`,
 //! `TRACKING`, `CACHING`, `GETREDIR`, `TRACKINGINFO`, `PAUSE`, `UNPAUSE`,
-//! `HELP`, with Redis 7.0's replies and errors.
+//! `HELP`, with Redis 7.0's replies and errors; and `RESET`, which puts
+//! every mode of the connection back as it was.
 //!
 //! Decided and written down:
 //! - `TRACKING ON` is refused. Server-assisted client-side caching needs
@@ -214,4 +215,22 @@ fn unblock(s: &Shared, args: &[Vec<u8>]) -> Outcome {
         }
         _ => 0,
     }))
+}
+
+/// `RESET`: the connection as it was when it connected: no transaction,
+/// watch, subscription or `MONITOR`, RESP2, replies on, no name, and (with
+/// a password) not authenticated.
+pub(crate) fn reset(s: &crate::Shared, session: &mut crate::session::Session) -> Reply {
+    session.leave_pubsub(s);
+    session.queued = None;
+    session.queue_failed = false;
+    session.watch = None;
+    session.watched.clear();
+    session.readonly = false;
+    session.proto = 2;
+    session.pending_proto = 2;
+    session.reply_mode = ReplyMode::On;
+    session.authenticated = s.opts.requirepass.is_none();
+    session.client.names().name.clear();
+    Reply::Simple("RESET".into())
 }

@@ -166,59 +166,25 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     s.commands.fetch_add(1, Ordering::Relaxed);
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
     if let Some(refused) = shape::refused(&name, &req) {
-        if name == "exec" {
-            // Redis aborts the transaction (and says so even outside one),
-            // unwatching its keys.
-            session.queued = None;
-            session.watch = None;
-            return (
-                Reply::err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"),
-                Then::Continue,
-            );
-        }
-        if session.queued.is_some() {
-            session.queue_failed = true;
-        }
-        s.cmdstats.rejected(&name, &refused);
-        return (refused, Then::Continue);
+        return refuse(s, session, &name, refused, Exec::Aborted);
     }
     if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
         let refused = Reply::err("NOAUTH Authentication required.");
-        s.cmdstats.rejected(&name, &refused);
-        return (refused, Then::Continue);
+        return refuse(s, session, &name, refused, Exec::Answered);
     }
     if let Some(refused) = pubsub::refused_while_subscribed(session, &name) {
         return (refused, Then::Continue);
     }
     if let Some(c) = &s.cluster {
         if let Some(refused) = crate::cluster::run::refusal(c, session, &name, &req) {
-            if session.queued.is_some() && name != "exec" {
-                session.queue_failed = true;
-            }
-            s.cmdstats.rejected(&name, &refused);
-            return (refused, Then::Continue);
+            // A redirected EXEC keeps its transaction for the client to
+            // follow the redirection with.
+            return refuse(s, session, &name, refused, Exec::Answered);
         }
     }
     if let Some(busy) = s.scripts.busy_error() {
         if !crate::scripting::allowed_while_busy(&name, &req) {
-            let refused = match name.as_str() {
-                "exec" => {
-                    // As any refused EXEC: the transaction is discarded.
-                    session.queued = None;
-                    session.watch = None;
-                    Reply::err(format!(
-                        "EXECABORT Transaction discarded because of: {busy}"
-                    ))
-                }
-                _ => {
-                    if session.queued.is_some() {
-                        session.queue_failed = true;
-                    }
-                    Reply::err(busy)
-                }
-            };
-            s.cmdstats.rejected(&name, &refused);
-            return (refused, Then::Continue);
+            return refuse(s, session, &name, Reply::err(busy), Exec::Aborted);
         }
     }
     if session.queued.is_some()
@@ -228,20 +194,21 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         )
     {
         if transaction::refused_in_multi(&name) {
-            session.queue_failed = true;
             let refused = Reply::err("ERR Command not allowed inside a transaction");
-            s.cmdstats.rejected(&name, &refused);
-            return (refused, Then::Continue);
+            return refuse(s, session, &name, refused, Exec::Answered);
         }
         if let Some(q) = session.queued.as_mut() {
             q.push(req);
         }
         return (Reply::Simple("QUEUED".into()), Then::Continue);
     }
-    let wake = match (name.as_str(), &session.queued) {
+    let mut wake = match (name.as_str(), &session.queued) {
         ("exec", Some(queue)) => blocking::wakes_of_all(queue.requests()),
         _ => blocking::wakes(&name, &req),
     };
+    if s.waiters.count() > 0 {
+        wake.extend(blocking::replaced(&name, &req));
+    }
     let done = control(s, session, &name, req);
     if !wake.is_empty() {
         s.waiters.wake(wake);
@@ -249,33 +216,44 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     done
 }
 
-/// `RESET`: the connection as it was when it connected: no transaction,
-/// watch, subscription or `MONITOR`, RESP2, replies on, no name, and (with
-/// a password) not authenticated.
-fn reset(s: &Shared, session: &mut Session) -> Reply {
-    session.leave_pubsub(s);
-    session.queued = None;
-    session.queue_failed = false;
-    session.watch = None;
-    session.watched.clear();
-    session.readonly = false;
-    session.proto = 2;
-    session.pending_proto = 2;
-    session.reply_mode = crate::client_modes::ReplyMode::On;
-    session.authenticated = s.opts.requirepass.is_none();
-    session.client.names().name.clear();
-    Reply::Simple("RESET".into())
+/// What a refused `EXEC` does.
+#[derive(PartialEq)]
+enum Exec {
+    /// As Redis's `rejectCommand`: the transaction is discarded (its
+    /// watches too), and the reply says why (`EXECABORT ...`), even
+    /// outside one.
+    Aborted,
+    /// The error is the reply, and the transaction stays.
+    Answered,
 }
 
-fn flush(s: &Shared) -> Reply {
-    let reply = to_reply(
-        s.store
-            .flush_all()
-            .map(|_| Reply::ok())
-            .map_err(Fail::Engine),
-    );
-    s.waiters.wake_all();
-    reply
+/// A command refused before it runs: a transaction it was to join fails
+/// at `EXEC`, and the refusal counts in `INFO commandstats`.
+fn refuse(
+    s: &Shared,
+    session: &mut Session,
+    name: &str,
+    refused: Reply,
+    exec: Exec,
+) -> (Reply, Then) {
+    s.cmdstats.rejected(name, &refused);
+    if name != "exec" {
+        if session.queued.is_some() {
+            session.queue_failed = true;
+        }
+        return (refused, Then::Continue);
+    }
+    if exec == Exec::Answered {
+        return (refused, Then::Continue);
+    }
+    session.queued = None;
+    session.watch = None;
+    let why = match &refused {
+        Reply::Error(e) => e.strip_prefix("ERR ").unwrap_or(e).to_string(),
+        _ => String::new(),
+    };
+    let abort = format!("EXECABORT Transaction discarded because of: {why}");
+    (Reply::err(abort), Then::Continue)
 }
 
 /// Runs one command, counted in `INFO commandstats` (a blocked command
@@ -333,7 +311,7 @@ fn run_command(
         "save" => to_reply(admin::save(s)),
         "bgsave" => to_reply(admin::bgsave(s, &req)),
         "lastsave" => Reply::Int(s.saves.last.load(Ordering::Relaxed) as i64),
-        "reset" => reset(s, session),
+        "reset" => crate::client_modes::reset(s, session),
         "quit" => return (Reply::ok(), Then::Close),
         "shutdown" => match admin::shutdown_modifiers(&req[1..]) {
             Some(false) => return (Reply::ok(), Then::Shutdown),
@@ -363,8 +341,8 @@ fn run_command(
         "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
         "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
             // ASYNC and SYNC both empty the database before the reply.
-            None => flush(s),
-            Some(m) if req.len() == 2 && (m == b"async" || m == b"sync") => flush(s),
+            None => admin::flush(s),
+            Some(m) if req.len() == 2 && (m == b"async" || m == b"sync") => admin::flush(s),
             Some(_) => Reply::err("ERR syntax error"),
         },
         "multi" => match session.queued {

@@ -42,17 +42,6 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
         "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => key(2, 1),
         "rename" | "renamenx" => [1, 2].iter().flat_map(|&i| key(i, usize::MAX)).collect(),
         "copy" => key(2, usize::MAX),
-        // A key deleted or replaced: its stream group readers are answered
-        // (`blocked::retry`); others, finding nothing, wait on.
-        "del" | "unlink" => (1..a.len()).flat_map(|i| key(i, usize::MAX)).collect(),
-        "mset" | "msetnx" => (1..a.len())
-            .step_by(2)
-            .flat_map(|i| key(i, usize::MAX))
-            .collect(),
-        // `XGROUP DESTROY`: its readers are answered `NOGROUP`.
-        "xgroup" => key(2, usize::MAX),
-        "set" | "setnx" | "setex" | "psetex" | "getset" | "getdel" | "sadd" | "hset" | "hsetnx"
-        | "hmset" | "move" => key(1, usize::MAX),
         "restore" => key(1, usize::MAX),
         // Every reader of a stream gets its new entries.
         "xadd" => key(1, usize::MAX),
@@ -68,11 +57,35 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
     }
 }
 
-/// [`wakes`] of every request of a transaction (`EXEC`).
+/// The waiters a commit of request `a` may answer by taking their key
+/// away: a key deleted or replaced tells its stream group readers so
+/// (`blocked::retry`), and `XGROUP DESTROY` answers its readers `NOGROUP`;
+/// others, finding nothing, wait on. Asked for only while some client is
+/// blocked (these are the most common writes, and the list would be made
+/// for nothing otherwise): a reader that blocks during the write is
+/// answered at its next check instead (`blocked::RECHECK`).
+pub fn replaced(name: &str, a: &[Vec<u8>]) -> Wake {
+    let key = |i: usize| a.get(i).map(|k| (k.clone(), usize::MAX));
+    match name {
+        "del" | "unlink" => (1..a.len()).filter_map(key).collect(),
+        "mset" | "msetnx" => (1..a.len()).step_by(2).filter_map(key).collect(),
+        "xgroup" => key(2).into_iter().collect(),
+        "set" | "setnx" | "setex" | "psetex" | "getset" | "getdel" | "sadd" | "hset" | "hsetnx"
+        | "hmset" | "move" => key(1).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// [`wakes`] and [`replaced`] of every request of a transaction (`EXEC`).
 pub fn wakes_of_all(requests: &[Vec<Vec<u8>>]) -> Wake {
     requests
         .iter()
-        .flat_map(|r| wakes(&String::from_utf8_lossy(&r[0]).to_ascii_lowercase(), r))
+        .flat_map(|r| {
+            let name = String::from_utf8_lossy(&r[0]).to_ascii_lowercase();
+            let mut wake = wakes(&name, r);
+            wake.extend(replaced(&name, r));
+            wake
+        })
         .collect()
 }
 

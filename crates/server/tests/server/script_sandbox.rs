@@ -85,6 +85,18 @@ const TAMPERING: &[(&str, &str)] = &[
     ("KEYS = {}", "Attempt to modify a readonly table"),
 ];
 
+/// Each script's reply (`EVAL script 0`) is its `want`.
+fn expect_evals<T, W>(c: &mut redis::Connection, cases: &[(&str, W)])
+where
+    T: redis::FromRedisValue + PartialEq<W> + std::fmt::Debug,
+    W: std::fmt::Debug,
+{
+    for (script, want) in cases {
+        let got: T = redis::cmd("EVAL").arg(*script).arg(0).query(c).unwrap();
+        assert_eq!(got, *want, "{script}");
+    }
+}
+
 /// What every script sees afterwards, from a fresh connection.
 fn assert_untouched(s: &Server) {
     let mut c = s.conn();
@@ -99,14 +111,7 @@ fn assert_untouched(s: &Server) {
         ("return type(getmetatable(_G))", "table"),
         ("return type(rawget(_G, 'redis'))", "table"),
     ];
-    for (script, want) in checks {
-        let got: String = redis::cmd("EVAL")
-            .arg(*script)
-            .arg(0)
-            .query(&mut c)
-            .unwrap();
-        assert_eq!(&got, want, "{script}");
-    }
+    expect_evals::<String, _>(&mut c, checks);
 }
 
 #[test]
@@ -186,14 +191,7 @@ fn reading_around_metamethods_sees_the_locked_contents() {
         ("collectgarbage('stop') return 1", 1),
         ("return collectgarbage('count') > 0 and 1 or 0", 1),
     ];
-    for (script, want) in cases {
-        let got: i64 = redis::cmd("EVAL")
-            .arg(*script)
-            .arg(0)
-            .query(&mut c)
-            .unwrap();
-        assert_eq!(got, *want, "{script}");
-    }
+    expect_evals::<i64, _>(&mut c, cases);
 }
 
 /// Scripts that crashed the server through defects of stock Lua 5.1
@@ -230,14 +228,7 @@ fn scripts_cannot_crash_the_interpreter() {
             31,
         ),
     ];
-    for (script, want) in cases {
-        let got: i64 = redis::cmd("EVAL")
-            .arg(*script)
-            .arg(0)
-            .query(&mut c)
-            .unwrap();
-        assert_eq!(got, *want, "{script}");
-    }
+    expect_evals::<i64, _>(&mut c, cases);
     let pong: String = redis::cmd("PING").query(&mut c).unwrap();
     assert_eq!(pong, "PONG");
 }
