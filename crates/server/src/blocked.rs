@@ -240,10 +240,7 @@ impl Blocked {
 pub fn start(s: &Shared, session: &mut Session, name: &str, mut req: Request) -> (Reply, Then) {
     if name == "xread" {
         let (sp, opts) = (s.store.spaces(), s.write_options());
-        let mut direct = Direct {
-            sp: &sp,
-            opts: &opts,
-        };
+        let mut direct = Direct::new(&sp, &opts);
         crate::collections::streams::resolve_last_ids(&mut direct, &mut req);
     }
     let outcome = run_data(s, name, &req);
@@ -295,10 +292,7 @@ pub fn retry(s: &Shared, blocked: &Blocked) -> Option<Reply> {
 /// True if every key a blocked `XREADGROUP` reads still holds a stream.
 fn streams_remain(s: &Shared, blocked: &Blocked) -> bool {
     let (sp, opts) = (s.store.spaces(), s.write_options());
-    let mut direct = Direct {
-        sp: &sp,
-        opts: &opts,
-    };
+    let mut direct = Direct::new(&sp, &opts);
     blocked
         .keys
         .iter()
@@ -312,11 +306,7 @@ fn source_is_list(s: &Shared, blocked: &Blocked) -> bool {
         return false;
     }
     let (sp, opts) = (s.store.spaces(), s.write_options());
-    let source = Direct {
-        sp: &sp,
-        opts: &opts,
-    }
-    .get(&blocked.req[1]);
+    let source = Direct::new(&sp, &opts).get(&blocked.req[1]);
     matches!(source, Ok(Some(v)) if v.kind == Kind::List)
 }
 

@@ -277,6 +277,11 @@ pub fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|s| s.name == name)
 }
 
+/// True for a command flagged `write`.
+pub fn is_write(name: &str) -> bool {
+    find(name).is_some_and(|spec| spec.flags.contains(&"write"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

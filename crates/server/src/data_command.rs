@@ -37,7 +37,7 @@ pub(crate) fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outco
     }
     if commands::needs_transaction(name, req) {
         let mut failure = None;
-        let out = atomically(&s.store.db(), &sp, &opts, |acc| {
+        let (out, notices) = atomically(&s.store.db(), &sp, &opts, |acc| {
             match commands::run(name, req, acc, &s.cursors) {
                 Ok(r) => Ok(Some(r)),
                 Err(Fail::Engine(e)) => Err(e),
@@ -47,19 +47,15 @@ pub(crate) fn run_data(s: &Shared, name: &str, req: &Request) -> commands::Outco
                 }
             }
         })?;
+        notices.publish(s);
         return match (out, failure) {
             (Some(r), _) => Ok(r),
             (None, Some(r)) => Err(Fail::Reply(r)),
             (None, None) => Ok(Reply::Null),
         };
     }
-    commands::run(
-        name,
-        req,
-        &mut Direct {
-            sp: &sp,
-            opts: &opts,
-        },
-        &s.cursors,
-    )
+    let mut direct = Direct::new(&sp, &opts);
+    let out = commands::run(name, req, &mut direct, &s.cursors);
+    direct.notices.publish(s);
+    out
 }

@@ -1,6 +1,7 @@
 //! [`Effects`]: what a transaction (`EXEC`) or a script did beyond its
-//! writes, done once they commit: its `PUBLISH`es are sent, and the
-//! clients blocked on the lists and sorted sets it pushed to are woken.
+//! writes, done once they commit: its `PUBLISH`es and keyspace
+//! notifications are sent, and the clients blocked on the lists and
+//! sorted sets it pushed to are woken.
 //! A subscriber told of a change then reads it, and a transaction that
 //! fails or is retried publishes nothing twice.
 
@@ -16,6 +17,8 @@ pub struct Effects {
     publishes: Vec<(bool, Vec<u8>, Vec<u8>)>,
     /// Its commands that may add elements blocked clients wait for.
     pushes: Vec<Request>,
+    /// Its keyspace notifications (`crate::notify`).
+    notices: crate::notify::Notices,
 }
 
 impl Effects {
@@ -33,7 +36,14 @@ impl Effects {
         self.pushes.push(req);
     }
 
+    /// A command's notices (taken from its access), sent after those of
+    /// the commands before it.
+    pub fn notices(&mut self, notices: &mut crate::notify::Notices) {
+        self.notices.append(notices);
+    }
+
     pub fn apply(self, s: &Shared) {
+        self.notices.publish(s);
         for (shard, channel, message) in self.publishes {
             s.pubsub.publish(shard, &channel, &message);
         }

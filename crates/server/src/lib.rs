@@ -47,6 +47,7 @@ pub mod info;
 mod inline;
 pub mod latency;
 pub mod monitor;
+pub mod notify;
 mod options;
 pub mod pause;
 mod pipeline;
@@ -109,6 +110,13 @@ pub struct Shared {
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
     pub monitors: monitor::Monitors,
+    /// Keys whose expiry is to be announced (`notify`).
+    pub expiries: notify::Expiries,
+    /// `min-replicas-to-write` and `min-replicas-max-lag`: a single node
+    /// has no replica, so with the first above 0 (and the second not 0)
+    /// writes are refused, as Redis refuses them short of good replicas.
+    pub min_replicas: AtomicU64,
+    pub min_replicas_lag: AtomicU64,
     /// This node's cluster (`slsm serve --cluster`); `None` on a single
     /// node, which then runs exactly as if clusters did not exist.
     pub cluster: Option<Arc<cluster::Cluster>>,
@@ -122,6 +130,15 @@ impl Shared {
             sync: self.opts.appendfsync == Fsync::Always,
             ..Default::default()
         }
+    }
+
+    /// True if writes are refused for want of replicas (`NOREPLICAS`):
+    /// `min-replicas-to-write` asks for more than the none a single node
+    /// has. (A cluster refuses the setting: its writes wait for a
+    /// majority of its nodes.)
+    pub fn replicas_short(&self) -> bool {
+        self.min_replicas.load(Ordering::Relaxed) > 0
+            && self.min_replicas_lag.load(Ordering::Relaxed) > 0
     }
 
     /// Stops the server (SHUTDOWN).
@@ -206,6 +223,9 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         config: config::Values::default(),
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
+        expiries: notify::Expiries::default(),
+        min_replicas: AtomicU64::new(0),
+        min_replicas_lag: AtomicU64::new(10),
         cluster: cluster.as_ref().map(|(c, _, _)| Arc::clone(c)),
         next_id: AtomicU64::new(0),
         shutdown: tx,
@@ -276,6 +296,7 @@ async fn serve(
         tokio::spawn(sync_every_second(Arc::clone(db), stop.clone()));
     }
     let sweeper = tokio::spawn(sweep_collections(Arc::clone(&shared), stop.clone()));
+    tokio::spawn(notify::watch_expiries(Arc::clone(&shared), stop.clone()));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {

@@ -116,6 +116,14 @@ pub fn run_some(
             true => kind(&first),
             false => Kind::Other,
         };
+        // A batch of blind writes tells no keyspace notifications (it
+        // does not know which keys are new): with them on, each runs alone.
+        let k = match k {
+            Kind::BlindWrite if shared.store.tuning().notify_flags() != 0 => Kind::Other,
+            // Writes refused (`NOREPLICAS`) are refused by `execute`.
+            Kind::BlindWrite | Kind::Grouped(_) if shared.replicas_short() => Kind::Other,
+            k => k,
+        };
         if k != Kind::Other {
             let most = match k {
                 Kind::Get => session.get_group,
@@ -307,6 +315,7 @@ fn counters(
         let mut tx = shared.store.db().transaction();
         let mut replies = Vec::with_capacity(group.len());
         let mut drops = Vec::new();
+        let mut notices = crate::notify::Notices::default();
         for req in group {
             let mut acc = InTx::new(&mut tx, sp);
             match commands::run(name, req, &mut acc, &shared.cursors) {
@@ -314,10 +323,12 @@ fn counters(
                 Err(Fail::Engine(_)) => return false,
             }
             drops.append(&mut acc.drops);
+            notices.append(&mut acc.notices);
         }
         match tx.commit_opt(&shared.write_options()) {
             Ok(()) => {
                 store::apply_drops(sp, drops);
+                notices.publish(shared);
                 shared
                     .waiters
                     .wake(crate::collections::blocking::wakes_of_all(group));

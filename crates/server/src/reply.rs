@@ -133,13 +133,13 @@ impl Reply {
         }
     }
 
-    /// Only the pushes of this reply, for a RESP3 client under `CLIENT
-    /// REPLY OFF` or `SKIP`: a push is not a reply, and Redis sends it
-    /// anyway (a RESP2 client's confirmations are replies, and are not
-    /// sent).
+    /// Only the pushes of this reply, for a client under `CLIENT REPLY
+    /// OFF` or `SKIP`: a push (a subscription's confirmation, a message)
+    /// is not a reply, and Redis 7.0 sends it anyway, in RESP2 too (its
+    /// `CLIENT_PUSHING`).
     pub fn encode_pushes(&self, proto: u8, out: &mut Vec<u8>) {
         match self {
-            Reply::Push(_) if proto >= 3 => self.encode(proto, out),
+            Reply::Push(_) => self.encode(proto, out),
             Reply::Several(replies) => replies.iter().for_each(|r| r.encode_pushes(proto, out)),
             _ => {}
         }

@@ -161,6 +161,9 @@ pub(crate) fn to_reply(outcome: commands::Outcome) -> Reply {
     }
 }
 
+/// Redis's refusal of a write short of good replicas.
+pub const NO_REPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+
 /// Runs one request; the reply and what to do next.
 pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then) {
     s.commands.fetch_add(1, Ordering::Relaxed);
@@ -186,6 +189,9 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
         if !crate::scripting::allowed_while_busy(&name, &req) {
             return refuse(s, session, &name, Reply::err(busy), Exec::Aborted);
         }
+    }
+    if s.replicas_short() && crate::command_table::is_write(&name) {
+        return refuse(s, session, &name, Reply::err(NO_REPLICAS), Exec::Aborted);
     }
     if session.queued.is_some()
         && !matches!(

@@ -226,12 +226,22 @@ pub struct Tuning {
     /// trimming removes whole nodes, as Redis's does
     /// (`collections/streams/trim.rs`).
     pub stream_node_entries: std::sync::atomic::AtomicU64,
+    /// `notify-keyspace-events`: the classes of keyspace notifications
+    /// published (`crate::notify`; 0: none, Redis's default).
+    pub notify: std::sync::atomic::AtomicU32,
+}
+
+impl Tuning {
+    pub fn notify_flags(&self) -> u32 {
+        self.notify.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
             stream_node_entries: std::sync::atomic::AtomicU64::new(100),
+            notify: std::sync::atomic::AtomicU32::new(0),
         }
     }
 }
@@ -247,16 +257,24 @@ pub struct Store {
     /// `FLUSHDB`, a snapshot installed): `WATCH` counts such a drop as a
     /// write to every watched key that existed (`transaction.rs`).
     flushes: std::sync::atomic::AtomicU64,
+    /// The keyspaces' tuning, the same whichever keyspaces are current.
+    tuning: Arc<Tuning>,
 }
 
 impl Store {
     pub fn new(db: Arc<slsm::Db>, clock: Clock) -> slsm::Result<Store> {
         let spaces = open_spaces(&db, None, &clock)?;
         Ok(Store {
+            tuning: Arc::clone(&spaces.tuning),
             current: RwLock::new((db, spaces)),
             clock,
             flushes: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// What `CONFIG SET` tunes the data commands with.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, (Arc<slsm::Db>, Spaces)> {

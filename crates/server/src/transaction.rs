@@ -346,6 +346,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 }
             };
             drops.append(&mut acc.drops);
+            effects.notices(&mut acc.notices);
             replies.push(r);
         }
         match tx.commit_opt(&opts) {

@@ -312,6 +312,44 @@ fn transactions_see_their_own_writes_and_commit_atomically() {
     assert!(db.transaction().put(vec![0u8; 70_000], "v").is_err());
 }
 
+/// A range opened in a transaction sees its writes as they were when it
+/// opened, from either end, however the transaction writes meanwhile;
+/// ranges opened later see the later writes.
+#[test]
+fn a_transactions_range_reads_its_writes_as_of_its_opening_from_both_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for k in ["b", "d", "f"] {
+        db.put(k, "base").unwrap();
+    }
+    let mut tx = db.transaction();
+    for k in ["a", "c", "e", "g"] {
+        tx.put(k, "own").unwrap();
+    }
+    tx.delete("d").unwrap();
+    let mut it = tx.range::<&str, _>("b".."g");
+    assert_eq!(it.next().unwrap().unwrap().0.to_vec(), b"b");
+    // Written while the range is open: not seen by it.
+    tx.put("ca", "later").unwrap();
+    tx.delete("e").unwrap();
+    assert_eq!(it.next_back().unwrap().unwrap().0.to_vec(), b"f");
+    let rest = keys_of(&mut it);
+    assert_eq!(rest, [b"c".to_vec(), b"e".to_vec()]);
+    assert!(it.next().is_none() && it.next_back().is_none());
+    let now = keys_of(tx.range::<&str, _>(..).rev());
+    let want: Vec<Vec<u8>> = ["g", "f", "ca", "c", "b", "a"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    assert_eq!(now, want);
+    // Empty and inverted ranges of own writes are empty, not a panic.
+    assert!(keys_of(tx.range::<&str, _>("c".."c")).is_empty());
+    assert!(keys_of(tx.range::<&str, _>("x".."b")).is_empty());
+    tx.commit().unwrap();
+    assert_eq!(&*db.get("ca").unwrap().unwrap(), b"later");
+    assert_eq!(db.get("e").unwrap(), None);
+}
+
 #[test]
 fn a_transactions_multi_get_reads_its_own_writes_and_joins_the_conflict_check() {
     let dir = tempfile::tempdir().unwrap();

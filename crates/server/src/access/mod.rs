@@ -16,6 +16,7 @@ use std::ops::Bound;
 
 use slsm::{Transaction, WriteOptions};
 
+use crate::notify::{self, Notices};
 use crate::resp::Bulks;
 use crate::store::{now_ms, Spaces, Value};
 
@@ -67,6 +68,16 @@ pub trait Access {
     fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()>;
     /// The parameters `CONFIG SET` tunes commands with.
     fn tuning(&self) -> &crate::store::Tuning;
+    /// A keyspace notification of the command (Redis's
+    /// `notifyKeyspaceEvent`; classes in `crate::notify`), published once
+    /// its writes commit. A reading access has nothing to tell.
+    fn notify(&mut self, _class: u32, _event: &'static str, _key: &[u8]) {}
+    /// True while a script's `redis.call` runs the command (`SORT` then
+    /// orders a set it would leave unsorted, as Redis does, so that the
+    /// script's result does not depend on the set's layout).
+    fn in_script_call(&self) -> bool {
+        false
+    }
 }
 
 /// Element ranges to delete once a transaction has committed.
@@ -87,6 +98,16 @@ pub fn apply_drops(sp: &Spaces, drops: Drops) {
 pub struct Direct<'a> {
     pub sp: &'a Spaces,
     pub opts: &'a WriteOptions,
+    /// What its commands told ([`Access::notify`]): the caller publishes
+    /// them once they return.
+    pub notices: Notices,
+}
+
+impl<'a> Direct<'a> {
+    pub fn new(sp: &'a Spaces, opts: &'a WriteOptions) -> Direct<'a> {
+        let notices = Notices::new(sp.tuning.notify_flags());
+        Direct { sp, opts, notices }
+    }
 }
 
 impl Access for Direct<'_> {
@@ -99,6 +120,10 @@ impl Access for Direct<'_> {
     }
 
     fn set(&mut self, key: &[u8], value: &Value) -> slsm::Result<()> {
+        if self.notices.wants(notify::NEW) && self.get(key)?.is_none() {
+            self.notices.push(notify::NEW, "new", key);
+        }
+        self.notices.expires(key, value.expires_at);
         self.sp.ks.put_opt(key, value.encode(), self.opts)
     }
 
@@ -154,6 +179,10 @@ impl Access for Direct<'_> {
         &self.sp.tuning
     }
 
+    fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        self.notices.push(class, event, key);
+    }
+
     fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()> {
         self.sp.items.delete_range(from, to)
     }
@@ -167,6 +196,11 @@ pub struct InTx<'a> {
     /// transaction holds no range deletions, and a collection of millions
     /// of elements must not become a write set of millions.
     pub drops: Drops,
+    /// What its commands told ([`Access::notify`]), to publish once `tx`
+    /// commits.
+    pub notices: Notices,
+    /// A script's command is running ([`Access::in_script_call`]).
+    pub in_script: bool,
 }
 
 impl<'a> InTx<'a> {
@@ -175,6 +209,8 @@ impl<'a> InTx<'a> {
             tx,
             sp,
             drops: Vec::new(),
+            notices: Notices::new(sp.tuning.notify_flags()),
+            in_script: false,
         }
     }
 }
@@ -188,6 +224,10 @@ impl Access for InTx<'_> {
     }
 
     fn set(&mut self, key: &[u8], value: &Value) -> slsm::Result<()> {
+        if self.notices.wants(notify::NEW) && self.get(key)?.is_none() {
+            self.notices.push(notify::NEW, "new", key);
+        }
+        self.notices.expires(key, value.expires_at);
         self.tx.put_in(&self.sp.ks, key, value.encode())
     }
 
@@ -244,9 +284,17 @@ impl Access for InTx<'_> {
         &self.sp.tuning
     }
 
+    fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        self.notices.push(class, event, key);
+    }
+
     fn drop_elements(&mut self, from: &[u8], to: &[u8]) -> slsm::Result<()> {
         self.drops.push((from.to_vec(), to.to_vec()));
         Ok(())
+    }
+
+    fn in_script_call(&self) -> bool {
+        self.in_script
     }
 }
 
@@ -320,22 +368,23 @@ fn live_keys(
 }
 
 /// Runs `f` in a transaction until it commits without a conflict (a
-/// read-modify-write command under concurrent clients).
+/// read-modify-write command under concurrent clients); its result and
+/// the notices of the attempt that committed.
 pub fn atomically<T>(
     db: &slsm::Db,
     sp: &Spaces,
     opts: &WriteOptions,
     mut f: impl FnMut(&mut InTx<'_>) -> slsm::Result<T>,
-) -> slsm::Result<T> {
+) -> slsm::Result<(T, Notices)> {
     loop {
         let mut tx = db.transaction();
         let mut acc = InTx::new(&mut tx, sp);
         let out = f(&mut acc)?;
-        let drops = acc.drops;
+        let (drops, notices) = (acc.drops, acc.notices);
         match tx.commit_opt(opts) {
             Ok(()) => {
                 apply_drops(sp, drops);
-                return Ok(out);
+                return Ok((out, notices));
             }
             Err(slsm::Error::Conflict) => continue,
             Err(e) => return Err(e),

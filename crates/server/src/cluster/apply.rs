@@ -176,6 +176,9 @@ fn in_transaction(
         let mut replies = Vec::with_capacity(reqs.len());
         let mut drops = Vec::new();
         let mut effects = Effects::default();
+        // Every node tells its own subscribers of the writes it applies
+        // (as a Redis replica does); the publishes are the proposer's.
+        let mut notices = crate::notify::Notices::default();
         let mut killed = false;
         for (i, req) in reqs.iter().enumerate() {
             if let Some(Some(r)) = local.get(i) {
@@ -197,6 +200,7 @@ fn in_transaction(
                 _ => Reply::err(format!("ERR '{name}' cannot be applied from the log")),
             };
             drops.append(&mut acc.drops);
+            notices.append(&mut acc.notices);
             replies.push(reply);
             if killed {
                 break;
@@ -211,6 +215,7 @@ fn in_transaction(
         match tx.commit_opt(&slsm::WriteOptions::default()) {
             Ok(()) => {
                 apply_drops(&sp, drops);
+                notices.publish(s);
                 if mine {
                     effects.apply(s);
                 }

@@ -124,6 +124,23 @@ impl Coll {
         }
     }
 
+    /// [`save`](Self::save), then the command's keyspace notification
+    /// (`class`, `event`) and, if the collection went with its last
+    /// element, `del` after it, as Redis tells them.
+    pub fn save_and_tell(
+        &mut self,
+        acc: &mut dyn Access,
+        class: u32,
+        event: &'static str,
+    ) -> Result<(), Fail> {
+        self.save(acc)?;
+        acc.notify(class, event, &self.key);
+        if self.count() <= 0 && self.kind != Kind::Stream {
+            acc.notify(crate::notify::GENERIC, "del", &self.key);
+        }
+        Ok(())
+    }
+
     /// Writes the metadata with a new revision; an empty collection is
     /// deleted, as Redis deletes a key whose last element goes (a stream
     /// stays, as in Redis).

@@ -5,6 +5,7 @@
 use super::Coll;
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::incrbyfloat::{incr_by_float, IncrError};
+use crate::notify::HASH;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
@@ -39,7 +40,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 return Ok(Reply::Int(0));
             }
             put_field(acc, &mut hash, &a[2], &a[3], true)?;
-            hash.save(acc)?;
+            hash.save_and_tell(acc, HASH, "hset")?;
             Ok(Reply::Int(1))
         }
         "hget" => Ok(match Coll::load(acc, &a[1], Kind::Hash)? {
@@ -118,7 +119,7 @@ fn hset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         put_field(acc, &mut hash, &pair[0], &pair[1], new)?;
         added += new as i64;
     }
-    hash.save(acc)?;
+    hash.save_and_tell(acc, HASH, "hset")?;
     Ok(match name {
         "hmset" => Reply::ok(),
         _ => Reply::Int(added),
@@ -139,7 +140,7 @@ fn hdel(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     }
     if removed > 0 {
         hash.len -= removed;
-        hash.save(acc)?;
+        hash.save_and_tell(acc, HASH, "hdel")?;
     }
     Ok(Reply::Int(removed))
 }
@@ -186,7 +187,7 @@ fn hincrby(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         next.to_string().as_bytes(),
         old.is_none(),
     )?;
-    hash.save(acc)?;
+    hash.save_and_tell(acc, HASH, "hincrby")?;
     Ok(Reply::Int(next))
 }
 
@@ -203,6 +204,6 @@ fn hincrbyfloat(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         IncrError::NotFinite => fail("ERR increment would produce NaN or Infinity"),
     })?;
     put_field(acc, &mut hash, &a[2], &text, current.is_none())?;
-    hash.save(acc)?;
+    hash.save_and_tell(acc, HASH, "hincrbyfloat")?;
     Ok(Reply::Bulk(text))
 }

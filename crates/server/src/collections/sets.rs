@@ -19,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{positive_count, random_u64, wrong_type, Coll};
 use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::notify::{GENERIC, SET};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
@@ -55,7 +56,10 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             for m in &a[2..] {
                 added += add(acc, &mut set, m)? as i64;
             }
-            set.save(acc)?;
+            // Nothing added, nothing written (a WATCH of it holds).
+            if added > 0 {
+                set.save_and_tell(acc, SET, "sadd")?;
+            }
             Ok(Reply::Int(added))
         }
         "srem" => {
@@ -67,7 +71,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 removed += remove(acc, &mut set, m)? as i64;
             }
             if removed > 0 {
-                set.save(acc)?;
+                set.save_and_tell(acc, SET, "srem")?;
             }
             Ok(Reply::Int(removed))
         }
@@ -241,7 +245,7 @@ fn spop(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         popped.push(m);
     }
     if n > 0 {
-        set.save(acc)?;
+        set.save_and_tell(acc, SET, "spop")?;
     }
     Ok(match count {
         Some(_) => Reply::Set(bulks(popped)),
@@ -314,10 +318,13 @@ fn smove(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if !remove(acc, &mut source, &a[3])? {
         return Ok(Reply::Int(0));
     }
-    source.save(acc)?;
+    source.save_and_tell(acc, SET, "srem")?;
+    // A member the destination holds already leaves it untouched (and a
+    // WATCH of it holding), as in Redis.
     let mut dest = Coll::load_or_new(acc, &a[2], Kind::Set)?;
-    add(acc, &mut dest, &a[3])?;
-    dest.save(acc)?;
+    if add(acc, &mut dest, &a[3])? {
+        dest.save_and_tell(acc, SET, "sadd")?;
+    }
     Ok(Reply::Int(1))
 }
 
@@ -346,8 +353,9 @@ fn combined(op: &str, keys: &[Vec<u8>], acc: &mut dyn Access) -> Result<BTreeSet
 fn store(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let out = combined(name.trim_end_matches("store"), &a[2..], acc)?;
     let dest = &a[1];
-    if let Some(old) = acc.get(dest)? {
-        super::drop_items_of(acc, dest, &old)?;
+    let existed = acc.get(dest)?;
+    if let Some(old) = &existed {
+        super::drop_items_of(acc, dest, old)?;
         acc.del(dest)?;
     }
     if !out.is_empty() {
@@ -355,7 +363,14 @@ fn store(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         for m in &out {
             add(acc, &mut set, m)?;
         }
-        set.save(acc)?;
+        let event = match name {
+            "sinterstore" => "sinterstore",
+            "sunionstore" => "sunionstore",
+            _ => "sdiffstore",
+        };
+        set.save_and_tell(acc, SET, event)?;
+    } else if existed.is_some() {
+        acc.notify(GENERIC, "del", dest);
     }
     Ok(Reply::Int(out.len() as i64))
 }

@@ -133,8 +133,9 @@ pub fn sort(a: &[Vec<u8>], acc: &mut dyn Access, read_only: bool) -> Outcome {
     let mut o = options(a, read_only)?;
     let (mut items, is_set) = elements(acc, &a[1])?;
     let mut dont_sort = o.by.as_ref().is_some_and(|by| !c_str(by).contains(&b'*'));
-    if dont_sort && is_set && o.store.is_some() {
-        // Redis sorts a set it stores, so that replicas agree.
+    if dont_sort && is_set && (o.store.is_some() || acc.in_script_call()) {
+        // Redis sorts a set it stores or hands a script, so that replicas
+        // agree.
         (dont_sort, o.alpha, o.by) = (false, true, None);
     }
     let len = items.len() as i64;
@@ -179,9 +180,12 @@ pub fn sort(a: &[Vec<u8>], acc: &mut dyn Access, read_only: bool) -> Outcome {
         ));
     };
     let values: Vec<Vec<u8>> = out.into_iter().map(Option::unwrap_or_default).collect();
-    delete_key(acc, &dest)?;
+    let existed = delete_key(acc, &dest)?;
     if !values.is_empty() {
         lists::store(acc, &dest, &values)?;
+        acc.notify(crate::notify::LIST, "sortstore", &dest);
+    } else if existed {
+        acc.notify(crate::notify::GENERIC, "del", &dest);
     }
     Ok(Reply::Int(values.len() as i64))
 }

@@ -145,6 +145,7 @@ pub fn bitfield(a: &[Vec<u8>], acc: &mut dyn Access, read_only: bool) -> Outcome
     // stays grown even if `OVERFLOW FAIL` refused them all.
     if dirty || changed {
         acc.set(&a[1], &v)?;
+        acc.notify(crate::notify::STRING, "setbit", &a[1]);
     }
     Ok(Reply::Array(replies))
 }

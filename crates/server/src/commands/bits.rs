@@ -84,6 +84,7 @@ fn setbit(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if dirty || old != on {
         v.data[byte] = (v.data[byte] & !(1 << shift)) | (on << shift);
         acc.set(&a[1], &v)?;
+        acc.notify(crate::notify::STRING, "setbit", &a[1]);
     }
     Ok(Reply::Int(old as i64))
 }
@@ -237,10 +238,12 @@ fn bitop(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         drop_items_of(acc, dest, &old)?;
         if out.is_empty() {
             acc.del(dest)?;
+            acc.notify(crate::notify::GENERIC, "del", dest);
         }
     }
     if !out.is_empty() {
         acc.set(dest, &Value::new(out, 0))?;
+        acc.notify(crate::notify::STRING, "set", dest);
     }
     Ok(Reply::Int(len as i64))
 }

@@ -6,6 +6,7 @@ use super::{fail, int_arg, syntax_error, Outcome};
 use crate::collections::{copy_value, delete_key, drop_items_of, move_value};
 use crate::cursors::Cursors;
 use crate::glob;
+use crate::notify::GENERIC;
 use crate::resp::Reply;
 use crate::store::{now_ms, Access};
 
@@ -17,7 +18,10 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
         "del" | "unlink" => {
             let mut n = 0;
             for k in &a[1..] {
-                n += delete_key(acc, k)? as i64;
+                if delete_key(acc, k)? {
+                    acc.notify(GENERIC, "del", k);
+                    n += 1;
+                }
             }
             Ok(Reply::Int(n))
         }
@@ -39,6 +43,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             if a[1] != a[2] {
                 delete_key(acc, &a[2])?;
                 move_value(acc, &a[1], &a[2], &v)?;
+                acc.notify(GENERIC, "rename_from", &a[1]);
+                acc.notify(GENERIC, "rename_to", &a[2]);
             }
             Ok(Reply::ok())
         }
@@ -50,6 +56,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
                 return Ok(Reply::Int(0));
             }
             move_value(acc, &a[1], &a[2], &v)?;
+            acc.notify(GENERIC, "rename_from", &a[1]);
+            acc.notify(GENERIC, "rename_to", &a[2]);
             Ok(Reply::Int(1))
         }
         "copy" => copy(a, acc),
@@ -97,6 +105,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, cursors: &Cursors) -
             Some(mut v) if v.expires_at != 0 => {
                 v.expires_at = 0;
                 acc.set(&a[1], &v)?;
+                acc.notify(GENERIC, "persist", &a[1]);
                 Ok(Reply::Int(1))
             }
             _ => Ok(Reply::Int(0)),
@@ -231,9 +240,11 @@ fn expire(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         // An expiry in the past deletes the key, as in Redis.
         drop_items_of(acc, &a[1], &v)?;
         acc.del(&a[1])?;
+        acc.notify(GENERIC, "del", &a[1]);
     } else {
         v.expires_at = at as u64;
         acc.set(&a[1], &v)?;
+        acc.notify(GENERIC, "expire", &a[1]);
     }
     Ok(Reply::Int(1))
 }
@@ -271,6 +282,7 @@ fn copy(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         delete_key(acc, &a[2])?;
     }
     copy_value(acc, &a[1], &a[2], &v)?;
+    acc.notify(GENERIC, "copy_to", &a[2]);
     Ok(Reply::Int(1))
 }
 

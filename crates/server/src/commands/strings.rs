@@ -5,6 +5,7 @@
 use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
 use crate::collections::{drop_items_of, wrong_type};
 use crate::incrbyfloat::IncrError;
+use crate::notify::{GENERIC, STRING};
 use crate::resp::{Reply, MAX_BULK};
 use crate::store::{now_ms, Access, Kind, Value};
 
@@ -24,12 +25,14 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         "getset" => {
             let old = string(acc, &a[1])?;
             acc.set(&a[1], &Value::new(a[2].clone(), 0))?;
+            acc.notify(STRING, "set", &a[1]);
             Ok(bulk_or_null(old))
         }
         "setnx" => match acc.get(&a[1])? {
             Some(_) => Ok(Reply::Int(0)),
             None => {
                 acc.set(&a[1], &Value::new(a[2].clone(), 0))?;
+                acc.notify(STRING, "set", &a[1]);
                 Ok(Reply::Int(1))
             }
         },
@@ -47,6 +50,8 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             match at {
                 Some(at) => {
                     acc.set(&a[1], &Value::new(a[3].clone(), at as u64))?;
+                    acc.notify(STRING, "set", &a[1]);
+                    acc.notify(GENERIC, "expire", &a[1]);
                     Ok(Reply::ok())
                 }
                 _ => Err(fail(&format!(
@@ -58,6 +63,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             let v = string(acc, &a[1])?;
             if v.is_some() {
                 acc.del(&a[1])?;
+                acc.notify(GENERIC, "del", &a[1]);
             }
             Ok(bulk_or_null(v))
         }
@@ -77,6 +83,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             check_size(v.data.len() + a[2].len())?;
             v.data.extend_from_slice(&a[2]);
             acc.set(&a[1], &v)?;
+            acc.notify(STRING, "append", &a[1]);
             Ok(Reply::Int(v.data.len() as i64))
         }
         "strlen" => Ok(Reply::Int(
@@ -174,6 +181,10 @@ fn set(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         drop_items_of(acc, &a[1], old)?;
     }
     acc.set(&a[1], &Value::new(a[2].clone(), ttl))?;
+    acc.notify(STRING, "set", &a[1]);
+    if expires.is_some() {
+        acc.notify(GENERIC, "expire", &a[1]);
+    }
     Ok(if get { reply_old(old) } else { Reply::ok() })
 }
 
@@ -200,6 +211,7 @@ fn getex(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if let Some(at) = new_ttl {
         v.expires_at = at;
         acc.set(&a[1], &v)?;
+        acc.notify(GENERIC, if at == 0 { "persist" } else { "expire" }, &a[1]);
     }
     Ok(Reply::Bulk(v.data))
 }
@@ -219,6 +231,7 @@ fn mset(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     }
     for pair in a[1..].chunks(2) {
         acc.set(&pair[0], &Value::new(pair[1].clone(), 0))?;
+        acc.notify(STRING, "set", &pair[0]);
     }
     Ok(match name {
         "msetnx" => Reply::Int(1),
@@ -255,6 +268,7 @@ fn setrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     }
     v.data[offset..offset + a[3].len()].copy_from_slice(&a[3]);
     acc.set(&a[1], &v)?;
+    acc.notify(STRING, "setrange", &a[1]);
     Ok(Reply::Int(v.data.len() as i64))
 }
 
@@ -271,6 +285,7 @@ fn incr_by(acc: &mut dyn Access, key: &[u8], by: i64) -> Outcome {
         .checked_add(by)
         .ok_or_else(|| fail("ERR increment or decrement would overflow"))?;
     acc.set(key, &Value::new(next.to_string().into_bytes(), expires))?;
+    acc.notify(STRING, "incrby", key);
     Ok(Reply::Int(next))
 }
 
@@ -284,5 +299,6 @@ fn incr_by_float(acc: &mut dyn Access, key: &[u8], by: &[u8]) -> Outcome {
     )?;
     let expires = v.map_or(0, |v| v.expires_at);
     acc.set(key, &Value::new(text.clone(), expires))?;
+    acc.notify(STRING, "incrbyfloat", key);
     Ok(Reply::Bulk(text))
 }

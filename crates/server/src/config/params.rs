@@ -212,6 +212,30 @@ pub const PARAMS: &[Param] = &[
         }),
         Set::Live(set_stream_node_entries),
     ),
+    Param {
+        name: "min-replicas-to-write",
+        alias: Some("min-slaves-to-write"),
+        kind: Kind::Int(0, INT),
+        get: Get::Read(|s| s.min_replicas.load(Ordering::Relaxed).to_string()),
+        set: Set::Live(set_min_replicas),
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        alias: Some("min-slaves-max-lag"),
+        kind: Kind::Int(0, INT),
+        get: Get::Read(|s| s.min_replicas_lag.load(Ordering::Relaxed).to_string()),
+        set: Set::Live(|s, v| {
+            let lag = v.parse().unwrap_or(0);
+            s.min_replicas_lag.store(lag, Ordering::Relaxed);
+            Ok(())
+        }),
+    },
+    param(
+        "notify-keyspace-events",
+        Kind::Text,
+        Get::Read(|s| crate::notify::format(s.store.tuning().notify_flags())),
+        Set::Live(set_notify_keyspace_events),
+    ),
     // Accepted and reported: Redis's encodings, rehashing, timers and
     // snapshot schedule, which slsm does not have (see the module's doc).
     stored("save", Kind::Text, ""),
@@ -240,6 +264,26 @@ fn set_stream_node_entries(s: &Shared, v: &str) -> Result<(), String> {
         return Err("a cluster's nodes trim streams alike: it stays at its value there".into());
     }
     t.stream_node_entries.store(n, Ordering::Relaxed);
+    Ok(())
+}
+
+/// A single node has no replicas: above 0, writes are refused
+/// (`NOREPLICAS`), as a Redis master without enough good replicas refuses
+/// them. A cluster's writes wait for a majority of its nodes already.
+fn set_min_replicas(s: &Shared, v: &str) -> Result<(), String> {
+    let n: u64 = v.parse().unwrap_or(0);
+    if s.cluster.is_some() && n != 0 {
+        return Err("a cluster acknowledges a write once a majority of its nodes hold it".into());
+    }
+    s.min_replicas.store(n, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The classes of keyspace notifications to publish (`crate::notify`).
+fn set_notify_keyspace_events(s: &Shared, v: &str) -> Result<(), String> {
+    let flags = crate::notify::parse(v.as_bytes())
+        .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
+    s.store.tuning().notify.store(flags, Ordering::Relaxed);
     Ok(())
 }
 

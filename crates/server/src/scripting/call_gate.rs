@@ -4,15 +4,17 @@
 //! Why a gate: mlua turns each argument of a Rust function into a handle
 //! that takes one slot of its reference stack, which holds about 8,000;
 //! past that it panics. A script may pass that many (`redis.call('rpush',
-//! k, unpack(ARGV))`), so the count is checked here, on the Lua stack,
-//! before mlua sees the arguments. Being C functions (not Lua wrappers),
-//! they also keep the script's frame on the stack when called as `return
+//! k, unpack(ARGV))`, up to the 7,999 values `unpack` returns, as in
+//! Redis), so past [`PACK_ABOVE`] arguments the gate hands them over in
+//! one table, behind the [`PACKED`] mark, which the Rust side reads one
+//! at a time. Being C functions (not Lua wrappers), the gates also keep
+//! the script's frame on the stack when called as `return
 //! redis.call(...)`, so an error still names the script's line.
 //!
 //! Owns nothing: the Rust functions of the run under way are registry
 //! values ([`CALL_KEY`], [`PCALL_KEY`]) set by `vm.rs`.
 
-use std::ffi::{c_int, CStr};
+use std::ffi::{c_int, c_void};
 
 use mlua::{ffi, Lua, Table};
 
@@ -20,15 +22,21 @@ use mlua::{ffi, Lua, Table};
 pub const CALL_KEY: &str = "slsm.redis.call";
 pub const PCALL_KEY: &str = "slsm.redis.pcall";
 
-/// Most arguments one `redis.call` may take: well inside mlua's reference
-/// stack with what a run holds besides. (Redis's own limit is near: Lua
-/// 5.1's `unpack` stops at 8,000 values.)
-pub const MAX_ARGS: c_int = 7_800;
+/// Calls with more arguments than this get them in one table: few enough
+/// handles for mlua with what a run holds besides, and more than any
+/// written-out call has (Lua 5.1 compiles at most 250 registers a
+/// function), so only an `unpack`ed call pays for the table.
+pub const PACK_ABOVE: c_int = 200;
 
-/// The error, raised (the reply adds `ERR `) or returned.
-const TOO_MANY: &CStr = c"too many arguments for a redis.call or redis.pcall (at most 7800)";
-const TOO_MANY_REPLY: &CStr =
-    c"ERR too many arguments for a redis.call or redis.pcall (at most 7800)";
+/// The first argument of a packed call (a light userdata no script can
+/// make): the second is the table of the call's arguments, with their
+/// count at `n`.
+static PACKED_MARK: u8 = 0;
+
+/// [`PACKED_MARK`]'s address, as the Rust side compares it.
+pub fn packed() -> *mut c_void {
+    std::ptr::addr_of!(PACKED_MARK) as *mut c_void
+}
 
 /// Makes `redis.call` and `redis.pcall` of `redis` the gates.
 pub fn install(lua: &Lua, redis: &Table) -> mlua::Result<()> {
@@ -46,38 +54,43 @@ pub fn install(lua: &Lua, redis: &Table) -> mlua::Result<()> {
 
 unsafe extern "C-unwind" fn call_gate(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua as a C function, with a valid state.
-    unsafe { forward(state, CALL_KEY, true) }
+    unsafe { forward(state, CALL_KEY) }
 }
 
 unsafe extern "C-unwind" fn pcall_gate(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: as above.
-    unsafe { forward(state, PCALL_KEY, false) }
+    unsafe { forward(state, PCALL_KEY) }
 }
 
-/// Calls the registry's function `key` with this call's arguments and
-/// returns what it returns; with too many arguments, raises Redis's kind
-/// of error (`raise`) or returns it as an `{err=...}` table.
+/// Calls the registry's function `key` with this call's arguments (past
+/// [`PACK_ABOVE`], the mark and a table of them) and returns what it
+/// returns.
 ///
 /// # Safety
 /// `state` is the state Lua called a C function with. The function holds
 /// no Rust value that needs dropping, so a Lua error (a `longjmp`) may
 /// leave it at any point; it pushes at most 3 values beyond its
 /// arguments, and Lua guarantees `LUA_MINSTACK` (20) free slots.
-unsafe fn forward(state: *mut ffi::lua_State, key: &str, raise: bool) -> c_int {
+unsafe fn forward(state: *mut ffi::lua_State, key: &str) -> c_int {
     // SAFETY: the stack operations below stay within the guaranteed free
     // slots and refer to indices that exist (see the function's contract).
     unsafe {
-        let n = ffi::lua_gettop(state);
-        if n > MAX_ARGS {
-            ffi::lua_settop(state, 0);
-            if raise {
-                ffi::lua_pushstring(state, TOO_MANY.as_ptr());
-                ffi::lua_error(state);
+        let mut n = ffi::lua_gettop(state);
+        if n > PACK_ABOVE {
+            ffi::lua_createtable(state, n, 0);
+            for i in 1..=n {
+                ffi::lua_pushvalue(state, i);
+                ffi::lua_rawseti(state, -2, i.into());
             }
-            ffi::lua_createtable(state, 0, 1);
-            ffi::lua_pushstring(state, TOO_MANY_REPLY.as_ptr());
-            ffi::lua_setfield(state, -2, c"err".as_ptr());
-            return 1;
+            // Its count, as arguments may be nil.
+            ffi::lua_pushinteger(state, n as ffi::lua_Integer);
+            ffi::lua_setfield(state, -2, c"n".as_ptr());
+            // [args..., table] -> [mark, table]
+            ffi::lua_replace(state, 1);
+            ffi::lua_settop(state, 1);
+            ffi::lua_pushlightuserdata(state, packed());
+            ffi::lua_insert(state, 1);
+            n = 2;
         }
         ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
         ffi::lua_rawget(state, ffi::LUA_REGISTRYINDEX);

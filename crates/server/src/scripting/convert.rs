@@ -17,21 +17,35 @@ pub fn error_table(lua: &Lua, message: &str) -> mlua::Result<Value> {
 }
 
 /// A `redis.call`'s arguments as a request: strings and numbers (as Lua
-/// prints them), nothing else.
+/// prints them), nothing else. A long call comes packed in one table
+/// (`call_gate.rs`), read one argument at a time.
 pub fn request_of(args: MultiValue) -> Result<Request, String> {
     if args.is_empty() {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
     }
-    args.into_iter()
-        .map(|v| match v {
-            Value::String(s) => Ok(s.as_bytes().to_vec()),
-            // As Redis writes them: C's `%.17g`, not Lua's `%.14g`, which
-            // loses digits (9007199254740991 would be 9.007199254741e+15).
-            Value::Integer(i) => Ok(i.to_string().into_bytes()),
-            Value::Number(n) => Ok(crate::reply::format_double(n).into_bytes()),
-            _ => Err("ERR Lua redis lib command arguments must be strings or integers".into()),
-        })
-        .collect()
+    if let (2, Some(Value::LightUserData(mark))) = (args.len(), args.front()) {
+        if mark.0 == super::call_gate::packed() {
+            let Some(Value::Table(t)) = args.back() else {
+                return Err("ERR a packed redis.call without its arguments".into());
+            };
+            let len: i64 = t.raw_get("n").unwrap_or(0);
+            return (1..=len)
+                .map(|i| argument(t.raw_get(i).unwrap_or(Value::Nil)))
+                .collect();
+        }
+    }
+    args.into_iter().map(argument).collect()
+}
+
+fn argument(v: Value) -> Result<Vec<u8>, String> {
+    match v {
+        Value::String(s) => Ok(s.as_bytes().to_vec()),
+        // As Redis writes them: C's `%.17g`, not Lua's `%.14g`, which
+        // loses digits (9007199254740991 would be 9.007199254741e+15).
+        Value::Integer(i) => Ok(i.to_string().into_bytes()),
+        Value::Number(n) => Ok(crate::reply::format_double(n).into_bytes()),
+        _ => Err("ERR Lua redis lib command arguments must be strings or integers".into()),
+    }
 }
 
 /// A command's reply as the script sees it (RESP2 conventions).
@@ -77,7 +91,9 @@ pub fn to_lua(lua: &Lua, reply: Reply, depth: usize) -> mlua::Result<Value> {
 /// A script's return value as a reply, as Redis converts it.
 pub fn from_lua(v: Value, depth: usize) -> Result<Reply, String> {
     if depth > MAX_DEPTH {
-        return Err("ERR reached lua stack limit".into());
+        // In its place in the reply, as Redis answers when its Lua stack
+        // runs out (a table holding itself: `*1` after `*1`, then this).
+        return Ok(Reply::Error("ERR reached lua stack limit".into()));
     }
     Ok(match v {
         Value::Nil | Value::Boolean(false) => Reply::Null,

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::functions::{Library, Registry};
-use super::library::{FLAGS, NO_WRITES};
+use super::library::FLAGS;
 use super::vm::{self, Call, Limits};
 use super::{run_command, split_keys, Running};
 use crate::access::InTx;
@@ -315,10 +315,10 @@ pub fn fcall_in(
         Ok(split) => split,
         Err(e) => return e,
     };
-    if ro && flags & NO_WRITES == 0 {
-        return Reply::err("ERR Can not execute a script with write flag using *_ro command.");
-    }
-    let read_only = ro || flags & NO_WRITES != 0;
+    let read_only = match super::shebang::check_flags(s, Some(flags), ro) {
+        Ok(read_only) => read_only,
+        Err(refused) => return refused,
+    };
     let killed = Arc::new(AtomicBool::new(false));
     let run = Running::function(Arc::clone(&killed), fname.clone(), req.clone());
     s.scripts.start(run.clone());

@@ -73,7 +73,6 @@ return function(api)
       if loading then
         v = rawget(api, k)
       elseif k ~= "KEYS" and k ~= "ARGV" then
-        if k == "loadstring" then return nil end
         v = rawget(G, k)
       end
       if v == nil then missing(k) end

@@ -34,6 +34,7 @@ mod protected;
 mod registration;
 mod running;
 mod sandbox;
+mod shebang;
 pub mod vm;
 
 use std::collections::HashMap;
@@ -129,6 +130,7 @@ pub fn eval(s: &Shared, req: &Request) -> Reply {
             return ran.reply;
         }
         let drops = acc.drops;
+        effects.notices(&mut acc.notices);
         match tx.commit_opt(&s.write_options()) {
             Ok(()) => {
                 apply_drops(&sp, drops);
@@ -171,7 +173,6 @@ fn run_script(
     killed_out: &mut bool,
 ) -> Reply {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    let read_only = name.ends_with("_ro");
     let (keys, argv) = match split_keys(req, "ERR value is not an integer or out of range") {
         Ok(split) => split,
         Err(e) => return e,
@@ -186,6 +187,15 @@ fn run_script(
             }
         }
     };
+    let shebang = match shebang::parse(&body) {
+        Ok(shebang) => shebang,
+        Err(e) => return Reply::Error(e),
+    };
+    let read_only = match shebang::check_flags(s, shebang.map(|b| b.flags), name.ends_with("_ro")) {
+        Ok(read_only) => read_only,
+        Err(refused) => return refused,
+    };
+    let code = &body[shebang.map_or(0, |b| b.code_at)..];
     let killed = Arc::new(AtomicBool::new(false));
     let run = Running::script(Arc::clone(&killed));
     s.scripts.start(run.clone());
@@ -196,7 +206,7 @@ fn run_script(
             if vm.flushes_seen() != flushes {
                 vm.forget(flushes);
             }
-            let f = vm.function(&sha, &body).map_err(Reply::Error)?;
+            let f = vm.function(&sha, code).map_err(Reply::Error)?;
             let limits = vm::Limits {
                 killed: Arc::clone(&killed),
             };
@@ -270,6 +280,10 @@ pub(super) fn run_command(
     if read_only && writes(&name) {
         return Reply::err("ERR Write commands are not allowed from read-only scripts.");
     }
+    // A script without a shebang finds out at its first write.
+    if writes(&name) && s.replicas_short() {
+        return Reply::err(crate::session::NO_REPLICAS);
+    }
     s.monitors.feed(&name, &req, None);
     match name.as_str() {
         "ping" => match req.get(1) {
@@ -281,7 +295,9 @@ pub(super) fn run_command(
         "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
         _ => {
             let started = std::time::Instant::now();
+            let was = std::mem::replace(&mut acc.in_script, true);
             let reply = to_reply(commands::run(&name, &req, acc, &s.cursors));
+            acc.in_script = was;
             s.cmdstats.called(&name, 1, started.elapsed(), &reply);
             effects.ran(req);
             reply
@@ -312,7 +328,7 @@ fn blocks_in_script(name: &str, req: &Request) -> bool {
 
 /// True for commands Redis flags as writes.
 fn writes(name: &str) -> bool {
-    crate::command_table::find(name).is_some_and(|spec| spec.flags.contains(&"write"))
+    crate::command_table::is_write(name)
 }
 
 const HELP: &[&str] = &[
@@ -338,7 +354,10 @@ pub fn script(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let sub = a[1].to_ascii_lowercase();
     let known = ["load", "exists", "flush", "kill", "help"];
     match (sub.as_slice(), a.len()) {
-        (b"load", 3) => Ok(Reply::bulk(s.scripts.add(&a[2]).0)),
+        (b"load", 3) => match shebang::parse(&a[2]) {
+            Err(e) => Ok(Reply::Error(e)),
+            Ok(_) => Ok(Reply::bulk(s.scripts.add(&a[2]).0)),
+        },
         (b"exists", n) if n >= 3 => {
             let bodies = s.scripts.bodies();
             Ok(Reply::Array(

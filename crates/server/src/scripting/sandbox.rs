@@ -122,21 +122,27 @@ local function as_int(x)
 end
 -- Every error `unpack` could raise is raised here, so the raw one never
 -- fails (and needs no `pcall`, which would hold its thousands of results).
-local MAX_RESULTS = 7997 -- Lua's 8,000 C stack slots less unpack's three arguments
+-- Lua's `unpack` has 8,000 C stack slots less its arguments for its
+-- results (7,999 for `unpack(t)`, as in Redis): the raw one is called
+-- with the arguments given, so it has room for what is allowed here.
+local C_STACK = 8000
 local function bad(n, want, v)
   error("bad argument #" .. n .. " to 'unpack' (" .. want .. " expected, got " .. v .. ")", 3)
 end
 function unpack(...)
   local t, i, j = ...
+  local given = select("#", ...)
   local u = of(t)
   if type(u) ~= "table" then bad(1, "table", select("#", ...) == 0 and "no value" or type(u)) end
   if i ~= nil and tonumber(i) == nil then bad(2, "number", type(i)) end
   if j ~= nil and tonumber(j) == nil then bad(3, "number", type(j)) end
   local first, last = as_int(tonumber(i) or 1), as_int(tonumber(j) or getn_(u))
   local outside = first < INT_MIN or first > INT_MAX or last < INT_MIN or last > INT_MAX
-  if outside or (first <= last and last - first >= MAX_RESULTS) then
+  if outside or (first <= last and last - first >= C_STACK - given) then
     error("too many results to unpack", 2)
   end
+  if given == 1 then return unpack_(u) end
+  if given == 2 then return unpack_(u, i) end
   return unpack_(u, i, j)
 end
 

@@ -40,21 +40,7 @@ const CHECK_EVERY: u32 = 10_000;
 /// Sets up the globals scripts see; run once per interpreter, before the
 /// sandbox locks them (`sandbox.rs`).
 /// (`redis.call` and `redis.pcall` are C functions, see `call_gate.rs`.)
-const PRELUDE: &str = r#"
-redis = {
-  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
-  REPL_NONE = 0, REPL_AOF = 1, REPL_SLAVE = 2, REPL_REPLICA = 2, REPL_ALL = 3,
-}
-function redis.error_reply(e) return { err = e } end
-function redis.status_reply(s) return { ok = s } end
-function redis.log() end
-function redis.setresp() end
-function redis.set_repl() end
-function redis.replicate_commands() return true end
-function redis.breakpoint() return false end
-function redis.debug() end
-loadfile, dofile, print, module, require = nil
-"#;
+const PRELUDE: &str = include_str!("prelude.lua");
 
 /// What stops a running script: `SCRIPT KILL`'s switch. There is no time
 /// limit: a long script holds one thread, not the server (Redis's
@@ -174,8 +160,17 @@ impl Vm {
         let redis: Table = g.raw_get("redis")?;
         redis.raw_set("REDIS_VERSION", crate::admin::REDIS_VERSION)?;
         redis.raw_set("REDIS_VERSION_NUM", redis_version_num())?;
-        let sha1hex =
-            lua.create_function(|_, s: mlua::String| Ok(super::sha1_hex(&s.as_bytes())))?;
+        // Redis's own check of its argument count, and its error; the
+        // argument as Lua's `tostring` has it (a table: nothing).
+        let sha1hex = lua.create_function(|lua, mut args: MultiValue| {
+            let (1, Some(v)) = (args.len(), args.pop_front()) else {
+                return Err(mlua::Error::runtime("wrong number of arguments"));
+            };
+            let text = lua.coerce_string(v)?;
+            Ok(super::sha1_hex(
+                &text.map(|t| t.as_bytes().to_vec()).unwrap_or_default(),
+            ))
+        })?;
         redis.raw_set("sha1hex", sha1hex)?;
         let xpcall: Function = lua
             .load(XPCALL_SCRIPT)

@@ -1,7 +1,6 @@
 //! [`Transaction`]: optimistic, serializable transactions over every
 //! keyspace. The conflict check lives in `txn.rs`; this is the handle.
 
-use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
@@ -15,10 +14,10 @@ use crate::keyspace::KeyspaceState;
 use crate::options::WriteOptions;
 use crate::read;
 use crate::slice::Slice;
-use crate::txn::{admits_keys, ReadSet};
+use crate::txn::ReadSet;
 
-use super::tx_iter::OwnWrite;
 pub use super::tx_iter::TxIter;
+use super::tx_iter::{OwnWrites, Writes};
 
 impl Db {
     /// Begins an optimistic, serializable transaction: it reads every
@@ -56,7 +55,7 @@ impl Db {
             inner,
             seq: snapshot.sequence(),
             snapshot: Some(snapshot),
-            writes: BTreeMap::new(),
+            writes: Arc::default(),
             reads: ReadSet::default(),
         }
     }
@@ -72,8 +71,9 @@ pub struct Transaction {
     snapshot: Option<Snapshot>,
     /// The snapshot's sequence number.
     seq: u64,
-    /// Stored key (tag + key) -> value, `None` for a delete.
-    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Stored key (tag + key) -> value, `None` for a delete; shared with
+    /// the range iterators opened on it (`tx_iter.rs`).
+    writes: Arc<Writes>,
     reads: ReadSet,
 }
 
@@ -200,7 +200,7 @@ impl Transaction {
             None => check.delete_tagged(&space.tag, key),
         };
         check.validate()?;
-        self.writes.insert(space.tag.prefixed(key), value);
+        Arc::make_mut(&mut self.writes).insert(space.tag.prefixed(key), value);
         Ok(())
     }
 
@@ -240,24 +240,19 @@ impl Transaction {
 
     fn range_tagged(
         &mut self,
-        space: &KeyspaceState,
+        space: &Arc<KeyspaceState>,
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
     ) -> TxIter {
         let tag = &space.tag;
         let (lo, hi) = tag.bounds(lower, upper);
         let skip = tag.as_bytes().len();
-        let own: Vec<OwnWrite> = match admits_keys(&(lo.clone(), hi.clone())) {
-            true => self
-                .writes
-                .range::<Vec<u8>, _>((lo.as_ref(), hi.as_ref()))
-                .map(|(k, v)| {
-                    let value = user_value(space, v.as_deref().map(Slice::copy_from));
-                    (k[skip..].to_vec(), value.map(|v| v.to_vec()))
-                })
-                .collect(),
-            false => Vec::new(),
-        };
+        let own = OwnWrites::new(
+            Arc::clone(&self.writes),
+            (lo.clone(), hi.clone()),
+            skip,
+            Arc::clone(space),
+        );
         let version = self.inner.versions.current_arc();
         let base = read::iter(version, self.seq, lo.clone(), hi.clone(), tag.as_bytes());
         self.reads.ranges.push((lo, hi));
@@ -278,7 +273,8 @@ impl Transaction {
             return Ok(()); // consumed already: unreachable through the API
         };
         let mut batch = WriteBatch::new();
-        for (key, value) in std::mem::take(&mut self.writes) {
+        let writes = std::mem::take(&mut self.writes);
+        for (key, value) in Arc::try_unwrap(writes).unwrap_or_else(|shared| (*shared).clone()) {
             match value {
                 Some(v) => batch.put_tagged(&NO_TAG, &key, &v),
                 None => batch.delete_tagged(&NO_TAG, &key),

@@ -143,6 +143,7 @@ fn restore(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             acc.set(key, &v)?;
         }
     }
+    acc.notify(crate::notify::GENERIC, "restore", key);
     Ok(Reply::ok())
 }
 
@@ -153,7 +154,7 @@ fn create(acc: &mut dyn Access, key: &[u8], object: Object) -> Result<(), Fail> 
         Object::List(items) => lists::store(acc, key, &items),
         Object::ZSet(members) => {
             let picked = members.into_iter().map(|(m, s)| (s, m)).collect();
-            zsets::store_result(acc, key, picked).map(drop)
+            zsets::store_result(acc, key, picked, None).map(drop)
         }
         Object::Set(members) => in_chunks(acc, "sadd", key, members, |m| vec![m]),
         Object::Hash(fields) => in_chunks(acc, "hset", key, fields, |(f, v)| vec![f, v]),

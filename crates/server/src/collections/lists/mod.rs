@@ -11,6 +11,7 @@ mod lpos;
 
 use super::{positions, positive_count, wrong_type, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::notify::LIST;
 use crate::resp::{Bulks, Reply};
 use crate::store::{Access, Kind};
 
@@ -40,6 +41,24 @@ pub const COMMANDS: &[(&str, i32)] = &[
 enum End {
     Left,
     Right,
+}
+
+impl End {
+    /// The keyspace notification of a push at this end.
+    fn push_event(self) -> &'static str {
+        match self {
+            End::Left => "lpush",
+            End::Right => "rpush",
+        }
+    }
+
+    /// The keyspace notification of a pop at this end.
+    fn pop_event(self) -> &'static str {
+        match self {
+            End::Left => "lpop",
+            End::Right => "rpop",
+        }
+    }
 }
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -127,7 +146,7 @@ fn push(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     for value in &a[2..] {
         push_one(acc, &mut list, end, value)?;
     }
-    list.save(acc)?;
+    list.save_and_tell(acc, LIST, end.push_event())?;
     Ok(Reply::Int(list.count()))
 }
 
@@ -147,7 +166,7 @@ fn pop(a: &[Vec<u8>], acc: &mut dyn Access, end: End) -> Outcome {
     };
     let Some(count) = count else {
         let value = pop_one(acc, &mut list, end)?;
-        list.save(acc)?;
+        list.save_and_tell(acc, LIST, end.pop_event())?;
         return Ok(Reply::Bulk(value));
     };
     let n = count.min(list.count() as usize);
@@ -156,7 +175,7 @@ fn pop(a: &[Vec<u8>], acc: &mut dyn Access, end: End) -> Outcome {
         out.push(Reply::Bulk(pop_one(acc, &mut list, end)?));
     }
     if n > 0 {
-        list.save(acc)?;
+        list.save_and_tell(acc, LIST, end.pop_event())?;
     }
     Ok(Reply::Array(out))
 }
@@ -212,7 +231,7 @@ fn lset(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         return Err(fail("ERR index out of range"));
     };
     acc.put_item(&list.item_key(&index_key(list.head + i)), &a[3])?;
-    list.save(acc)?;
+    list.save_and_tell(acc, LIST, "lset")?;
     Ok(Reply::ok())
 }
 
@@ -232,12 +251,18 @@ fn ltrim(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if list.tail < list.head {
         list.tail = list.head;
     }
-    list.save(acc)?;
+    list.save_and_tell(acc, LIST, "ltrim")?;
     Ok(Reply::ok())
 }
 
-/// Replaces the elements of `list` with `values` (same or fewer slots).
-fn rewrite(acc: &mut dyn Access, list: &mut Coll, values: &[Vec<u8>]) -> Result<(), Fail> {
+/// Replaces the elements of `list` with `values` (same or fewer slots),
+/// told as `event`.
+fn rewrite(
+    acc: &mut dyn Access,
+    list: &mut Coll,
+    values: &[Vec<u8>],
+    event: &'static str,
+) -> Result<(), Fail> {
     for i in list.head..list.tail {
         acc.del_item(&list.item_key(&index_key(i)))?;
     }
@@ -245,7 +270,7 @@ fn rewrite(acc: &mut dyn Access, list: &mut Coll, values: &[Vec<u8>]) -> Result<
     for v in values {
         push_one(acc, list, End::Right, v)?;
     }
-    list.save(acc)
+    list.save_and_tell(acc, LIST, event)
 }
 
 /// A new list at `key` (which holds nothing) of `values`, head first.
@@ -292,7 +317,7 @@ fn lrem(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         values.retain(&mut keep);
     }
     if removed > 0 {
-        rewrite(acc, &mut list, &values)?;
+        rewrite(acc, &mut list, &values, "lrem")?;
     }
     Ok(Reply::Int(removed as i64))
 }
@@ -311,7 +336,7 @@ fn linsert(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         return Ok(Reply::Int(-1));
     };
     values.insert(at + after as usize, a[4].clone());
-    rewrite(acc, &mut list, &values)?;
+    rewrite(acc, &mut list, &values, "linsert")?;
     Ok(Reply::Int(list.count()))
 }
 
@@ -323,6 +348,8 @@ fn lmove(acc: &mut dyn Access, src: &[u8], dst: &[u8], from: End, to: End) -> Ou
         let value = pop_one(acc, &mut source, from)?;
         push_one(acc, &mut source, to, &value)?;
         source.save(acc)?;
+        acc.notify(LIST, to.push_event(), src);
+        acc.notify(LIST, from.pop_event(), src);
         return Ok(Reply::Bulk(value));
     }
     // The destination's type is checked before anything moves, as Redis does.
@@ -331,8 +358,10 @@ fn lmove(acc: &mut dyn Access, src: &[u8], dst: &[u8], from: End, to: End) -> Ou
         _ => Coll::load_or_new(acc, dst, Kind::List)?,
     };
     let value = pop_one(acc, &mut source, from)?;
-    source.save(acc)?;
     push_one(acc, &mut dest, to, &value)?;
-    dest.save(acc)?;
+    // Told as Redis tells them: the push, then the pop (and the source's
+    // deletion if it was its last element).
+    dest.save_and_tell(acc, LIST, to.push_event())?;
+    source.save_and_tell(acc, LIST, from.pop_event())?;
     Ok(Reply::Bulk(value))
 }

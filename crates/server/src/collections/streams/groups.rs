@@ -17,6 +17,7 @@
 use super::id::StreamId;
 use super::Stream;
 use crate::commands::{fail, Fail};
+use crate::notify::STREAM;
 use crate::store::{now_ms, Access};
 
 /// A pending entry of a group.
@@ -276,6 +277,9 @@ impl Stream {
             &self.coll.item_key(&consumer_key(group, consumer)),
             &now_ms().to_be_bytes(),
         )?;
+        if new {
+            acc.notify(STREAM, "xgroup-createconsumer", &self.coll.key);
+        }
         Ok(new)
     }
 

@@ -286,6 +286,6 @@ pub fn xsetid(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if max_deleted != StreamId::default() {
         s.max_deleted = max_deleted;
     }
-    s.save(acc)?;
+    s.save_and_tell(acc, "xsetid")?;
     Ok(Reply::ok())
 }

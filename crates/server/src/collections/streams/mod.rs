@@ -138,6 +138,17 @@ impl Stream {
         self.coll.save(acc)
     }
 
+    /// [`save`](Self::save), then the command's keyspace notification.
+    pub(super) fn save_and_tell(
+        &mut self,
+        acc: &mut dyn Access,
+        event: &'static str,
+    ) -> Result<(), Fail> {
+        self.save(acc)?;
+        acc.notify(crate::notify::STREAM, event, &self.coll.key);
+        Ok(())
+    }
+
     /// Up to `limit` entries from `from` on (`low` at the least) to `to`
     /// (inclusive), ascending, as (ID, stored fields).
     pub fn entries(
@@ -261,8 +272,11 @@ fn xadd(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     s.coll.len += 1;
     s.added += 1;
     s.last = id;
-    trim_stream(acc, &mut s, &trim)?;
-    s.save(acc)?;
+    let trimmed = trim_stream(acc, &mut s, &trim)?;
+    s.save_and_tell(acc, "xadd")?;
+    if trimmed > 0 {
+        acc.notify(crate::notify::STREAM, "xtrim", &a[1]);
+    }
     Ok(Reply::Bulk(id.to_bytes()))
 }
 
@@ -303,7 +317,7 @@ fn xdel(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         removed += 1;
     }
     if removed > 0 {
-        s.save(acc)?;
+        s.save_and_tell(acc, "xdel")?;
     }
     Ok(Reply::Int(removed))
 }

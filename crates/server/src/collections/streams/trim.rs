@@ -126,7 +126,7 @@ pub(super) fn xtrim(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     };
     let removed = trim_stream(acc, &mut s, &trim)?;
     if removed > 0 {
-        s.save(acc)?;
+        s.save_and_tell(acc, "xtrim")?;
     }
     Ok(Reply::Int(removed))
 }

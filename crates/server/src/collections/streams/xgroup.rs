@@ -46,16 +46,16 @@ pub fn xgroup_arity(a: &[Vec<u8>]) -> Result<(), Fail> {
     crate::shape::subcommand_shape("XGROUP", a, TABLE)
 }
 
-/// Sets group `group`'s position and saves the stream: `OK`.
+/// Sets group `group`'s position and saves the stream, told as `event`:
+/// `OK`.
 fn place(
     acc: &mut dyn Access,
     s: &mut Stream,
-    group: &[u8],
-    last: StreamId,
-    entries_read: Option<u64>,
+    (group, last, entries_read): (&[u8], StreamId, Option<u64>),
+    event: &'static str,
 ) -> Outcome {
     s.set_group(acc, group, &Group { last, entries_read })?;
-    s.save(acc)?;
+    s.save_and_tell(acc, event)?;
     Ok(Reply::ok())
 }
 
@@ -124,7 +124,7 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             if last.is_some() {
                 return Err(fail("BUSYGROUP Consumer Group name already exists"));
             }
-            place(acc, &mut s, group, id, entries_read)
+            place(acc, &mut s, (group, id, entries_read), "xgroup-create")
         }
         (b"setid", 5 | 7) => {
             let Some(mut s) = stream else {
@@ -135,12 +135,12 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 arg => parse_any(arg, 0)?,
             };
             // Without ENTRIESREAD the counter becomes unknown, as in Redis.
-            place(acc, &mut s, group, id, entries_read)
+            place(acc, &mut s, (group, id, entries_read), "xgroup-setid")
         }
         (b"destroy", 4) => match (stream, last) {
             (Some(mut s), Some(_)) => {
                 s.destroy_group(acc, group)?;
-                s.save(acc)?;
+                s.save_and_tell(acc, "xgroup-destroy")?;
                 Ok(Reply::Int(1))
             }
             _ => Ok(Reply::Int(0)),
@@ -171,7 +171,7 @@ pub fn xgroup(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 }
             }
             acc.del_item(&s.coll.item_key(&consumer_key(group, &a[4])))?;
-            s.save(acc)?;
+            s.save_and_tell(acc, "xgroup-delconsumer")?;
             Ok(Reply::Int(pending))
         }
         _ => Err(subcommand_error(a)),

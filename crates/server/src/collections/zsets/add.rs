@@ -85,7 +85,11 @@ pub(super) fn zadd(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         }
     }
     if added + changed > 0 {
-        z.save(acc)?;
+        z.save_and_tell(
+            acc,
+            crate::notify::ZSET,
+            if f.incr { "zincr" } else { "zadd" },
+        )?;
     }
     Ok(match f.incr {
         true => incr_result.map_or(Reply::Null, Reply::Double),

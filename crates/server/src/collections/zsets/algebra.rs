@@ -165,7 +165,14 @@ pub(super) fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     });
     let picked = out.into_iter().map(|(m, s)| (s, m)).collect();
     match store {
-        true => store_result(acc, &a[1], picked),
+        true => {
+            let event = match op {
+                Op::Union => "zunionstore",
+                Op::Diff => "zdiffstore",
+                Op::Inter => "zinterstore",
+            };
+            store_result(acc, &a[1], picked, Some(event))
+        }
         false => Ok(super::range::members_reply(picked, r.with_scores)),
     }
 }

@@ -30,6 +30,7 @@ mod walk;
 
 use super::Coll;
 use crate::commands::{fail, Fail, Outcome};
+use crate::notify::ZSET;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 use range::{bound_arg, Mode, Order};
@@ -85,7 +86,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 return Err(fail("ERR resulting score is not a number (NaN)"));
             }
             set_score(acc, &mut z, &a[3], old, score)?;
-            z.save(acc)?;
+            z.save_and_tell(acc, ZSET, "zincr")?;
             Ok(Reply::Double(score))
         }
         "zscore" => Ok(match Coll::load(acc, &a[1], Kind::ZSet)? {
@@ -115,7 +116,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
                 removed += remove(acc, &mut z, m)? as i64;
             }
             if removed > 0 {
-                z.save(acc)?;
+                z.save_and_tell(acc, ZSET, "zrem")?;
             }
             Ok(Reply::Int(removed))
         }
@@ -272,14 +273,19 @@ pub(super) type Picked = Vec<(f64, Vec<u8>)>;
 
 /// Replaces whatever `dst` held (its expiry too) with a sorted set of
 /// `picked` (distinct members); an empty one deletes it. The reply is the
-/// count stored, as Redis's STORE commands answer.
+/// count stored, as Redis's STORE commands answer; `event`, the command's
+/// keyspace notification (`None`: its caller tells).
 pub(super) fn store_result(
     acc: &mut dyn Access,
     dst: &[u8],
     picked: Vec<(f64, Vec<u8>)>,
+    event: Option<&'static str>,
 ) -> Outcome {
-    crate::collections::delete_key(acc, dst)?;
+    let existed = crate::collections::delete_key(acc, dst)?;
     if picked.is_empty() {
+        if existed && event.is_some() {
+            acc.notify(crate::notify::GENERIC, "del", dst);
+        }
         return Ok(Reply::Int(0));
     }
     let mut z = Coll::load_or_new(acc, dst, Kind::ZSet)?;
@@ -287,6 +293,9 @@ pub(super) fn store_result(
         set_score(acc, &mut z, member, None, *score)?;
     }
     z.save(acc)?;
+    if let Some(event) = event {
+        acc.notify(ZSET, event, dst);
+    }
     Ok(Reply::Int(picked.len() as i64))
 }
 

@@ -149,7 +149,7 @@ pub(super) fn zrange(a: &[Vec<u8>], acc: &mut dyn Access, order: Order, mode: Mo
 pub(super) fn zrangestore(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     // From `dst` on, the request reads as a ZRANGE whose name is `dst`.
     let (picked, _) = range_of(&a[1..], acc, Form::Store, Order::Asc, Mode::Rank)?;
-    store_result(acc, &a[1], picked)
+    store_result(acc, &a[1], picked, Some("zrangestore"))
 }
 
 /// The members request `a` selects (the key at `a[1]`, the range at

@@ -14,6 +14,7 @@ use super::walk::first_from;
 use super::{order_key, remove_scored};
 use crate::collections::{positions, positive_count, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Outcome};
+use crate::notify::ZSET;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
@@ -30,7 +31,7 @@ pub(super) fn by_rank_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         },
         None => Ends::default(),
     };
-    remove_all(acc, &mut z, picked, ends)
+    remove_all(acc, &mut z, picked, ends, "zremrangebyrank")
 }
 
 pub(super) fn by_score_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -44,7 +45,7 @@ pub(super) fn by_score_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         bottom: (min.score == f64::NEG_INFINITY && !min.exclusive).then_some(true),
         top: (max.score == f64::INFINITY && !max.exclusive).then_some(true),
     };
-    remove_all(acc, &mut z, picked, ends)
+    remove_all(acc, &mut z, picked, ends, "zremrangebyscore")
 }
 
 pub(super) fn by_lex_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -56,7 +57,7 @@ pub(super) fn by_lex_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         return Ok(Reply::Int(0));
     };
     let picked = by_lex(acc, &z, &min, &max, Order::Asc, None)?;
-    remove_all(acc, &mut z, picked, Ends::default())
+    remove_all(acc, &mut z, picked, Ends::default(), "zremrangebylex")
 }
 
 /// Whether a removed range begins at the lowest member and ends at the
@@ -68,12 +69,13 @@ struct Ends {
 }
 
 /// Removes `picked` (in ascending order) and moves the marks past it where
-/// it reaches an end of the set; the count removed.
+/// it reaches an end of the set; the count removed, told as `event`.
 fn remove_all(
     acc: &mut dyn Access,
     z: &mut Coll,
     picked: Vec<(f64, Vec<u8>)>,
     ends: Ends,
+    event: &'static str,
 ) -> Outcome {
     let (Some(first), Some(last)) = (picked.first(), picked.last()) else {
         return Ok(Reply::Int(0));
@@ -98,7 +100,7 @@ fn remove_all(
     if to_top {
         z.high = first[1..].to_vec();
     }
-    z.save(acc)?;
+    z.save_and_tell(acc, ZSET, event)?;
     Ok(Reply::Int(picked.len() as i64))
 }
 
@@ -128,7 +130,15 @@ pub(super) fn pop(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         }
     }
     if !popped.is_empty() {
-        z.save(acc)?;
+        z.save_and_tell(
+            acc,
+            ZSET,
+            if name == "zpopmin" {
+                "zpopmin"
+            } else {
+                "zpopmax"
+            },
+        )?;
     }
     Ok(match count {
         Some(_) => members_reply(popped, true),

@@ -64,6 +64,7 @@ fn pfadd(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     if updated {
         sketch::invalidate(&mut v.data);
         acc.set(&a[1], &v)?;
+        acc.notify(crate::notify::STRING, "pfadd", &a[1]);
     }
     Ok(Reply::Int(updated as i64))
 }
@@ -113,5 +114,6 @@ fn pfmerge(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     }
     sketch::invalidate(&mut v.data);
     acc.set(&a[1], &v)?;
+    acc.notify(crate::notify::STRING, "pfadd", &a[1]);
     Ok(Reply::ok())
 }

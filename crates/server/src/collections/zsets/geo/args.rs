@@ -21,6 +21,14 @@ pub(super) enum Form {
 }
 
 impl Form {
+    /// The keyspace notification of its `STORE`.
+    pub(super) fn store_event(&self) -> &'static str {
+        match self {
+            Form::Search { .. } => "geosearchstore",
+            _ => "georadiusstore",
+        }
+    }
+
     pub(super) fn of(name: &str) -> Form {
         match name {
             "georadius" => Form::Coords { read_only: false },

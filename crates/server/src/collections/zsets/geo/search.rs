@@ -51,7 +51,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     check_options(a, form, &o)?;
     let Some(z) = z else {
         return Ok(match o.store {
-            Some(dst) => store_result(acc, &dst, Vec::new())?,
+            Some(dst) => store_result(acc, &dst, Vec::new(), Some(form.store_event()))?,
             None => Reply::Array(Vec::new()),
         });
     };
@@ -85,7 +85,7 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
         p.dist /= conversion;
     }
     match o.store.take() {
-        Some(dst) => store(acc, &dst, found, o.store_dist),
+        Some(dst) => store(acc, &dst, found, o.store_dist, form.store_event()),
         None => Ok(reply(found, &o)),
     }
 }
@@ -179,12 +179,18 @@ fn reply(found: Vec<Point>, o: &Options) -> Reply {
 
 /// STORE/STOREDIST: the points replace `dst` as a sorted set scored by
 /// geohash or by distance; none deletes it.
-fn store(acc: &mut dyn Access, dst: &[u8], found: Vec<Point>, by_dist: bool) -> Outcome {
+fn store(
+    acc: &mut dyn Access,
+    dst: &[u8],
+    found: Vec<Point>,
+    by_dist: bool,
+    event: &'static str,
+) -> Outcome {
     let mut seen = std::collections::HashSet::new();
     let picked = found
         .into_iter()
         .filter(|p| seen.insert(p.member.clone()))
         .map(|p| (if by_dist { p.dist } else { p.score }, p.member))
         .collect();
-    store_result(acc, dst, picked)
+    store_result(acc, dst, picked, Some(event))
 }
