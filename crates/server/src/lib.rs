@@ -112,11 +112,8 @@ pub struct Shared {
     pub monitors: monitor::Monitors,
     /// Keys whose expiry is to be announced (`notify`).
     pub expiries: notify::Expiries,
-    /// `min-replicas-to-write` and `min-replicas-max-lag`: a single node
-    /// has no replica, so with the first above 0 (and the second not 0)
-    /// writes are refused, as Redis refuses them short of good replicas.
-    pub min_replicas: AtomicU64,
-    pub min_replicas_lag: AtomicU64,
+    /// `min-replicas-to-write` and `min-replicas-max-lag` (`NOREPLICAS`).
+    pub replicas: config::Replicas,
     /// This node's cluster (`slsm serve --cluster`); `None` on a single
     /// node, which then runs exactly as if clusters did not exist.
     pub cluster: Option<Arc<cluster::Cluster>>,
@@ -132,13 +129,9 @@ impl Shared {
         }
     }
 
-    /// True if writes are refused for want of replicas (`NOREPLICAS`):
-    /// `min-replicas-to-write` asks for more than the none a single node
-    /// has. (A cluster refuses the setting: its writes wait for a
-    /// majority of its nodes.)
+    /// True if writes are refused for want of replicas (`NOREPLICAS`).
     pub fn replicas_short(&self) -> bool {
-        self.min_replicas.load(Ordering::Relaxed) > 0
-            && self.min_replicas_lag.load(Ordering::Relaxed) > 0
+        self.replicas.short()
     }
 
     /// Stops the server (SHUTDOWN).
@@ -224,8 +217,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
         expiries: notify::Expiries::default(),
-        min_replicas: AtomicU64::new(0),
-        min_replicas_lag: AtomicU64::new(10),
+        replicas: config::Replicas::default(),
         cluster: cluster.as_ref().map(|(c, _, _)| Arc::clone(c)),
         next_id: AtomicU64::new(0),
         shutdown: tx,

@@ -56,7 +56,6 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
             for m in &a[2..] {
                 added += add(acc, &mut set, m)? as i64;
             }
-            // Nothing added, nothing written (a WATCH of it holds).
             if added > 0 {
                 set.save_and_tell(acc, SET, "sadd")?;
             }

@@ -160,3 +160,28 @@ fn set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
     }
     Ok(Reply::ok())
 }
+
+/// `min-replicas-to-write` and `min-replicas-max-lag`: a single node has
+/// no replica, so with the first above 0 (and the second not 0) writes are
+/// refused, as Redis refuses them short of good replicas. (A cluster
+/// refuses the setting: its writes wait for a majority of its nodes.)
+pub struct Replicas {
+    pub to_write: std::sync::atomic::AtomicU64,
+    pub max_lag: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Replicas {
+    fn default() -> Replicas {
+        Replicas {
+            to_write: 0.into(),
+            max_lag: 10.into(),
+        }
+    }
+}
+
+impl Replicas {
+    pub fn short(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.to_write.load(Relaxed) > 0 && self.max_lag.load(Relaxed) > 0
+    }
+}

@@ -216,17 +216,17 @@ pub const PARAMS: &[Param] = &[
         name: "min-replicas-to-write",
         alias: Some("min-slaves-to-write"),
         kind: Kind::Int(0, INT),
-        get: Get::Read(|s| s.min_replicas.load(Ordering::Relaxed).to_string()),
+        get: Get::Read(|s| s.replicas.to_write.load(Ordering::Relaxed).to_string()),
         set: Set::Live(set_min_replicas),
     },
     Param {
         name: "min-replicas-max-lag",
         alias: Some("min-slaves-max-lag"),
         kind: Kind::Int(0, INT),
-        get: Get::Read(|s| s.min_replicas_lag.load(Ordering::Relaxed).to_string()),
+        get: Get::Read(|s| s.replicas.max_lag.load(Ordering::Relaxed).to_string()),
         set: Set::Live(|s, v| {
             let lag = v.parse().unwrap_or(0);
-            s.min_replicas_lag.store(lag, Ordering::Relaxed);
+            s.replicas.max_lag.store(lag, Ordering::Relaxed);
             Ok(())
         }),
     },
@@ -275,7 +275,7 @@ fn set_min_replicas(s: &Shared, v: &str) -> Result<(), String> {
     if s.cluster.is_some() && n != 0 {
         return Err("a cluster acknowledges a write once a majority of its nodes hold it".into());
     }
-    s.min_replicas.store(n, Ordering::Relaxed);
+    s.replicas.to_write.store(n, Ordering::Relaxed);
     Ok(())
 }
 

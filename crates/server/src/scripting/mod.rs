@@ -281,7 +281,7 @@ pub(super) fn run_command(
         return Reply::err("ERR Write commands are not allowed from read-only scripts.");
     }
     // A script without a shebang finds out at its first write.
-    if writes(&name) && s.replicas_short() {
+    if s.replicas_short() && writes(&name) {
         return Reply::err(crate::session::NO_REPLICAS);
     }
     s.monitors.feed(&name, &req, None);
