@@ -153,6 +153,29 @@ pub enum Cmd {
         /// Password clients must give with AUTH (or HELLO ... AUTH).
         #[arg(long)]
         requirepass: Option<String>,
+        /// ACL users to start with (Redis's `user NAME RULES...` lines);
+        /// `ACL SAVE` writes there and `ACL LOAD` reads it again.
+        #[arg(long)]
+        aclfile: Option<PathBuf>,
+        /// Also serve TLS on this port (of --bind's address), with
+        /// --tls-cert-file and --tls-key-file (PEM).
+        #[arg(long, requires_all = ["tls_cert_file", "tls_key_file"])]
+        tls_port: Option<u16>,
+        /// The server's certificate chain (PEM), for --tls-port.
+        #[arg(long)]
+        tls_cert_file: Option<PathBuf>,
+        /// The server's private key (PEM), for --tls-port.
+        #[arg(long)]
+        tls_key_file: Option<PathBuf>,
+        /// CA certificates (PEM) that client certificates are checked
+        /// against.
+        #[arg(long)]
+        tls_ca_cert_file: Option<PathBuf>,
+        /// Whether clients must present a certificate signed by
+        /// --tls-ca-cert-file: yes, optional or no (Redis's default: yes;
+        /// without a CA file: no).
+        #[arg(long, value_parser = ["yes", "optional", "no"])]
+        tls_auth_clients: Option<String>,
         /// When writes reach the disk: always (before the reply), everysec,
         /// or no (the OS decides; a write still survives a server crash).
         #[arg(long, default_value = "everysec", value_parser = ["always", "everysec", "no"])]
@@ -288,6 +311,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             db,
             bind,
             requirepass,
+            aclfile,
+            tls_port,
+            tls_cert_file,
+            tls_key_file,
+            tls_ca_cert_file,
+            tls_auth_clients,
             appendfsync,
             maxclients,
             maxmemory,
@@ -299,6 +328,24 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut opts = slsm_server::ServerOptions::new(db);
             opts.bind = bind;
             opts.requirepass = requirepass;
+            opts.aclfile = aclfile;
+            if let (Some(port), Some(cert_file), Some(key_file)) =
+                (tls_port, tls_cert_file, tls_key_file)
+            {
+                let default = match tls_ca_cert_file {
+                    Some(_) => "yes",
+                    None => "no",
+                };
+                let auth = tls_auth_clients.as_deref().unwrap_or(default);
+                opts.tls = Some(slsm_server::tls::TlsOptions {
+                    port,
+                    cert_file,
+                    key_file,
+                    ca_cert_file: tls_ca_cert_file,
+                    auth_clients: slsm_server::tls::AuthClients::parse(auth)
+                        .unwrap_or(slsm_server::tls::AuthClients::Yes),
+                });
+            }
             opts.appendfsync =
                 slsm_server::Fsync::parse(&appendfsync).unwrap_or(slsm_server::Fsync::EverySec);
             opts.maxclients = maxclients;

@@ -9,6 +9,8 @@ byte for byte, and Redis 7.2.4's for what 7.0 does not have (`CLIENT
 SETINFO`). The served commands are those of `src/command_table.rs`.
 
     python3 make_command_docs.py REDIS_7.0.15_CHECKOUT REDIS_7.2.4_CHECKOUT
+
+It also writes ../src/command_docs/unserved.json (see `write_unserved`).
 """
 import json
 import os
@@ -78,6 +80,25 @@ def main():
         json.dump(out, f, separators=(",", ":"), sort_keys=False)
         f.write("\n")
     print(f"{len(served)} commands, {len(out) - len(served)} subcommands")
+    write_unserved(v70, out)
+
+
+def write_unserved(v70, served):
+    """../src/command_docs/unserved.json: Redis 7.0.15's commands `slsm serve`
+    does not serve, for the ACL rules that name them (`acl/catalog.rs`):
+    a rule written for Redis is accepted, and described back as Redis
+    describes it, only if every command Redis has is known."""
+    # A server not in sentinel mode leaves Sentinel's own commands out.
+    sentinel = {n for n, d in v70.items() if "ONLY_SENTINEL" in d.get("command_flags", [])}
+    unserved = {name: trimmed(desc) for name, desc in sorted(v70.items())
+                if name not in served and name.split("|")[0] not in sentinel}
+    for desc in unserved.values():
+        desc.pop("arguments", None)
+        desc.pop("history", None)
+    with open(os.path.join(HERE, "..", "src", "command_docs", "unserved.json"), "w") as f:
+        json.dump(unserved, f, separators=(",", ":"), sort_keys=False)
+        f.write("\n")
+    print(f"{len(unserved)} unserved commands and subcommands")
 
 
 main()

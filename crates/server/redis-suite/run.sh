@@ -75,6 +75,19 @@ fi
 [ -x "$slsm" ] || { echo "no slsm binary at $slsm" >&2; exit 2; }
 src="$(dirname "$tests")"
 
+# unit/acl and unit/acl-v2 are tagged external:skip as a whole, but their
+# first server block needs nothing an external server lacks (no start-up
+# options, no restart): slsm-acl and slsm-acl-v2 are that block of each,
+# word for word, with the tag lifted. The blocks after it start servers
+# with an ACL file or `user` lines; crates/server/tests/server/acl.rs
+# covers those paths.
+derive_first_block() {
+  awk 'NR == 1 { sub(/"acl external:skip"/, "\"acl\"") } /^set server_path/ { exit } { print }' \
+    "$tests/unit/$1.tcl" >"$tests/unit/slsm-$1.tcl"
+}
+derive_first_block acl
+derive_first_block acl-v2
+
 # A free port on loopback.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

@@ -59,29 +59,24 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
     ]))
 }
 
-/// `AUTH [user] password`, and HELLO's `AUTH user password`. The one
-/// user is Redis's `default`: without `--requirepass` it takes any
-/// password (Redis's `nopass`), but the one-argument form is refused as
-/// Redis refuses it, since a client sending a password expects one to be
-/// needed.
+/// `AUTH [user] password`, and HELLO's `AUTH user password`, through
+/// the ACL users (`acl::login`). The one-argument form logs in as
+/// `default`, and is refused as Redis refuses it while that user needs
+/// no password, since a client sending one expects it to be needed.
 pub fn auth(
     s: &Shared,
     session: &mut Session,
     user: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), crate::commands::Fail> {
-    let wrong = || fail("WRONGPASS invalid username-password pair or user is disabled.");
-    if user.is_some_and(|u| u != b"default") {
-        return Err(wrong());
+    if user.is_none() && s.acl.default_user().nopass {
+        return Err(fail("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
     }
-    match &s.opts.requirepass {
-        None if user.is_none() => Err(fail("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")),
-        None => Ok(()),
-        Some(p) if p.as_bytes() == password => {
-            session.authenticated = true;
-            Ok(())
-        }
-        Some(_) => Err(wrong()),
+    match crate::acl::login(s, session, user.unwrap_or(b"default"), password) {
+        true => Ok(()),
+        false => Err(fail(
+            "WRONGPASS invalid username-password pair or user is disabled.",
+        )),
     }
 }
 

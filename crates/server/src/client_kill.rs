@@ -44,12 +44,10 @@ pub fn kill(s: &Shared, session: &Session, args: &[Vec<u8>]) -> Outcome {
                 "master" | "replica" | "slave" | "pubsub" => filter.none = true,
                 _ => return Err(fail(&format!("ERR Unknown client type '{value}'"))),
             },
-            // The one user is `default` (no ACL users yet): Redis's error
-            // for any other.
-            b"user" if value != "default" => {
+            b"user" if s.acl.user(&value).is_none() => {
                 return Err(fail(&format!("ERR No such user '{value}'")))
             }
-            b"user" => {}
+            b"user" => filter.user = Some(value),
             b"skipme" => match value.to_ascii_lowercase().as_str() {
                 "yes" => filter.skip_me = true,
                 "no" => filter.skip_me = false,
@@ -73,8 +71,10 @@ struct KillFilter {
     id: Option<u64>,
     addr: Option<String>,
     laddr: Option<String>,
+    /// The ACL user it is logged in as.
+    user: Option<String>,
     skip_me: bool,
-    /// A filter no client here can match (another type or user).
+    /// A filter no client here can match (another type).
     none: bool,
 }
 
@@ -85,5 +85,6 @@ impl KillFilter {
             && self.id.is_none_or(|id| id == c.id)
             && self.addr.as_ref().is_none_or(|a| *a == c.addr)
             && self.laddr.as_ref().is_none_or(|a| *a == c.laddr)
+            && self.user.as_ref().is_none_or(|u| *u == c.user())
     }
 }

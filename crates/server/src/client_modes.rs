@@ -219,7 +219,7 @@ fn unblock(s: &Shared, args: &[Vec<u8>]) -> Outcome {
 
 /// `RESET`: the connection as it was when it connected: no transaction,
 /// watch, subscription or `MONITOR`, RESP2, replies on, no name, and (with
-/// a password) not authenticated.
+/// a password) logged out, back to the `default` user.
 pub(crate) fn reset(s: &crate::Shared, session: &mut crate::session::Session) -> Reply {
     session.leave_pubsub(s);
     session.queued = None;
@@ -230,7 +230,9 @@ pub(crate) fn reset(s: &crate::Shared, session: &mut crate::session::Session) ->
     session.proto = 2;
     session.pending_proto = 2;
     session.reply_mode = ReplyMode::On;
-    session.authenticated = s.opts.requirepass.is_none();
+    session.authenticated = s.acl.default_logs_in();
+    session.user = s.acl.default_user();
+    session.client.set_user("default");
     session.client.names().name.clear();
     Reply::Simple("RESET".into())
 }

@@ -31,6 +31,8 @@ pub struct Names {
     pub lib_name: Vec<u8>,
     pub lib_ver: Vec<u8>,
     pub last_cmd: String,
+    /// The ACL user it is logged in as.
+    pub user: String,
 }
 
 /// One connection, as other clients see it.
@@ -113,6 +115,17 @@ impl Client {
         }
     }
 
+    /// The ACL user the connection is logged in as.
+    pub fn user(&self) -> String {
+        self.names().user.clone()
+    }
+
+    pub fn set_user(&self, user: &str) {
+        let mut names = self.names();
+        names.user.clear();
+        names.user.push_str(user);
+    }
+
     pub fn is_killed(&self) -> bool {
         self.killed.load(Ordering::Acquire)
     }
@@ -145,7 +158,7 @@ impl Client {
             c => c,
         };
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -153,6 +166,7 @@ impl Client {
             String::from_utf8_lossy(&names.name),
             age.as_secs(),
             idle,
+            names.user,
             self.proto.load(Ordering::Relaxed),
             String::from_utf8_lossy(&names.lib_name),
             String::from_utf8_lossy(&names.lib_ver),
@@ -206,7 +220,10 @@ impl Clients {
             qbuf: AtomicU64::new(0),
             proto: AtomicU8::new(2),
             multi: AtomicI64::new(-1),
-            names: Mutex::new(Names::default()),
+            names: Mutex::new(Names {
+                user: "default".into(),
+                ..Names::default()
+            }),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
             subscriptions: Default::default(),
@@ -221,9 +238,11 @@ impl Clients {
         }
     }
 
-    /// The clients connected now, in connection order.
+    /// The clients connected now, in connection order (a killed one is
+    /// gone, even while its connection finishes its last batch).
     pub fn all(&self) -> Vec<Arc<Client>> {
-        self.map().values().cloned().collect()
+        let map = self.map();
+        map.values().filter(|c| !c.is_killed()).cloned().collect()
     }
 }
 

@@ -6,9 +6,6 @@
 //!   there being no replication.
 //! - `MODULE LIST` is empty; loading or unloading answers Redis 7.0's
 //!   error with `enable-module-command no`, its default.
-//! - `ACL`: the one user, `default` (`AUTH`'s). `WHOAMI` and `USERS` name
-//!   it; the subcommands that read or change users and their rules are
-//!   refused with a message, since there is no ACL system here.
 //! - `DEBUG` answers Redis 7.0's error with `enable-debug-command no`, its
 //!   default.
 //! - `SWAPDB` and `MOVE` answer as Redis with `databases 1` does.
@@ -21,38 +18,6 @@
 
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
-
-const ACL_HELP: &[&str] = &[
-    "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "CAT [<category>]",
-    "    List all commands that belong to <category>, or all command categories",
-    "    when no category is specified.",
-    "DELUSER <username> [<username> ...]",
-    "    Delete a list of users.",
-    "DRYRUN <username> <command> [<arg> ...]",
-    "    Returns whether the user can execute the given command without executing the command.",
-    "GETUSER <username>",
-    "    Get the user's details.",
-    "GENPASS [<bits>]",
-    "    Generate a secure 256-bit user password. The optional `bits` argument can",
-    "    be used to specify a different size.",
-    "LIST",
-    "    Show users details in config file format.",
-    "LOAD",
-    "    Reload users from the ACL file.",
-    "LOG [<count> | RESET]",
-    "    Show the ACL log entries.",
-    "SAVE",
-    "    Save the current config to the ACL file.",
-    "SETUSER <username> <attribute> [<attribute> ...]",
-    "    Create or modify a user with the specified attributes.",
-    "USERS",
-    "    List all the registered usernames.",
-    "WHOAMI",
-    "    Return the current connection username.",
-    "HELP",
-    "    Prints this help.",
-];
 
 const MODULE_HELP: &[&str] = &[
     "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -74,7 +39,6 @@ pub const COMMANDS: &[(&str, i32)] = &[
     ("replicaof", 3),
     ("slaveof", 3),
     ("module", -2),
-    ("acl", -2),
     ("debug", -2),
     ("swapdb", 3),
     ("move", 3),
@@ -124,25 +88,6 @@ pub fn arity(name: &str) -> Option<i32> {
 /// `MULTI` queues the command).
 pub fn shape(name: &str, a: &[Vec<u8>]) -> Result<(), Fail> {
     match name {
-        "acl" => crate::shape::subcommand_shape(
-            "ACL",
-            a,
-            &[
-                ("cat", -2),
-                ("deluser", -3),
-                ("dryrun", -4),
-                ("genpass", -2),
-                ("getuser", 3),
-                ("list", 2),
-                ("load", 2),
-                ("log", -2),
-                ("save", 2),
-                ("setuser", -3),
-                ("users", 2),
-                ("whoami", 2),
-                ("help", 2),
-            ],
-        ),
         "module" => crate::shape::subcommand_shape(
             "MODULE",
             a,
@@ -180,15 +125,6 @@ pub fn run(name: &str, a: &[Vec<u8>]) -> Outcome {
             b"list" => Ok(Reply::Array(Vec::new())),
             b"help" => Ok(help(MODULE_HELP)),
             _ => Err(fail("ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")),
-        },
-        "acl" => match sub.as_slice() {
-            b"whoami" => Ok(Reply::bulk("default")),
-            b"users" => Ok(Reply::Array(vec![Reply::bulk("default")])),
-            b"help" => Ok(help(ACL_HELP)),
-            _ => Err(fail(&format!(
-                "ERR ACL {} is not supported by slsm serve: its one user is 'default'",
-                String::from_utf8_lossy(&a[1]).to_ascii_uppercase()
-            ))),
         },
         "debug" => Err(fail("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")),
         "swapdb" => {

@@ -6,12 +6,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use crate::pipeline::{run_some, OUTPUT_CHUNK};
 use crate::resp::{self, Reply};
 use crate::session::{Session, Then};
+use crate::tls::Socket;
 use crate::Shared;
 
 /// Unparsed input a client may have pending (Redis's default
@@ -34,7 +34,7 @@ struct Sizes {
     reply_bytes: usize,
 }
 
-pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+pub async fn handle(mut socket: Socket, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     shared.connections.fetch_add(1, Ordering::Relaxed);
     let clients = shared.clients.fetch_add(1, Ordering::AcqRel) + 1;
     if clients > shared.opts.maxclients as u64 {
@@ -45,15 +45,16 @@ pub async fn handle(mut socket: TcpStream, shared: Arc<Shared>, mut stop: watch:
         shared.clients.fetch_sub(1, Ordering::AcqRel);
         return;
     }
-    let _ = socket.set_nodelay(true);
+    let tcp = socket.tcp();
+    let _ = tcp.set_nodelay(true);
     let registered = shared.registry.register(
         shared.next_client_id(),
-        socket.peer_addr().ok(),
-        socket.local_addr().ok(),
-        socket.as_raw_fd() as i64,
+        tcp.peer_addr().ok(),
+        tcp.local_addr().ok(),
+        tcp.as_raw_fd() as i64,
     );
     let client = Arc::clone(&registered.client);
-    let mut session = Session::new(client, shared.opts.requirepass.is_some());
+    let mut session = Session::new(client, &shared.acl);
     let mut input = Pending::new(&shared);
     let _ = serve_client(&mut socket, &shared, &mut session, &mut input, &mut stop).await;
     session.leave_pubsub(&shared);
@@ -78,7 +79,7 @@ impl<'a> Pending<'a> {
         }
     }
 
-    async fn read_from(&mut self, socket: &mut TcpStream) -> std::io::Result<usize> {
+    async fn read_from(&mut self, socket: &mut Socket) -> std::io::Result<usize> {
         self.bytes.reserve(READ_SIZE);
         let n = socket.read_buf(&mut self.bytes).await?;
         self.shared.pending_input.fetch_add(n, Ordering::Relaxed);
@@ -118,7 +119,7 @@ impl Drop for Pending<'_> {
 }
 
 async fn serve_client(
-    socket: &mut TcpStream,
+    socket: &mut Socket,
     shared: &Arc<Shared>,
     session: &mut Session,
     input: &mut Pending<'_>,
@@ -246,7 +247,7 @@ fn on_engine<R>(shared: &Shared, f: impl FnOnce() -> R) -> R {
 /// limits, or the server is stopping). Input that arrives meanwhile is
 /// kept for after.
 async fn wait_blocked(
-    socket: &mut TcpStream,
+    socket: &mut Socket,
     shared: &Arc<Shared>,
     session: &mut Session,
     input: &mut Pending<'_>,
@@ -268,7 +269,7 @@ async fn wait_blocked(
 
 /// [`wait_blocked`]'s wait: the reply, or `None` if the connection ends.
 async fn wait_for_reply(
-    socket: &mut TcpStream,
+    socket: &mut Socket,
     shared: &Arc<Shared>,
     session: &mut Session,
     input: &mut Pending<'_>,
@@ -327,7 +328,7 @@ async fn message_for(session: &Session) {
 
 /// Writes the messages published to the client; false as [`send`].
 async fn send_messages(
-    socket: &mut TcpStream,
+    socket: &mut Socket,
     session: &Session,
     stop: &mut watch::Receiver<bool>,
 ) -> std::io::Result<bool> {
@@ -345,7 +346,7 @@ async fn send_messages(
 /// server is stopping first (a client that does not read its replies must
 /// not hold up either).
 async fn send(
-    socket: &mut TcpStream,
+    socket: &mut Socket,
     out: &[u8],
     session: &Session,
     stop: &mut watch::Receiver<bool>,
@@ -362,8 +363,13 @@ async fn send(
     if rest.is_empty() {
         return Ok(true);
     }
+    // A TLS socket holds records until flushed.
+    let written = async {
+        socket.write_all(rest).await?;
+        socket.flush().await
+    };
     tokio::select! {
-        written = socket.write_all(rest) => written.map(|()| true),
+        written = written => written.map(|()| true),
         _ = session.client.killed() => Ok(false),
         _ = stop.changed() => Ok(false),
     }

@@ -23,6 +23,7 @@
 //!   as one engine call each (`pipeline.rs`).
 
 pub mod access;
+pub mod acl;
 pub mod admin;
 pub mod blocked;
 pub mod client_kill;
@@ -60,6 +61,7 @@ pub mod session;
 pub mod shape;
 pub mod slowlog;
 pub mod store;
+pub mod tls;
 mod transaction;
 
 use std::net::SocketAddr;
@@ -117,6 +119,8 @@ pub struct Shared {
     /// This node's cluster (`slsm serve --cluster`); `None` on a single
     /// node, which then runs exactly as if clusters did not exist.
     pub cluster: Option<Arc<cluster::Cluster>>,
+    /// The ACL users, their rules and the ACL log (`acl`).
+    pub acl: acl::Acl,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
 }
@@ -154,6 +158,8 @@ impl Shared {
 /// A running server: its address, and a handle to stop it.
 pub struct Running {
     pub addr: SocketAddr,
+    /// The TLS listener's address (`--tls-port`), if there is one.
+    pub tls_addr: Option<SocketAddr>,
     shared: Arc<Shared>,
     done: tokio::sync::oneshot::Receiver<()>,
 }
@@ -179,6 +185,13 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         eprintln!("slsm serve: {warning}");
     }
     opts.maxclients = maxclients;
+    let acl = acl::Acl::new(opts.requirepass.as_deref(), opts.aclfile.clone())?;
+    if !opts.bind.ip().is_loopback() && acl.default_logs_in() {
+        return Err(format!(
+            "refusing to listen on {}: the ACL file leaves the default user without a password",
+            opts.bind
+        ));
+    }
     let opened = match &opts.cluster {
         None => open_single(&opts)?,
         Some(c) => open_clustered(&opts, c)?,
@@ -193,6 +206,21 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.bind))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let tls = match &opts.tls {
+        None => None,
+        Some(t) => {
+            let acceptor = tls::acceptor(t)?;
+            let at = SocketAddr::new(opts.bind.ip(), t.port);
+            let listener = TcpListener::bind(at)
+                .await
+                .map_err(|e| format!("cannot listen on {at} (TLS): {e}"))?;
+            Some((listener, acceptor))
+        }
+    };
+    let tls_addr = match &tls {
+        Some((l, _)) => Some(l.local_addr().map_err(|e| e.to_string())?),
+        None => None,
+    };
     let (tx, rx) = watch::channel(false);
     let shared = Arc::new(Shared {
         opts,
@@ -219,6 +247,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         expiries: notify::Expiries::default(),
         replicas: config::Replicas::default(),
         cluster: cluster.as_ref().map(|(c, _, _)| Arc::clone(c)),
+        acl,
         next_id: AtomicU64::new(0),
         shutdown: tx,
     });
@@ -227,9 +256,18 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         cluster::start_node(&c, sm).await?;
     }
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    if let Some((listener, acceptor)) = tls {
+        tokio::spawn(tls::serve(
+            listener,
+            acceptor,
+            Arc::clone(&shared),
+            rx.clone(),
+        ));
+    }
     tokio::spawn(serve(listener, Arc::clone(&shared), rx, db, done_tx));
     Ok(Running {
         addr,
+        tls_addr,
         shared,
         done: done_rx,
     })
@@ -272,7 +310,7 @@ fn open_clustered(opts: &ServerOptions, c: &cluster::ClusterOptions) -> Result<O
 }
 
 /// How long the server waits after a failed `accept` before the next.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 async fn serve(
     listener: TcpListener,
@@ -293,6 +331,7 @@ async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((socket, _)) => {
+                    let socket = tls::Socket::Plain(socket);
                     tokio::spawn(conn::handle(socket, Arc::clone(&shared), stop.clone()));
                 }
                 // Out of descriptors (or another transient failure): the
@@ -382,6 +421,9 @@ pub fn run(opts: ServerOptions) -> Result<(), String> {
             "slsm serve: ready to accept connections on {}",
             running.addr
         );
+        if let Some(tls) = running.tls_addr {
+            eprintln!("slsm serve: ready to accept TLS connections on {tls}");
+        }
         let shared = Arc::clone(&running.shared);
         tokio::spawn(async move {
             let mut term =

@@ -41,6 +41,11 @@ pub struct ServerOptions {
     pub db: PathBuf,
     pub bind: SocketAddr,
     pub requirepass: Option<String>,
+    /// `--aclfile`: the ACL users to start with, and where `ACL SAVE`
+    /// writes them (`acl/file.rs`).
+    pub aclfile: Option<PathBuf>,
+    /// `--tls-port` and its files: TLS beside the plain listener.
+    pub tls: Option<crate::tls::TlsOptions>,
     pub appendfsync: Fsync,
     pub maxclients: usize,
     /// The most unparsed input all clients together may hold; past it, a
@@ -66,6 +71,8 @@ impl ServerOptions {
             db: db.into(),
             bind: SocketAddr::from(([127, 0, 0, 1], 6379)),
             requirepass: None,
+            aclfile: None,
+            tls: None,
             appendfsync: Fsync::EverySec,
             maxclients: 10_000,
             max_query_buffers: 1 << 30,
@@ -78,9 +85,9 @@ impl ServerOptions {
 
     /// Redis's protected mode: a non-loopback address needs a password.
     pub fn check(&self) -> Result<(), String> {
-        if !self.bind.ip().is_loopback() && self.requirepass.is_none() {
+        if !self.bind.ip().is_loopback() && self.requirepass.is_none() && self.aclfile.is_none() {
             return Err(format!(
-                "refusing to listen on {} without --requirepass: anyone who can reach it could read and change the data (bind to 127.0.0.1, or set a password)",
+                "refusing to listen on {} without --requirepass or --aclfile: anyone who can reach it could read and change the data (bind to 127.0.0.1, or set a password)",
                 self.bind
             ));
         }

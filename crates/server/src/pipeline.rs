@@ -91,7 +91,10 @@ pub fn run_some(
             break;
         };
         if let Some(c) = &shared.cluster {
-            if session.runs_plain_commands() && c.is_leader() && cluster::groupable(&first) {
+            if session.runs_plain_commands(&shared.acl)
+                && c.is_leader()
+                && cluster::groupable(&first)
+            {
                 let mut group = vec![first];
                 while group.len() < MAX_GROUP && requests.peek().is_some_and(cluster::groupable) {
                     group.extend(requests.next());
@@ -109,7 +112,7 @@ pub fn run_some(
         // read-index round: nothing takes the single node's short cuts.
         // While a script is busy every command goes through `execute`,
         // which answers `BUSY`.
-        let plain = session.runs_plain_commands()
+        let plain = session.runs_plain_commands(&shared.acl)
             && shared.cluster.is_none()
             && shared.scripts.busy_error().is_none();
         let k = match plain {

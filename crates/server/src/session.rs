@@ -40,6 +40,10 @@ pub struct Session {
     /// The version HELLO asked for, applied once the rest of HELLO is fine.
     pub pending_proto: u8,
     pub authenticated: bool,
+    /// The ACL user it runs as (`acl::refresh` keeps it current).
+    pub user: Arc<crate::acl::user::User>,
+    /// The users table's epoch `user` was read at.
+    pub(crate) acl_epoch: u64,
     /// Commands queued since MULTI (`None`: not in MULTI).
     pub(crate) queued: Option<Queue>,
     /// A command failed to queue: EXEC aborts.
@@ -71,13 +75,17 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(client: Arc<Client>, needs_auth: bool) -> Session {
+    /// A new connection's session, logged in as `default` if that user
+    /// needs no password.
+    pub fn new(client: Arc<Client>, acl: &crate::acl::Acl) -> Session {
         Session {
             id: client.id,
             client,
             proto: 2,
             pending_proto: 2,
-            authenticated: !needs_auth,
+            authenticated: acl.default_logs_in(),
+            user: acl.default_user(),
+            acl_epoch: acl.epoch(),
             queued: None,
             queue_failed: false,
             watch: None,
@@ -94,10 +102,13 @@ impl Session {
 }
 
 impl Session {
-    /// True when commands run as they come: authenticated, not queueing a
-    /// `MULTI`.
-    pub fn runs_plain_commands(&self) -> bool {
+    /// True when commands run as they come: authenticated as a user
+    /// whose rules refuse nothing (and have not changed since it was
+    /// read), not queueing a `MULTI`.
+    pub fn runs_plain_commands(&self, acl: &crate::acl::Acl) -> bool {
         self.authenticated
+            && self.user.unrestricted()
+            && self.acl_epoch == acl.epoch()
             && self.queued.is_none()
             && !(self.proto < 3 && self.subscribed())
             && self.reply_mode == crate::client_modes::ReplyMode::On
@@ -171,9 +182,13 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     if let Some(refused) = shape::refused(&name, &req) {
         return refuse(s, session, &name, refused, Exec::Aborted);
     }
+    crate::acl::refresh(s, session);
     if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
         let refused = Reply::err("NOAUTH Authentication required.");
         return refuse(s, session, &name, refused, Exec::Answered);
+    }
+    if let Some(refused) = crate::acl::refusal(s, session, &req) {
+        return refuse(s, session, &name, refused, Exec::Aborted);
     }
     if let Some(refused) = pubsub::refused_while_subscribed(session, &name) {
         return (refused, Then::Continue);
@@ -271,7 +286,10 @@ pub(crate) fn control(
     req: Request,
 ) -> (Reply, Then) {
     let started = Instant::now();
-    let (reply, then) = run_command(s, session, name, req, started);
+    // A script's calls are checked against its caller's rules.
+    let caller = crate::acl::caller_of(session);
+    let (reply, then) =
+        crate::acl::current::with(caller, || run_command(s, session, name, req, started));
     if then != Then::Block {
         s.cmdstats.called(name, 1, started.elapsed(), &reply);
     }
@@ -336,6 +354,7 @@ fn run_command(
             Err(_) => Reply::err("ERR value is not an integer or out of range"),
         },
         "client" => to_reply(crate::clients::command(s, session, &req)),
+        "acl" => to_reply(crate::acl::command(s, session, &req)),
         "command" => to_reply(crate::command_docs::command(&req)),
         "config" => to_reply(crate::config::config(s, &req)),
         "info" => to_reply(info::info(s, &req)),

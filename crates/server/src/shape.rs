@@ -17,7 +17,7 @@ pub fn arity_of(name: &str) -> Option<i32> {
             "client" | "config" | "slowlog" | "latency" => Some(-2),
             "echo" | "select" => Some(2),
             "wait" => Some(3),
-            "auth" => Some(-2),
+            "auth" | "acl" => Some(-2),
             "quit" | "flushdb" | "flushall" => Some(-1),
             "time" | "save" | "lastsave" | "reset" | "monitor" => Some(1),
             "bgsave" => Some(-1),
@@ -44,7 +44,10 @@ pub fn refused(name: &str, req: &Request) -> Option<Reply> {
         "xinfo" => crate::collections::streams::info::xinfo_arity(req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
-        "acl" | "module" | "cluster" => crate::compat::shape(name, req)
+        "acl" => crate::acl::shape(req)
+            .err()
+            .map(|fail| crate::session::to_reply(Err(fail))),
+        "module" | "cluster" => crate::compat::shape(name, req)
             .err()
             .map(|fail| crate::session::to_reply(Err(fail))),
         "latency" => crate::latency::shape(req)

@@ -305,12 +305,24 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     // each runs once, in its place, even when a conflict makes EXEC run the
     // data commands again.
     let queued = queued.requests();
+    // The rules may have changed since the commands were queued: a
+    // command now refused answers so, in its place (Redis's EXEC).
+    let refused: Vec<Option<Reply>> = queued
+        .iter()
+        .map(|req| crate::acl::exec_refusal(s, session, req))
+        .collect();
     let mut server_replies: Vec<Option<Reply>> = vec![None; queued.len()];
     loop {
         let mut replies = Vec::with_capacity(queued.len());
         let mut drops = Vec::new();
         let mut effects = crate::effects::Effects::default();
-        for (req, server_reply) in queued.iter().zip(server_replies.iter_mut()) {
+        for ((req, server_reply), refused) in
+            queued.iter().zip(server_replies.iter_mut()).zip(&refused)
+        {
+            if let Some(refused) = refused {
+                replies.push(refused.clone());
+                continue;
+            }
             let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
             let mut acc = InTx::new(&mut tx, &sp);
             let r = match commands::arity(&name) {

@@ -53,10 +53,22 @@ fn options(a: &[Vec<u8>], read_only: bool) -> Result<Options, Fail> {
                 j += 1;
             }
             b"by" if left >= 1 => {
+                // A pattern names keys no ACL check saw (none without a
+                // `*`: the elements are then not sorted).
+                if a[j + 1].contains(&b'*') && !crate::acl::caller_reads_every_key(a) {
+                    return Err(fail(
+                        "ERR BY option of SORT denied due to insufficient ACL permissions.",
+                    ));
+                }
                 o.by = Some(a[j + 1].clone());
                 j += 1;
             }
             b"get" if left >= 1 => {
+                if !crate::acl::caller_reads_every_key(a) {
+                    return Err(fail(
+                        "ERR GET option of SORT denied due to insufficient ACL permissions.",
+                    ));
+                }
                 o.gets.push(a[j + 1].clone());
                 j += 1;
             }

@@ -53,6 +53,25 @@ pub fn getkeys(a: &[Vec<u8>], with_flags: bool) -> Outcome {
     ))
 }
 
+/// The keys of a full command line with the access each needs, as ACL
+/// key patterns check them (`ACLSelectorCheckKey`): (position, read,
+/// write). Read is the spec's `ACCESS`; write any of `INSERT`, `DELETE`,
+/// `UPDATE`.
+pub fn key_access(argv: &[Vec<u8>]) -> Vec<(usize, bool, bool)> {
+    let Some((_, d)) = lookup_command(argv) else {
+        return Vec::new();
+    };
+    let proc = d.get("get_keys_function").and_then(Value::as_str);
+    keys_of(&specs_of(d), proc, argv)
+        .into_iter()
+        .map(|(pos, flags)| {
+            let has = |f: &str| flags.contains(&f);
+            let write = has("INSERT") || has("DELETE") || has("UPDATE");
+            (pos, has("ACCESS"), write)
+        })
+        .collect()
+}
+
 /// The keys: by the specs if they serve, else by the command's own code.
 fn keys_of(specs: &[&Value], proc: Option<&str>, argv: &[Vec<u8>]) -> Vec<Key> {
     let variable = specs.iter().any(|s| has(s, "flags", "VARIABLE_FLAGS"));
@@ -145,6 +164,7 @@ fn by_proc(proc: &str, argv: &[Vec<u8>]) -> Vec<Key> {
         }
         "zunionInterDiffStoreGetKeys" => generic(argv, 1, 2, 3),
         "sortROGetKeys" => vec![(1, vec!["RO", "ACCESS"])],
+        "migrateGetKeys" => migrate(argv),
         "sortGetKeys" => {
             let mut keys = vec![(1, vec!["RO", "ACCESS"])];
             let mut store = None;
@@ -205,6 +225,31 @@ fn generic(argv: &[Vec<u8>], store_at: usize, count_at: usize, first_at: usize) 
     let keys = (0..num as usize).map(|i| (first_at + i, Vec::new()));
     keys.chain((store_at > 0).then_some((store_at, Vec::new())))
         .collect()
+}
+
+/// `migrateGetKeys`: the key at 3, or those after `KEYS` (past the
+/// options with values, `AUTH pass` and `AUTH2 user pass`) when it is
+/// empty; none when both are given (MIGRATE's own syntax error).
+fn migrate(argv: &[Vec<u8>]) -> Vec<Key> {
+    let flags = || vec!["RW", "ACCESS", "DELETE"];
+    let (mut first, mut num) = (3, 1usize.min(argv.len().saturating_sub(3)));
+    let mut i = 6;
+    while i < argv.len() {
+        let word = argv[i].to_ascii_lowercase();
+        if word == b"keys" {
+            match argv[3].is_empty() {
+                true => (first, num) = (i + 1, argv.len() - i - 1),
+                false => num = 0,
+            }
+            break;
+        }
+        i += match word.as_slice() {
+            b"auth" => 2,
+            b"auth2" => 3,
+            _ => 1,
+        };
+    }
+    (first..first + num).map(|pos| (pos, flags())).collect()
 }
 
 /// C's `atoi`: leading spaces, a sign, digits; 0 when there are none.

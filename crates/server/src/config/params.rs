@@ -150,8 +150,43 @@ pub const PARAMS: &[Param] = &[
     startup("port", Kind::Int(0, 65535), |s| {
         s.opts.bind.port().to_string()
     }),
-    startup("requirepass", Kind::Text, |s| {
-        s.opts.requirepass.clone().unwrap_or_default()
+    // The default ACL user's password (`acl`): "" is none.
+    param(
+        "requirepass",
+        Kind::Text,
+        Get::Read(|s| s.acl.requirepass()),
+        Set::Live(|s, v| {
+            s.acl.set_default_password(Some(v));
+            Ok(())
+        }),
+    ),
+    param(
+        "acllog-max-len",
+        Kind::Int(0, LONG),
+        Get::Read(|s| s.acl.log_max().to_string()),
+        Set::Live(|s, v| {
+            s.acl.set_log_max(v.parse().unwrap_or(128));
+            Ok(())
+        }),
+    ),
+    param(
+        "acl-pubsub-default",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+        Get::Read(|s| match s.acl.pubsub_default() {
+            true => "allchannels".into(),
+            false => "resetchannels".into(),
+        }),
+        Set::Live(|s, v| {
+            let all = v.eq_ignore_ascii_case("allchannels");
+            s.acl.pubsub_default_all.store(all, Ordering::Relaxed);
+            Ok(())
+        }),
+    ),
+    startup("aclfile", Kind::Text, |s| {
+        s.acl
+            .file
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_string())
     }),
     // Latency events and per-command histograms are not kept (`latency.rs`).
     startup("latency-monitor-threshold", Kind::Int(0, LONG), |_| {

@@ -308,6 +308,16 @@ impl PubSub {
             .collect()
     }
 
+    /// The names in `space` client `id` subscribed to (a scan: for the
+    /// rare ACL change that may revoke them).
+    pub fn subscriptions_of(&self, space: Space, id: u64) -> Vec<Vec<u8>> {
+        self.space(space)
+            .iter()
+            .filter(|(_, subs)| subs.iter().any(|s| s.client.id == id))
+            .map(|(name, _)| name.to_vec())
+            .collect()
+    }
+
     /// How many clients subscribed to `name`.
     pub fn count(&self, space: Space, name: &[u8]) -> usize {
         self.space(space).get(name).map_or(0, Vec::len)

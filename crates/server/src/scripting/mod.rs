@@ -277,6 +277,9 @@ pub(super) fn run_command(
             "ERR {name} command is not allowed with BLOCK option from scripts"
         ));
     }
+    if let Some(refused) = crate::acl::script_refusal(s, &req) {
+        return Reply::Error(refused);
+    }
     if read_only && writes(&name) {
         return Reply::err("ERR Write commands are not allowed from read-only scripts.");
     }

@@ -11,6 +11,8 @@ use slsm_server::{Fsync, ServerOptions};
 pub struct Server {
     url: String,
     pub addr: std::net::SocketAddr,
+    /// The TLS listener's address, when one was asked for.
+    pub tls_addr: Option<std::net::SocketAddr>,
     rt: Option<tokio::runtime::Runtime>,
     running: Option<slsm_server::Running>,
     _dir: tempfile::TempDir,
@@ -46,6 +48,7 @@ impl Server {
             .unwrap();
         let running = rt.block_on(slsm_server::start(opts)).unwrap();
         let addr = running.addr;
+        let tls_addr = running.tls_addr;
         let url = match &password {
             Some(p) => format!("redis://:{p}@{addr}/"),
             None => format!("redis://{addr}/"),
@@ -53,6 +56,7 @@ impl Server {
         Server {
             url,
             addr,
+            tls_addr,
             rt: Some(rt),
             running: Some(running),
             _dir: dir,

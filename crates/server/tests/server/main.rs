@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acl;
 mod bitfield;
 mod bitmaps;
 mod blocking;
@@ -43,6 +44,7 @@ mod stores;
 mod stream_groups;
 mod stream_info;
 mod streams;
+mod tls;
 mod wait;
 mod watch;
 mod zset_algebra;

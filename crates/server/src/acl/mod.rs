@@ -1,0 +1,412 @@
+//! ACL users, as Redis 7.0 has them: who may log in with which password,
+//! and which commands, keys and channels each user may use. `AUTH`,
+//! `HELLO ... AUTH` and `--requirepass` (the `default` user's password)
+//! go through here; every command a restricted user sends is checked
+//! before it runs, queued commands again at `EXEC`, and a script's
+//! `redis.call`s as they are made (`acl::current`).
+//!
+//! Owns the users table (a copy-on-write map: a connection holds its
+//! user's current version, and a change bumps [`Acl::epoch`], which each
+//! connection compares before a command), the ACL log, and the ACL file's
+//! path. Calls `clients` (to close the connections of a deleted user and
+//! the subscribers whose channels were revoked) and `pubsub` (to see what
+//! they subscribed to). Thread-safe: the table and the log are behind
+//! their own locks, held briefly and never together.
+//!
+//! In a cluster the users are each node's own, as in Redis Cluster.
+
+pub mod catalog;
+mod command;
+mod file;
+mod log;
+pub mod selector;
+#[cfg(test)]
+mod tests;
+pub mod user;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+pub use command::{command, shape};
+pub use log::{Context, Reason};
+use selector::Denied;
+use user::User;
+
+use crate::resp::Reply;
+use crate::session::Session;
+use crate::Shared;
+
+/// Why an ACL rule was refused (Redis's `ACLSetUserStringError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleError {
+    Unknown,
+    Syntax,
+    KeyAfterAll,
+    ChannelAfterAll,
+    NoSuchPassword,
+    BadHash,
+    FirstArgOfSubcommand,
+}
+
+impl RuleError {
+    pub fn message(self) -> &'static str {
+        match self {
+            RuleError::Unknown => "Unknown command or category name in ACL",
+            RuleError::Syntax => "Syntax error",
+            RuleError::KeyAfterAll => "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+            RuleError::ChannelAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+            RuleError::NoSuchPassword => "The password you are trying to remove from the user does not exist",
+            RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+            RuleError::FirstArgOfSubcommand => "Allowing first-arg of a subcommand is not supported",
+        }
+    }
+}
+
+type Users = BTreeMap<String, Arc<User>>;
+
+pub struct Acl {
+    users: RwLock<Users>,
+    /// Bumped by every change of the table.
+    epoch: AtomicU64,
+    log: Mutex<log::Log>,
+    /// `--aclfile`: where `ACL LOAD` and `ACL SAVE` read and write.
+    pub file: Option<PathBuf>,
+    /// `acl-pubsub-default`: whether new users start with all channels.
+    pub pubsub_default_all: AtomicBool,
+    /// `requirepass` as last set ("" for none), for `CONFIG GET`.
+    requirepass: Mutex<String>,
+}
+
+impl Acl {
+    /// The table with Redis's `default` user, its password `requirepass`
+    /// if one is given, then the ACL file's users if there is one.
+    pub fn new(requirepass: Option<&str>, file: Option<PathBuf>) -> Result<Acl, String> {
+        let acl = Acl {
+            users: RwLock::new(Users::new()),
+            epoch: AtomicU64::new(0),
+            log: Mutex::new(log::Log::default()),
+            file,
+            pubsub_default_all: AtomicBool::new(false),
+            requirepass: Mutex::new(String::new()),
+        };
+        acl.replace_users(Users::from([(
+            "default".to_string(),
+            Arc::new(User::default_user()),
+        )]));
+        if let Some(p) = requirepass {
+            acl.set_default_password(Some(p));
+        }
+        if let Some(path) = &acl.file {
+            let users = file::load(path, acl.pubsub_default())?;
+            acl.replace_users(users);
+        }
+        Ok(acl)
+    }
+
+    fn table(&self) -> std::sync::RwLockReadGuard<'_, Users> {
+        self.users.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn replace_users(&self, users: Users) {
+        *self.users.write().unwrap_or_else(|p| p.into_inner()) = users;
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Replaces (or adds) one user.
+    fn put(&self, user: User) {
+        let mut users = self.users.write().unwrap_or_else(|p| p.into_inner());
+        users.insert(user.name.clone(), Arc::new(user));
+        drop(users);
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Deletes a user; false if there was none of that name.
+    fn remove(&self, name: &str) -> bool {
+        let removed = self
+            .users
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name)
+            .is_some();
+        if removed {
+            self.epoch.fetch_add(1, Ordering::AcqRel);
+        }
+        removed
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    pub fn pubsub_default(&self) -> bool {
+        self.pubsub_default_all.load(Ordering::Relaxed)
+    }
+
+    pub fn user(&self, name: &str) -> Option<Arc<User>> {
+        self.table().get(name).cloned()
+    }
+
+    pub fn default_user(&self) -> Arc<User> {
+        self.user("default")
+            .unwrap_or_else(|| Arc::new(User::default_user()))
+    }
+
+    /// Whether a new connection starts logged in (as `default`).
+    pub fn default_logs_in(&self) -> bool {
+        let d = self.default_user();
+        d.enabled && d.nopass
+    }
+
+    /// `requirepass`: the default user's one password, or `nopass`.
+    pub fn set_default_password(&self, password: Option<&str>) {
+        *self.requirepass.lock().unwrap_or_else(|p| p.into_inner()) =
+            password.unwrap_or_default().to_string();
+        let mut d = (*self.default_user()).clone();
+        let _ = d.apply(b"resetpass", false);
+        let rule = match password {
+            Some(p) if !p.is_empty() => [b">", p.as_bytes()].concat(),
+            _ => b"nopass".to_vec(),
+        };
+        let _ = d.apply(&rule, false);
+        self.put(d);
+    }
+
+    pub fn requirepass(&self) -> String {
+        self.requirepass
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The log, for `ACL LOG` and for recording a refusal.
+    fn log(&self) -> MutexGuard<'_, log::Log> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_log_max(&self, max: usize) {
+        self.log().set_max(max);
+    }
+
+    pub fn log_max(&self) -> usize {
+        self.log().max()
+    }
+
+    /// Records a refusal in the ACL log.
+    pub fn record(&self, s: &Shared, session: &Session, entry: log::Entry) {
+        let _ = s;
+        self.log().add(entry, session.client.line());
+    }
+}
+
+/// Brings the session's user up to date with the table: a changed user is
+/// re-read; a deleted one leaves the session logged out as `default`
+/// (its connection is being closed).
+pub fn refresh(s: &Shared, session: &mut Session) {
+    let epoch = s.acl.epoch();
+    if session.acl_epoch == epoch {
+        return;
+    }
+    session.acl_epoch = epoch;
+    match s.acl.user(&session.user.name) {
+        Some(u) => session.user = u,
+        None => {
+            session.user = s.acl.default_user();
+            session.authenticated = false;
+        }
+    }
+}
+
+/// `AUTH`/`HELLO`'s login as `name`: the session's user on success, a
+/// `auth` entry in the log on failure.
+pub fn login(s: &Shared, session: &mut Session, name: &[u8], password: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(name).into_owned();
+    match s.acl.user(&name).filter(|u| u.accepts(password)) {
+        Some(u) => {
+            session.client.set_user(&u.name);
+            session.user = u;
+            session.authenticated = true;
+            session.acl_epoch = s.acl.epoch();
+            true
+        }
+        None => {
+            let context = context_of(session);
+            let entry = log::Entry::new(Reason::Auth, context, "AUTH".into(), name);
+            s.acl.record(s, session, entry);
+            false
+        }
+    }
+}
+
+fn context_of(session: &Session) -> Context {
+    match session.queued.is_some() {
+        true => Context::Multi,
+        false => Context::Toplevel,
+    }
+}
+
+/// The refusal of a command the session's user may not run, logged, in
+/// Redis's words (`processCommand`); `None` if it may run.
+pub fn refusal(s: &Shared, session: &Session, req: &[Vec<u8>]) -> Option<Reply> {
+    if session.user.unrestricted() {
+        return None;
+    }
+    let cmd = catalog::catalog().of_request(req);
+    let denied = session.user.check(cmd, req).err()?;
+    log_denied(s, session, context_of(session), cmd, req, denied);
+    Some(Reply::err(match denied {
+        Denied::Command => format!(
+            "NOPERM this user has no permissions to run the '{}' command",
+            full_name(cmd, req)
+        ),
+        Denied::Key(_) => {
+            "NOPERM this user has no permissions to access one of the keys used as arguments".into()
+        }
+        Denied::Channel(_) => {
+            "NOPERM this user has no permissions to access one of the channels used as arguments"
+                .into()
+        }
+    }))
+}
+
+/// `EXEC`'s check of a queued command: the rules may have changed since
+/// it was queued (`execCommand`).
+pub fn exec_refusal(s: &Shared, session: &Session, req: &[Vec<u8>]) -> Option<Reply> {
+    if session.user.unrestricted() {
+        return None;
+    }
+    let cmd = catalog::catalog().of_request(req);
+    let denied = session.user.check(cmd, req).err()?;
+    log_denied(s, session, Context::Multi, cmd, req, denied);
+    let reason = match denied {
+        Denied::Command => "no permission to execute the command or subcommand",
+        Denied::Key(_) => "no permission to touch the specified keys",
+        Denied::Channel(_) => "no permission to access one of the channels used as arguments",
+    };
+    Some(Reply::err(format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")))
+}
+
+fn full_name(cmd: Option<&catalog::Command>, req: &[Vec<u8>]) -> String {
+    cmd.map_or_else(
+        || String::from_utf8_lossy(&req[0]).to_ascii_lowercase(),
+        |c| c.name.to_string(),
+    )
+}
+
+fn log_denied(
+    s: &Shared,
+    session: &Session,
+    context: Context,
+    cmd: Option<&catalog::Command>,
+    req: &[Vec<u8>],
+    denied: Denied,
+) {
+    let (reason, object) = match denied {
+        Denied::Command => (Reason::Command, full_name(cmd, req)),
+        Denied::Key(i) => (Reason::Key, String::from_utf8_lossy(&req[i]).into_owned()),
+        Denied::Channel(i) => (
+            Reason::Channel,
+            String::from_utf8_lossy(&req[i]).into_owned(),
+        ),
+    };
+    let entry = log::Entry::new(reason, context, object, session.user.name.clone());
+    s.acl.record(s, session, entry);
+}
+
+/// The user a command (and a script's `redis.call`s) runs as, on the
+/// thread running it, for the checks made inside a command: a script's
+/// calls, `redis.acl_check_cmd`, SORT's patterns.
+pub mod current {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    use super::user::User;
+
+    /// The caller of a running script: its user and connection (named
+    /// in the log).
+    #[derive(Clone)]
+    pub struct Caller {
+        pub user: Arc<User>,
+        pub client: Arc<crate::clients::Client>,
+    }
+
+    thread_local! {
+        static CALLER: RefCell<Option<Caller>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f` with `caller` as the current script caller (none for an
+    /// unrestricted user, whose calls need no check).
+    pub fn with<R>(caller: Option<Caller>, f: impl FnOnce() -> R) -> R {
+        let previous = CALLER.with(|c| c.replace(caller));
+        let out = f();
+        CALLER.with(|c| *c.borrow_mut() = previous);
+        out
+    }
+
+    pub fn get() -> Option<Caller> {
+        CALLER.with(|c| c.borrow().clone())
+    }
+}
+
+/// A script's `redis.call`: the refusal if its caller may not run `req`
+/// (logged with the `lua` context), Redis's `scriptVerifyACL`.
+pub fn script_refusal(s: &Shared, req: &[Vec<u8>]) -> Option<String> {
+    let caller = current::get()?;
+    let cmd = catalog::catalog().of_request(req);
+    let denied = caller.user.check(cmd, req).err()?;
+    let (reason, object, message) = match denied {
+        Denied::Command => (
+            Reason::Command,
+            full_name(cmd, req),
+            "can't run this command or subcommand",
+        ),
+        Denied::Key(i) => (
+            Reason::Key,
+            String::from_utf8_lossy(&req[i]).into_owned(),
+            "can't access at least one of the keys mentioned in the command arguments",
+        ),
+        Denied::Channel(i) => (
+            Reason::Channel,
+            String::from_utf8_lossy(&req[i]).into_owned(),
+            "can't publish to the channel mentioned in the command",
+        ),
+    };
+    let entry = log::Entry::new(reason, Context::Lua, object, caller.user.name.clone());
+    s.acl.log().add(entry, caller.client.line());
+    Some(format!("ERR The user executing the script {message}"))
+}
+
+/// `redis.acl_check_cmd`: whether the script's caller may run `req`.
+pub fn script_may_run(req: &[Vec<u8>]) -> bool {
+    match current::get() {
+        None => true,
+        Some(caller) => {
+            let cmd = catalog::catalog().of_request(req);
+            caller.user.check(cmd, req).is_ok()
+        }
+    }
+}
+
+/// Whether the running command's caller may read every key (true for an
+/// unrestricted one, and for a command applied from a cluster's log).
+pub fn caller_reads_every_key(req: &[Vec<u8>]) -> bool {
+    match current::get() {
+        None => true,
+        Some(caller) => {
+            let cmd = catalog::catalog().of_request(req);
+            caller.user.reads_every_key(cmd, req)
+        }
+    }
+}
+
+/// The script caller for a session: `None` when its user is unrestricted.
+pub fn caller_of(session: &Session) -> Option<current::Caller> {
+    match session.user.unrestricted() {
+        true => None,
+        false => Some(current::Caller {
+            user: Arc::clone(&session.user),
+            client: Arc::clone(&session.client),
+        }),
+    }
+}
