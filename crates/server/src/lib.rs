@@ -49,6 +49,7 @@ mod inline;
 pub mod latency;
 pub mod monitor;
 pub mod notify;
+mod open;
 mod options;
 pub mod pause;
 mod pipeline;
@@ -193,10 +194,10 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         ));
     }
     let opened = match &opts.cluster {
-        None => open_single(&opts)?,
-        Some(c) => open_clustered(&opts, c)?,
+        None => open::single(&opts)?,
+        Some(c) => open::clustered(&opts, c)?,
     };
-    let Opened {
+    let open::Opened {
         db,
         store,
         functions,
@@ -206,21 +207,8 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.bind))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let tls = match &opts.tls {
-        None => None,
-        Some(t) => {
-            let acceptor = tls::acceptor(t)?;
-            let at = SocketAddr::new(opts.bind.ip(), t.port);
-            let listener = TcpListener::bind(at)
-                .await
-                .map_err(|e| format!("cannot listen on {at} (TLS): {e}"))?;
-            Some((listener, acceptor))
-        }
-    };
-    let tls_addr = match &tls {
-        Some((l, _)) => Some(l.local_addr().map_err(|e| e.to_string())?),
-        None => None,
-    };
+    let tls = tls::listen(&opts).await?;
+    let tls_addr = tls.as_ref().map(|(_, _, at)| *at);
     let (tx, rx) = watch::channel(false);
     let shared = Arc::new(Shared {
         opts,
@@ -256,7 +244,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         cluster::start_node(&c, sm).await?;
     }
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    if let Some((listener, acceptor)) = tls {
+    if let Some((listener, acceptor, _)) = tls {
         tokio::spawn(tls::serve(
             listener,
             acceptor,
@@ -270,42 +258,6 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         tls_addr,
         shared,
         done: done_rx,
-    })
-}
-
-/// What the server serves: its database, and in a cluster the node's
-/// parts not started yet.
-struct Opened {
-    db: Arc<slsm::Db>,
-    store: store::Store,
-    functions: scripting::functions::Functions,
-    cluster: Option<cluster::Pending>,
-}
-
-fn open_single(opts: &ServerOptions) -> Result<Opened, String> {
-    let db = slsm::Db::open(&opts.db, opts.engine.clone()).map_err(|e| e.to_string())?;
-    let db = Arc::new(db);
-    let store =
-        store::Store::new(Arc::clone(&db), store::Clock::Wall).map_err(|e| e.to_string())?;
-    let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;
-    Ok(Opened {
-        db,
-        store,
-        functions,
-        cluster: None,
-    })
-}
-
-fn open_clustered(opts: &ServerOptions, c: &cluster::ClusterOptions) -> Result<Opened, String> {
-    let (pending, db) = cluster::open(opts, c)?;
-    let clock = store::Clock::Replicated(pending.1.clock());
-    let store = store::Store::new(Arc::clone(&db), clock).map_err(|e| e.to_string())?;
-    let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;
-    Ok(Opened {
-        db,
-        store,
-        functions,
-        cluster: Some(pending),
     })
 }
 

@@ -287,9 +287,9 @@ pub(crate) fn control(
 ) -> (Reply, Then) {
     let started = Instant::now();
     // A script's calls are checked against its caller's rules.
-    let caller = crate::acl::caller_of(session);
+    let caller = crate::acl::caller::caller_of(session);
     let (reply, then) =
-        crate::acl::current::with(caller, || run_command(s, session, name, req, started));
+        crate::acl::caller::with(caller, || run_command(s, session, name, req, started));
     if then != Then::Block {
         s.cmdstats.called(name, 1, started.elapsed(), &reply);
     }

@@ -116,6 +116,23 @@ pub fn acceptor(o: &TlsOptions) -> Result<TlsAcceptor, String> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
+/// The TLS listener and acceptor `--tls-port` asks for, and the address
+/// it listens on (`None` without TLS).
+pub async fn listen(
+    opts: &crate::ServerOptions,
+) -> Result<Option<(TcpListener, TlsAcceptor, std::net::SocketAddr)>, String> {
+    let Some(t) = &opts.tls else {
+        return Ok(None);
+    };
+    let acceptor = acceptor(t)?;
+    let at = std::net::SocketAddr::new(opts.bind.ip(), t.port);
+    let listener = TcpListener::bind(at)
+        .await
+        .map_err(|e| format!("cannot listen on {at} (TLS): {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok(Some((listener, acceptor, bound)))
+}
+
 /// Accepts TLS connections until the server stops.
 pub async fn serve(
     listener: TcpListener,

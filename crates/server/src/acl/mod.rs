@@ -3,7 +3,7 @@
 //! `HELLO ... AUTH` and `--requirepass` (the `default` user's password)
 //! go through here; every command a restricted user sends is checked
 //! before it runs, queued commands again at `EXEC`, and a script's
-//! `redis.call`s as they are made (`acl::current`).
+//! `redis.call`s as they are made (`acl::caller`).
 //!
 //! Owns the users table (a copy-on-write map: a connection holds its
 //! user's current version, and a change bumps [`Acl::epoch`], which each
@@ -15,8 +15,10 @@
 //!
 //! In a cluster the users are each node's own, as in Redis Cluster.
 
+pub mod caller;
 pub mod catalog;
 mod command;
+mod describe;
 mod file;
 mod log;
 pub mod selector;
@@ -287,7 +289,7 @@ pub fn exec_refusal(s: &Shared, session: &Session, req: &[Vec<u8>]) -> Option<Re
     Some(Reply::err(format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")))
 }
 
-fn full_name(cmd: Option<&catalog::Command>, req: &[Vec<u8>]) -> String {
+pub(super) fn full_name(cmd: Option<&catalog::Command>, req: &[Vec<u8>]) -> String {
     cmd.map_or_else(
         || String::from_utf8_lossy(&req[0]).to_ascii_lowercase(),
         |c| c.name.to_string(),
@@ -312,101 +314,4 @@ fn log_denied(
     };
     let entry = log::Entry::new(reason, context, object, session.user.name.clone());
     s.acl.record(s, session, entry);
-}
-
-/// The user a command (and a script's `redis.call`s) runs as, on the
-/// thread running it, for the checks made inside a command: a script's
-/// calls, `redis.acl_check_cmd`, SORT's patterns.
-pub mod current {
-    use std::cell::RefCell;
-    use std::sync::Arc;
-
-    use super::user::User;
-
-    /// The caller of a running script: its user and connection (named
-    /// in the log).
-    #[derive(Clone)]
-    pub struct Caller {
-        pub user: Arc<User>,
-        pub client: Arc<crate::clients::Client>,
-    }
-
-    thread_local! {
-        static CALLER: RefCell<Option<Caller>> = const { RefCell::new(None) };
-    }
-
-    /// Runs `f` with `caller` as the current script caller (none for an
-    /// unrestricted user, whose calls need no check).
-    pub fn with<R>(caller: Option<Caller>, f: impl FnOnce() -> R) -> R {
-        let previous = CALLER.with(|c| c.replace(caller));
-        let out = f();
-        CALLER.with(|c| *c.borrow_mut() = previous);
-        out
-    }
-
-    pub fn get() -> Option<Caller> {
-        CALLER.with(|c| c.borrow().clone())
-    }
-}
-
-/// A script's `redis.call`: the refusal if its caller may not run `req`
-/// (logged with the `lua` context), Redis's `scriptVerifyACL`.
-pub fn script_refusal(s: &Shared, req: &[Vec<u8>]) -> Option<String> {
-    let caller = current::get()?;
-    let cmd = catalog::catalog().of_request(req);
-    let denied = caller.user.check(cmd, req).err()?;
-    let (reason, object, message) = match denied {
-        Denied::Command => (
-            Reason::Command,
-            full_name(cmd, req),
-            "can't run this command or subcommand",
-        ),
-        Denied::Key(i) => (
-            Reason::Key,
-            String::from_utf8_lossy(&req[i]).into_owned(),
-            "can't access at least one of the keys mentioned in the command arguments",
-        ),
-        Denied::Channel(i) => (
-            Reason::Channel,
-            String::from_utf8_lossy(&req[i]).into_owned(),
-            "can't publish to the channel mentioned in the command",
-        ),
-    };
-    let entry = log::Entry::new(reason, Context::Lua, object, caller.user.name.clone());
-    s.acl.log().add(entry, caller.client.line());
-    Some(format!("ERR The user executing the script {message}"))
-}
-
-/// `redis.acl_check_cmd`: whether the script's caller may run `req`.
-pub fn script_may_run(req: &[Vec<u8>]) -> bool {
-    match current::get() {
-        None => true,
-        Some(caller) => {
-            let cmd = catalog::catalog().of_request(req);
-            caller.user.check(cmd, req).is_ok()
-        }
-    }
-}
-
-/// Whether the running command's caller may read every key (true for an
-/// unrestricted one, and for a command applied from a cluster's log).
-pub fn caller_reads_every_key(req: &[Vec<u8>]) -> bool {
-    match current::get() {
-        None => true,
-        Some(caller) => {
-            let cmd = catalog::catalog().of_request(req);
-            caller.user.reads_every_key(cmd, req)
-        }
-    }
-}
-
-/// The script caller for a session: `None` when its user is unrestricted.
-pub fn caller_of(session: &Session) -> Option<current::Caller> {
-    match session.user.unrestricted() {
-        true => None,
-        false => Some(current::Caller {
-            user: Arc::clone(&session.user),
-            client: Arc::clone(&session.client),
-        }),
-    }
 }

@@ -12,9 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use super::catalog::{self, catalog, Command, FUTURE, WORDS};
+use super::catalog::{self, catalog, Command, WORDS};
 use super::RuleError;
-use crate::command_docs::CATEGORIES;
 use crate::glob;
 
 #[derive(Clone, PartialEq, Eq)]
@@ -25,7 +24,7 @@ pub struct KeyPattern {
 }
 
 impl KeyPattern {
-    fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         let prefix = match (self.read, self.write) {
             (true, false) => "%R~",
             (false, true) => "%W~",
@@ -71,7 +70,7 @@ pub struct Selector {
     pub all_keys: bool,
     pub all_channels: bool,
     /// Command id to the first arguments allowed of it (`+select|0`).
-    first_args: BTreeMap<usize, Vec<String>>,
+    pub(super) first_args: BTreeMap<usize, Vec<String>>,
     pub keys: Vec<KeyPattern>,
     pub channels: Vec<Vec<u8>>,
 }
@@ -91,7 +90,7 @@ impl Selector {
         }
     }
 
-    fn bit(&self, id: usize) -> bool {
+    pub(super) fn bit(&self, id: usize) -> bool {
         self.allowed[id / 64] & (1 << (id % 64)) != 0
     }
 
@@ -106,7 +105,7 @@ impl Selector {
     }
 
     /// Allows or refuses a command and, for a container, its subcommands.
-    fn change(&mut self, cmd: &Command, allow: bool) {
+    pub(super) fn change(&mut self, cmd: &Command, allow: bool) {
         self.set_bit(cmd.id, allow);
         self.first_args.remove(&cmd.id);
         for &sub in &cmd.subcommands {
@@ -114,7 +113,7 @@ impl Selector {
         }
     }
 
-    fn change_category(&mut self, category: usize, allow: bool) {
+    pub(super) fn change_category(&mut self, category: usize, allow: bool) {
         for cmd in catalog().in_category(category) {
             self.change(cmd, allow);
         }
@@ -329,106 +328,6 @@ impl Selector {
                 false => glob::matches(c, channel),
             })
     }
-
-    /// `ACL GETUSER`'s and `ACL LIST`'s command rules: `+@all` or `-@all`,
-    /// then the categories that fit best, then single commands, so that
-    /// applying them to an empty selector gives this bitmap again.
-    pub fn describe_commands(&self) -> String {
-        let additive = !self.bit(FUTURE);
-        let mut rules = vec![if additive { "-@all" } else { "+@all" }.to_string()];
-        let mut fake = Selector::new(false);
-        let _ = fake.apply(&rules[0]);
-        let mut temp = self.clone();
-        let mut applied = vec![false; CATEGORIES.len()];
-        while let Some(best) = best_category(&temp, &applied, additive) {
-            applied[best] = true;
-            fake.change_category(best, additive);
-            temp.change_category(best, !additive);
-            let sign = if additive { "+" } else { "-" };
-            rules.push(format!("{sign}@{}", CATEGORIES[best]));
-        }
-        for cmd in &catalog().commands {
-            let mine = self.bit(cmd.id);
-            if mine != fake.bit(cmd.id) {
-                rules.push(format!("{}{}", if mine { "+" } else { "-" }, cmd.name));
-                fake.change(cmd, mine);
-            }
-            if let Some(args) = self.first_args.get(&cmd.id).filter(|_| !mine) {
-                rules.extend(args.iter().map(|a| format!("+{}|{a}", cmd.name)));
-            }
-        }
-        rules.join(" ")
-    }
-
-    /// Keys as `ACL GETUSER` shows them: `~*`, or the patterns.
-    pub fn describe_keys(&self) -> String {
-        match self.all_keys {
-            true => "~*".into(),
-            false => join(self.keys.iter().map(KeyPattern::describe)),
-        }
-    }
-
-    /// Channels as `ACL GETUSER` shows them: `&*`, or the patterns.
-    pub fn describe_channels(&self) -> String {
-        match self.all_channels {
-            true => "&*".into(),
-            false => join(
-                self.channels
-                    .iter()
-                    .map(|c| format!("&{}", String::from_utf8_lossy(c))),
-            ),
-        }
-    }
-
-    /// The whole selector in `ACL LIST`'s form.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        match self.all_keys {
-            true => parts.push("~*".to_string()),
-            false => parts.extend(self.keys.iter().map(KeyPattern::describe)),
-        }
-        match self.all_channels {
-            true => parts.push("&*".to_string()),
-            false => {
-                parts.push("resetchannels".to_string());
-                parts.extend(
-                    self.channels
-                        .iter()
-                        .map(|c| format!("&{}", String::from_utf8_lossy(c))),
-                );
-            }
-        }
-        parts.push(self.describe_commands());
-        parts.join(" ")
-    }
-}
-
-fn join(items: impl Iterator<Item = String>) -> String {
-    items.collect::<Vec<_>>().join(" ")
-}
-
-/// The category that best narrows the difference between `temp` and the
-/// start (`-@all` when `additive`, else `+@all`): more of its commands
-/// agree than differ, fewest differences first, then most agreement.
-fn best_category(temp: &Selector, applied: &[bool], additive: bool) -> Option<usize> {
-    let mut best = None;
-    let (mut min_diff, mut max_same) = (usize::MAX, 0);
-    for (i, _) in CATEGORIES.iter().enumerate().filter(|(i, _)| !applied[*i]) {
-        let (mut on, mut off) = (0, 0);
-        for cmd in catalog().in_category(i) {
-            match temp.bit(cmd.id) {
-                true => on += 1,
-                false => off += 1,
-            }
-        }
-        let (diff, same) = if additive { (off, on) } else { (on, off) };
-        if same > diff && (diff < min_diff || (diff == min_diff && same > max_same)) {
-            best = Some(i);
-            min_diff = diff;
-            max_same = same;
-        }
-    }
-    best
 }
 
 /// `%R~`, `%W~`, `%RW~`: the permissions and the pattern after them (an

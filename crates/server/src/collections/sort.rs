@@ -55,7 +55,7 @@ fn options(a: &[Vec<u8>], read_only: bool) -> Result<Options, Fail> {
             b"by" if left >= 1 => {
                 // A pattern names keys no ACL check saw (none without a
                 // `*`: the elements are then not sorted).
-                if a[j + 1].contains(&b'*') && !crate::acl::caller_reads_every_key(a) {
+                if a[j + 1].contains(&b'*') && !crate::acl::caller::reads_every_key(a) {
                     return Err(fail(
                         "ERR BY option of SORT denied due to insufficient ACL permissions.",
                     ));
@@ -64,7 +64,7 @@ fn options(a: &[Vec<u8>], read_only: bool) -> Result<Options, Fail> {
                 j += 1;
             }
             b"get" if left >= 1 => {
-                if !crate::acl::caller_reads_every_key(a) {
+                if !crate::acl::caller::reads_every_key(a) {
                     return Err(fail(
                         "ERR GET option of SORT denied due to insufficient ACL permissions.",
                     ));

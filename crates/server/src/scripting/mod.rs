@@ -277,7 +277,7 @@ pub(super) fn run_command(
             "ERR {name} command is not allowed with BLOCK option from scripts"
         ));
     }
-    if let Some(refused) = crate::acl::script_refusal(s, &req) {
+    if let Some(refused) = crate::acl::caller::script_refusal(s, &req) {
         return Reply::Error(refused);
     }
     if read_only && writes(&name) {

@@ -171,7 +171,7 @@ fn acl_check_cmd(lua: &Lua, args: MultiValue) -> mlua::Result<bool> {
             "ERR Invalid command passed to redis.acl_check_cmd()",
         ));
     }
-    Ok(crate::acl::script_may_run(&argv))
+    Ok(crate::acl::caller::may_run(&argv))
 }
 
 impl Vm {
