@@ -152,7 +152,16 @@ async fn serve_client(
         if session.client.is_killed() {
             return Ok(());
         }
-        let (requests, used, error) = parse_all(&input.bytes, &mut input.progress, last.requests);
+        // A client that has not logged in gets one request at a time,
+        // within Redis's tighter limits: its `AUTH` runs before the next
+        // request is parsed.
+        let limits = match session.authenticated {
+            true => resp::Limits::DEFAULT,
+            false => resp::Limits::UNAUTHENTICATED,
+        };
+        let (requests, used, error) =
+            parse_all(&input.bytes, &mut input.progress, last.requests, limits);
+        unparsed = !session.authenticated && error.is_none() && !requests.is_empty();
         input.consume(used);
         last.requests = requests.len();
         if let Some(last) = requests.last() {
@@ -381,15 +390,19 @@ fn parse_all(
     input: &[u8],
     progress: &mut resp::Progress,
     expected: usize,
+    limits: resp::Limits,
 ) -> (Vec<resp::Request>, usize, Option<resp::ProtocolError>) {
     let mut requests = Vec::with_capacity(expected.min(MAX_EXPECTED_REQUESTS));
     let mut used = 0;
     loop {
-        match resp::parse_resuming(&input[used..], progress) {
+        match resp::parse_limited(&input[used..], progress, limits) {
             Ok(Some((req, n))) => {
                 used += n;
                 if !req.is_empty() {
                     requests.push(req);
+                    if limits == resp::Limits::UNAUTHENTICATED {
+                        return (requests, used, None);
+                    }
                 }
             }
             Ok(None) => return (requests, used, None),

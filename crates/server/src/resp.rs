@@ -42,6 +42,44 @@ pub struct Progress {
     at: usize,
 }
 
+/// How large a request may be: Redis's limits, or its tighter ones for a
+/// client that has not logged in while a password is needed (at most 10
+/// arguments of at most 16 KiB, `processMultibulkBuffer`), so that such a
+/// client cannot make the server hold much for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    args: usize,
+    bulk: usize,
+    unauthenticated: bool,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        args: MAX_MULTIBULK,
+        bulk: MAX_BULK,
+        unauthenticated: false,
+    };
+    pub const UNAUTHENTICATED: Limits = Limits {
+        args: 10,
+        bulk: 16 * 1024,
+        unauthenticated: true,
+    };
+
+    fn too_many(self) -> ProtocolError {
+        match self.unauthenticated {
+            true => err("unauthenticated multibulk length"),
+            false => err("invalid multibulk length"),
+        }
+    }
+
+    fn too_long(self) -> ProtocolError {
+        match self.unauthenticated {
+            true => err("unauthenticated bulk length"),
+            false => err("invalid bulk length"),
+        }
+    }
+}
+
 /// [`parse`], resuming from `progress`, which must come from the call that
 /// found the same request (at the start of `buf`) incomplete, or be the
 /// default; it is left as the next call needs it.
@@ -49,9 +87,18 @@ pub fn parse_resuming(
     buf: &[u8],
     progress: &mut Progress,
 ) -> Result<Option<(Request, usize)>, ProtocolError> {
+    parse_limited(buf, progress, Limits::DEFAULT)
+}
+
+/// [`parse_resuming`] within `limits`.
+pub fn parse_limited(
+    buf: &[u8],
+    progress: &mut Progress,
+    limits: Limits,
+) -> Result<Option<(Request, usize)>, ProtocolError> {
     match buf.first() {
         None => Ok(None),
-        Some(b'*') => parse_multibulk(buf, progress),
+        Some(b'*') => parse_multibulk(buf, progress, limits),
         Some(_) => parse_inline(buf),
     }
 }
@@ -83,6 +130,7 @@ fn err(msg: &str) -> ProtocolError {
 fn parse_multibulk(
     buf: &[u8],
     progress: &mut Progress,
+    limits: Limits,
 ) -> Result<Option<(Request, usize)>, ProtocolError> {
     let Some((head, first)) = line(buf, 1) else {
         return match buf.len() > MAX_INLINE {
@@ -93,6 +141,9 @@ fn parse_multibulk(
     let count = number(head).ok_or_else(|| err("invalid multibulk length"))?;
     if count > MAX_MULTIBULK as i64 {
         return Err(err("invalid multibulk length"));
+    }
+    if count > limits.args as i64 {
+        return Err(limits.too_many());
     }
     if count <= 0 {
         return Ok(Some((Vec::new(), first)));
@@ -105,7 +156,7 @@ fn parse_multibulk(
         false => (0, first),
     };
     while checked < count {
-        match bulk_at(buf, at)? {
+        match bulk_at(buf, at, limits)? {
             Some((_, next)) => (checked, at) = (checked + 1, next),
             None => {
                 *progress = Progress { args: checked, at };
@@ -116,7 +167,7 @@ fn parse_multibulk(
     *progress = Progress::default();
     let mut args = Vec::with_capacity(count);
     let mut at = first;
-    while let Ok(Some((arg, next))) = bulk_at(buf, at) {
+    while let Ok(Some((arg, next))) = bulk_at(buf, at, limits) {
         args.push(buf[arg].to_vec());
         at = next;
         if args.len() == count {
@@ -131,6 +182,7 @@ fn parse_multibulk(
 fn bulk_at(
     buf: &[u8],
     at: usize,
+    limits: Limits,
 ) -> Result<Option<(std::ops::Range<usize>, usize)>, ProtocolError> {
     match buf.get(at) {
         None => return Ok(None),
@@ -146,6 +198,9 @@ fn bulk_at(
     let len = number(len).ok_or_else(|| err("invalid bulk length"))?;
     if len < 0 || len > MAX_BULK as i64 {
         return Err(err("invalid bulk length"));
+    }
+    if len > limits.bulk as i64 {
+        return Err(limits.too_long());
     }
     let end = start + len as usize;
     if buf.len() < end + 2 {

@@ -250,3 +250,24 @@ fn a_server_does_not_start_on_a_broken_acl_file() {
     let e = rt.block_on(slsm_server::start(opts)).err().unwrap();
     assert!(e.contains("should start with user keyword"), "{e}");
 }
+
+#[test]
+fn a_client_that_has_not_logged_in_may_send_only_small_requests() {
+    let s = Server::start(Some("pw"));
+    let reply = s.raw(b"*100\r\n");
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        "-ERR Protocol error: unauthenticated multibulk length\r\n"
+    );
+    let reply = s.raw(b"*1\r\n$100000000\r\n");
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        "-ERR Protocol error: unauthenticated bulk length\r\n"
+    );
+    // Once logged in, the same connection may send what Redis allows: the
+    // AUTH runs before the request after it is parsed.
+    let value = "v".repeat(100_000);
+    let mut raw = common::Raw::new(&s);
+    raw.send(&[&["AUTH", "pw"], &["SET", "k", &value], &["STRLEN", "k"]])
+        .expect("+OK\r\n+OK\r\n:100000\r\n");
+}
