@@ -148,7 +148,6 @@ async fn serve_client(
                 return Ok(());
             }
         }
-        unparsed = false;
         if session.client.is_killed() {
             return Ok(());
         }
