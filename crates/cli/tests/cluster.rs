@@ -489,6 +489,33 @@ fn the_cluster_speaks_redis_cluster() {
     l.call(&["SET", "foo", "mine"]).unwrap();
     // (The parser reads RESP2's null array, `*-1`, as an empty array.)
     assert_eq!(l.call(&["EXEC"]).unwrap(), Resp::Array(vec![]));
+    // ACL users are each node's own; a restricted user's commands are
+    // checked before they are proposed, and again at EXEC.
+    let ok = |r: Resp| assert_eq!(r, Resp::Ok("OK".into()));
+    ok(
+        l.call(&["ACL", "SETUSER", "app", "on", ">pw", "+@all", "~app:*"])
+            .unwrap(),
+    );
+    let mut app = Conn::open(&cluster.clients[leader]).unwrap();
+    ok(app.call(&["AUTH", "app", "pw"]).unwrap());
+    ok(app.call(&["SET", "app:1", "v"]).unwrap());
+    assert!(
+        matches!(app.call(&["SET", "other", "v"]).unwrap(), Resp::Error(e) if e.starts_with("NOPERM"))
+    );
+    ok(app.call(&["MULTI"]).unwrap());
+    app.call(&["INCR", "app:n"]).unwrap();
+    app.call(&["SET", "app:2", "v"]).unwrap();
+    ok(l.call(&["ACL", "SETUSER", "app", "-incr"]).unwrap());
+    match app.call(&["EXEC"]).unwrap() {
+        Resp::Array(r) => {
+            assert!(
+                matches!(&r[0], Resp::Error(e) if e.contains("ACLs rules changed")),
+                "{r:?}"
+            );
+            assert_eq!(r[1], Resp::Ok("OK".into()));
+        }
+        other => panic!("EXEC: {other:?}"),
+    }
     // After READONLY a follower serves reads as it has them: soon the same.
     assert_eq!(f.call(&["READONLY"]).unwrap(), Resp::Ok("OK".into()));
     let until = Instant::now() + Duration::from_secs(5);

@@ -190,7 +190,19 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
     }
     let mut queued = Vec::with_capacity(queue.len());
     let mut local = Vec::with_capacity(queue.len());
-    for req in queue.requests() {
+    // The rules may have changed since the commands were queued: a command
+    // now refused is left out of the entry and answered in its place.
+    let refused: Vec<Option<Reply>> = queue
+        .requests()
+        .iter()
+        .map(|req| crate::acl::exec_refusal(s, session, req))
+        .collect();
+    for (req, _) in queue
+        .requests()
+        .iter()
+        .zip(&refused)
+        .filter(|(_, r)| r.is_none())
+    {
         let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
         let data = crate::commands::arity(&name).is_some()
             || crate::scripting::is_eval(&name)
@@ -211,10 +223,26 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
         local,
     };
     match propose(c, body) {
-        Ok(mut replies) if replies.len() == 1 => replies.pop().unwrap_or(Reply::NullArray),
+        Ok(mut replies) if replies.len() == 1 => {
+            with_refusals(replies.pop().unwrap_or(Reply::NullArray), refused)
+        }
         Ok(_) => Reply::err("ERR the state machine gave no reply"),
         Err(reply) => reply,
     }
+}
+
+/// An `EXEC`'s replies with the refused commands' refusals put back in
+/// their places.
+fn with_refusals(reply: Reply, refused: Vec<Option<Reply>>) -> Reply {
+    let Reply::Array(ran) = reply else {
+        return reply;
+    };
+    let mut ran = ran.into_iter();
+    let all = refused
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| ran.next().unwrap_or(Reply::Null)))
+        .collect();
+    Reply::Array(all)
 }
 
 /// What a command does differently in a cluster (`crate::cluster`), if
