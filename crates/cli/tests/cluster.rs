@@ -516,6 +516,16 @@ fn the_cluster_speaks_redis_cluster() {
         }
         other => panic!("EXEC: {other:?}"),
     }
+    // A restricted user's script is checked call by call where the entry
+    // applies (its rules travel with it).
+    let script = "return redis.call('SET', 'other', 'x')";
+    match app.call(&["EVAL", script, "0"]).unwrap() {
+        Resp::Error(e) => assert!(e.contains("The user executing the script"), "{e}"),
+        other => panic!("a refused call in a script: {other:?}"),
+    }
+    let allowed = "return redis.call('SET', 'app:s', 'x')";
+    ok(app.call(&["EVAL", allowed, "0"]).unwrap());
+    assert_eq!(l.call(&["EXISTS", "other"]).unwrap(), Resp::Int(0));
     // After READONLY a follower serves reads as it has them: soon the same.
     assert_eq!(f.call(&["READONLY"]).unwrap(), Resp::Ok("OK".into()));
     let until = Instant::now() + Duration::from_secs(5);

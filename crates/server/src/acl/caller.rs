@@ -1,9 +1,9 @@
 //! The user a command runs as, on the thread running it, for the checks
 //! made inside a command: a script's `redis.call`s (Redis's
 //! `scriptVerifyACL`), `redis.acl_check_cmd`, `SORT`'s patterns. Set by
-//! `session::control` around each command of a restricted user; a
-//! command applied from a cluster's log has no caller and is not checked
-//! again (its proposing node checked it).
+//! `session::control` around each command of a restricted user, and by a
+//! cluster node around an entry proposed for one (`Body::AsUser` carries
+//! the rules, so every node checks a script's calls alike).
 //!
 //! Owns the thread-local caller; each check reads the users table's
 //! copy the caller holds, and a refusal is logged in the ACL log.
@@ -19,12 +19,13 @@ use super::user::User;
 use crate::session::Session;
 use crate::Shared;
 
-/// The caller of a running script: its user and connection (named
-/// in the log).
+/// The caller of a running command: its user and connection (named in
+/// the log; none for an entry a cluster node applies, whose refusals are
+/// answered but not logged).
 #[derive(Clone)]
 pub struct Caller {
     pub user: Arc<User>,
-    pub client: Arc<crate::clients::Client>,
+    pub client: Option<Arc<crate::clients::Client>>,
 }
 
 thread_local! {
@@ -68,7 +69,9 @@ pub fn script_refusal(s: &Shared, req: &[Vec<u8>]) -> Option<String> {
         ),
     };
     let entry = Entry::new(reason, Context::Lua, object, caller.user.name.clone());
-    s.acl.log().add(entry, caller.client.line());
+    if let Some(client) = &caller.client {
+        s.acl.log().add(entry, client.line());
+    }
     Some(format!("ERR The user executing the script {message}"))
 }
 
@@ -101,7 +104,7 @@ pub fn caller_of(session: &Session) -> Option<Caller> {
         true => None,
         false => Some(Caller {
             user: Arc::clone(&session.user),
-            client: Arc::clone(&session.client),
+            client: Some(Arc::clone(&session.client)),
         }),
     }
 }

@@ -16,7 +16,7 @@ use super::catalog::{self, catalog, Command, WORDS};
 use super::RuleError;
 use crate::glob;
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KeyPattern {
     pub pattern: Vec<u8>,
     pub read: bool,
@@ -63,7 +63,7 @@ impl Denied {
     }
 }
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Selector {
     allowed: [u64; WORDS],
     pub all_commands: bool,

@@ -12,7 +12,7 @@ use super::selector::{Denied, KeyCache, Selector};
 use super::RuleError;
 use crate::acl::catalog::Command;
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct User {
     pub name: String,
     pub enabled: bool,

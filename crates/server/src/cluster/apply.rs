@@ -143,6 +143,13 @@ fn apply_body(s: &Shared, body: Body, stamp: &Stamp<'_>, mine: bool) -> slsm::Re
             let replies = in_transaction(s, &queued, &local, stamp, mine)?;
             Ok(vec![Reply::Array(replies)])
         }
+        Body::AsUser { user, body } => {
+            let caller = crate::acl::caller::Caller {
+                user: std::sync::Arc::new(user),
+                client: None,
+            };
+            crate::acl::caller::with(Some(caller), || apply_body(s, *body, stamp, mine))
+        }
     }
 }
 

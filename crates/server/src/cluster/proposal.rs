@@ -36,6 +36,24 @@ pub enum Body {
         queued: Vec<Request>,
         local: Vec<Option<Reply>>,
     },
+    /// `body` proposed by a restricted ACL user, its rules carried whole
+    /// as the proposing node had them, so every node checks the scripts'
+    /// `redis.call`s (and `SORT`'s patterns) against the same rules.
+    AsUser {
+        user: crate::acl::user::User,
+        body: Box<Body>,
+    },
+}
+
+impl Body {
+    /// The first command of the entry (to redirect it by).
+    pub fn first_request(&self) -> crate::resp::Request {
+        match self {
+            Body::Commands(reqs) => reqs.first().cloned().unwrap_or_default(),
+            Body::Exec { queued, .. } => queued.first().cloned().unwrap_or_default(),
+            Body::AsUser { body, .. } => body.first_request(),
+        }
+    }
 }
 
 impl Proposal {

@@ -43,9 +43,15 @@ fn timed_out() -> Reply {
 /// Proposes `body` and returns the state machine's replies (or the one
 /// error every command of it gets).
 pub fn propose(c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
-    let first = match &body {
-        Body::Commands(reqs) => reqs.first().cloned().unwrap_or_default(),
-        Body::Exec { queued, .. } => queued.first().cloned().unwrap_or_default(),
+    let first = body.first_request();
+    // Proposed for a restricted user (`session::control` set the caller):
+    // the entry carries its rules.
+    let body = match crate::acl::caller::get() {
+        Some(caller) => Body::AsUser {
+            user: (*caller.user).clone(),
+            body: Box::new(body),
+        },
+        None => body,
     };
     let Some(node) = c.node() else {
         return Err(redirect(&first, None));
