@@ -10,7 +10,9 @@
 # --slsm BIN  the slsm binary (default target/release/slsm, else debug).
 # --tests DIR a Redis source tree's tests/ (default: the fetched one).
 # --skip UNIT leave a unit of the default list out (repeatable).
-# UNIT        units to run (default: the list below).
+# UNIT        units to run (default: the list below; slsm-acl and
+#             slsm-acl-v2 are derived from unit/acl and unit/acl-v2, see
+#             derive_first_block).
 #
 # A line `skip UNIT: NAME` on either list passes `--skiptest NAME` to the
 # harness: for a test whose failure is an exception that would end its
@@ -36,6 +38,7 @@ units_default=(
   unit/info-command unit/introspection unit/introspection-2 unit/querybuf
   unit/protocol unit/quit unit/geo unit/hyperloglog unit/latency-monitor
   unit/slowlog unit/other unit/tracking unit/info unit/auth unit/acl unit/limits
+  unit/slsm-acl unit/slsm-acl-v2
 )
 fetch=0 slsm="" tests=""
 units=() skip=()

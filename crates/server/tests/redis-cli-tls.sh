@@ -5,7 +5,7 @@
 #
 #   crates/server/tests/redis-cli-tls.sh SLSM_BINARY
 set -euo pipefail
-slsm="$1"
+slsm="$(realpath "$1")"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
@@ -23,7 +23,16 @@ tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0))
 "$slsm" serve --db "$work/db" --bind "127.0.0.1:$port" --tls-port "$tls_port" \
   --tls-cert-file server.crt --tls-key-file server.key --tls-ca-cert-file ca.crt >server.log 2>&1 &
 server=$!
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+up=0
+for _ in $(seq 100); do
+  redis-cli -p "$port" ping >/dev/null 2>&1 && { up=1; break; }
+  sleep 0.1
+done
+if [ "$up" = 0 ]; then
+  echo "slsm serve did not start:" >&2
+  cat server.log >&2
+  exit 1
+fi
 cli() { redis-cli --tls --cacert ca.crt -p "$tls_port" "$@"; }
 [ "$(cli --cert client.crt --key client.key set greeting hello)" = OK ]
 [ "$(cli --cert client.crt --key client.key get greeting)" = hello ]
