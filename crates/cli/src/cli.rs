@@ -24,6 +24,13 @@ pub struct Cli {
     pub cmd: Cmd,
 }
 
+/// `--acl-pubsub-default`: the channels a new ACL user starts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PubsubDefault {
+    Allchannels,
+    Resetchannels,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Print the value of KEY followed by a newline (exit 1 if absent).
@@ -157,6 +164,10 @@ pub enum Cmd {
         /// `ACL SAVE` writes there and `ACL LOAD` reads it again.
         #[arg(long)]
         aclfile: Option<PathBuf>,
+        /// The channels a new ACL user starts with: none (resetchannels,
+        /// Redis 7's default) or all (allchannels).
+        #[arg(long, value_enum, default_value_t = PubsubDefault::Resetchannels)]
+        acl_pubsub_default: PubsubDefault,
         /// Also serve TLS on this port (of --bind's address), with
         /// --tls-cert-file and --tls-key-file (PEM).
         #[arg(long, requires_all = ["tls_cert_file", "tls_key_file"])]
@@ -312,6 +323,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             bind,
             requirepass,
             aclfile,
+            acl_pubsub_default,
             tls_port,
             tls_cert_file,
             tls_key_file,
@@ -329,6 +341,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             opts.bind = bind;
             opts.requirepass = requirepass;
             opts.aclfile = aclfile;
+            opts.acl_pubsub_default_all = acl_pubsub_default == PubsubDefault::Allchannels;
             if let (Some(port), Some(cert_file), Some(key_file)) =
                 (tls_port, tls_cert_file, tls_key_file)
             {

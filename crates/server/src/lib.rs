@@ -186,7 +186,11 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         eprintln!("slsm serve: {warning}");
     }
     opts.maxclients = maxclients;
-    let acl = acl::Acl::new(opts.requirepass.as_deref(), opts.aclfile.clone())?;
+    let acl = acl::Acl::new(
+        opts.requirepass.as_deref(),
+        opts.aclfile.clone(),
+        opts.acl_pubsub_default_all,
+    )?;
     if !opts.bind.ip().is_loopback() && acl.default_logs_in() {
         return Err(format!(
             "refusing to listen on {}: the ACL file leaves the default user without a password",

@@ -44,6 +44,9 @@ pub struct ServerOptions {
     /// `--aclfile`: the ACL users to start with, and where `ACL SAVE`
     /// writes them (`acl/file.rs`).
     pub aclfile: Option<PathBuf>,
+    /// `--acl-pubsub-default allchannels`: users start with every channel
+    /// (Redis 7's default, `resetchannels`, is none).
+    pub acl_pubsub_default_all: bool,
     /// `--tls-port` and its files: TLS beside the plain listener.
     pub tls: Option<crate::tls::TlsOptions>,
     pub appendfsync: Fsync,
@@ -72,6 +75,7 @@ impl ServerOptions {
             bind: SocketAddr::from(([127, 0, 0, 1], 6379)),
             requirepass: None,
             aclfile: None,
+            acl_pubsub_default_all: false,
             tls: None,
             appendfsync: Fsync::EverySec,
             maxclients: 10_000,

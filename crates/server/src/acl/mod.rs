@@ -83,14 +83,19 @@ pub struct Acl {
 
 impl Acl {
     /// The table with Redis's `default` user, its password `requirepass`
-    /// if one is given, then the ACL file's users if there is one.
-    pub fn new(requirepass: Option<&str>, file: Option<PathBuf>) -> Result<Acl, String> {
+    /// if one is given, then the ACL file's users if there is one (new
+    /// users get every channel if `all_channels`: `acl-pubsub-default`).
+    pub fn new(
+        requirepass: Option<&str>,
+        file: Option<PathBuf>,
+        all_channels: bool,
+    ) -> Result<Acl, String> {
         let acl = Acl {
             users: RwLock::new(Users::new()),
             epoch: AtomicU64::new(0),
             log: Mutex::new(log::Log::default()),
             file,
-            pubsub_default_all: AtomicBool::new(false),
+            pubsub_default_all: AtomicBool::new(all_channels),
             requirepass: Mutex::new(String::new()),
         };
         acl.replace_users(Users::from([(

@@ -271,3 +271,23 @@ fn a_client_that_has_not_logged_in_may_send_only_small_requests() {
     raw.send(&[&["AUTH", "pw"], &["SET", "k", &value], &["STRLEN", "k"]])
         .expect("+OK\r\n+OK\r\n:100000\r\n");
 }
+
+#[test]
+fn acl_pubsub_default_decides_the_channels_of_users_the_file_leaves_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("users.acl");
+    std::fs::write(&file, "user carl on nopass ~* +@all\n").unwrap();
+    for all in [false, true] {
+        let f = file.clone();
+        let s = Server::start_with(move |o| {
+            o.aclfile = Some(f);
+            o.acl_pubsub_default_all = all;
+        });
+        let mut carl = as_user(&s, "carl", "x");
+        let published = redis::cmd("PUBLISH")
+            .arg("news")
+            .arg("m")
+            .query::<i64>(&mut carl);
+        assert_eq!(published.is_ok(), all, "allchannels: {all}: {published:?}");
+    }
+}
