@@ -201,8 +201,7 @@ impl Acl {
     }
 
     /// Records a refusal in the ACL log.
-    pub fn record(&self, s: &Shared, session: &Session, entry: log::Entry) {
-        let _ = s;
+    pub fn record(&self, session: &Session, entry: log::Entry) {
         self.log().add(entry, session.client.line());
     }
 }
@@ -240,7 +239,7 @@ pub fn login(s: &Shared, session: &mut Session, name: &[u8], password: &[u8]) ->
         None => {
             let context = context_of(session);
             let entry = log::Entry::new(Reason::Auth, context, "AUTH".into(), name);
-            s.acl.record(s, session, entry);
+            s.acl.record(session, entry);
             false
         }
     }
@@ -318,5 +317,5 @@ fn log_denied(
         ),
     };
     let entry = log::Entry::new(reason, context, object, session.user.name.clone());
-    s.acl.record(s, session, entry);
+    s.acl.record(session, entry);
 }

@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use mlua::{Lua, Table, Value, Variadic};
+use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
 /// Adds `bit` and `cjson` to the globals of `lua`.
 pub fn install(lua: &Lua) -> mlua::Result<()> {
@@ -15,6 +15,33 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     g.raw_set("cjson", cjson(lua)?)?;
     g.raw_set("cmsgpack", super::msgpack::table(lua)?)?;
     Ok(())
+}
+
+/// `redis.acl_check_cmd(command, args...)`: whether the script's caller
+/// may run that command line (Redis's `luaRedisAclCheckCmdPermissionsCommand`).
+pub(super) fn acl_check_cmd(lua: &Lua, args: MultiValue) -> mlua::Result<bool> {
+    if args.is_empty() {
+        return Err(mlua::Error::runtime(
+            "ERR Please specify at least one argument for this redis lib call",
+        ));
+    }
+    let mut argv = Vec::with_capacity(args.len());
+    for v in args {
+        match lua.coerce_string(v)? {
+            Some(s) => argv.push(s.as_bytes().to_vec()),
+            None => {
+                return Err(mlua::Error::runtime(
+                    "ERR Lua redis lib command arguments must be strings or integers",
+                ))
+            }
+        }
+    }
+    if crate::command_docs::lookup(&argv[0]).is_none() {
+        return Err(mlua::Error::runtime(
+            "ERR Invalid command passed to redis.acl_check_cmd()",
+        ));
+    }
+    Ok(crate::acl::caller::may_run(&argv))
 }
 
 /// A Lua number as LuaBitOp normalizes it: rounded, then its low 32 bits

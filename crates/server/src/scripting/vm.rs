@@ -147,33 +147,6 @@ pub fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, String> {
     })
 }
 
-/// `redis.acl_check_cmd(command, args...)`: whether the script's caller
-/// may run that command line (Redis's `luaRedisAclCheckCmdPermissionsCommand`).
-fn acl_check_cmd(lua: &Lua, args: MultiValue) -> mlua::Result<bool> {
-    if args.is_empty() {
-        return Err(mlua::Error::runtime(
-            "ERR Please specify at least one argument for this redis lib call",
-        ));
-    }
-    let mut argv = Vec::with_capacity(args.len());
-    for v in args {
-        match lua.coerce_string(v)? {
-            Some(s) => argv.push(s.as_bytes().to_vec()),
-            None => {
-                return Err(mlua::Error::runtime(
-                    "ERR Lua redis lib command arguments must be strings or integers",
-                ))
-            }
-        }
-    }
-    if crate::command_docs::lookup(&argv[0]).is_none() {
-        return Err(mlua::Error::runtime(
-            "ERR Invalid command passed to redis.acl_check_cmd()",
-        ));
-    }
-    Ok(crate::acl::caller::may_run(&argv))
-}
-
 impl Vm {
     fn new() -> mlua::Result<Vm> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
@@ -199,7 +172,10 @@ impl Vm {
             ))
         })?;
         redis.raw_set("sha1hex", sha1hex)?;
-        redis.raw_set("acl_check_cmd", lua.create_function(acl_check_cmd)?)?;
+        redis.raw_set(
+            "acl_check_cmd",
+            lua.create_function(super::libs::acl_check_cmd)?,
+        )?;
         let xpcall: Function = lua
             .load(XPCALL_SCRIPT)
             .set_name("=call")
