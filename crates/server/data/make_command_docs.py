@@ -6,7 +6,7 @@ as redis-server answers them.
 The source is Redis's `src/commands/*.json` (BSD-3-Clause, Copyright (c)
 Redis Ltd.): Redis 7.0.15's, the version the server is checked against
 byte for byte, and Redis 7.2.4's for what 7.0 does not have (`CLIENT
-SETINFO`). The served commands are those of `src/command_table.rs`.
+SETINFO`). The served commands are the rows of `src/registry/rows/`.
 
     python3 make_command_docs.py REDIS_7.0.15_CHECKOUT REDIS_7.2.4_CHECKOUT
 
@@ -61,10 +61,23 @@ def trimmed(desc):
     return d
 
 
+def served_commands():
+    """The commands of the registry's rows (src/registry/rows/*.rs), but
+    those a row describes itself (`.own(...)`: not Redis's)."""
+    rows = os.path.join(HERE, "..", "src", "registry", "rows")
+    served = []
+    for name in sorted(os.listdir(rows)):
+        with open(os.path.join(rows, name)) as f:
+            text = f.read()
+        for m in re.finditer(r'Row::\w+\(\s*"([a-z_|-]+)"[^\n]*', text):
+            if ".own(" not in m.group(0):
+                served.append(m.group(1))
+    return served
+
+
 def main():
     v70, v72 = load(sys.argv[1]), load(sys.argv[2])
-    with open(os.path.join(HERE, "..", "src", "command_table.rs")) as f:
-        served = re.findall(r'spec\("([a-z_|-]+)"', f.read())
+    served = served_commands()
     out = {}
     for name in served:
         source = v70 if name in v70 else v72

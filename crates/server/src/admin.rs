@@ -80,27 +80,6 @@ pub fn auth(
     }
 }
 
-/// Redis 7's errors for a container command (`CLIENT`, `CONFIG`): a
-/// subcommand it knows with the wrong number of arguments, or one it does
-/// not know.
-pub(crate) fn subcommand_error(
-    command: &str,
-    known: &[&str],
-    a: &[Vec<u8>],
-) -> crate::commands::Fail {
-    let sub = String::from_utf8_lossy(a.get(1).map_or(&b""[..], |v| v));
-    let lower = sub.to_ascii_lowercase();
-    match known.contains(&lower.as_str()) {
-        true => fail(&format!(
-            "ERR wrong number of arguments for '{command}|{lower}' command"
-        )),
-        false => fail(&format!(
-            "ERR unknown subcommand '{sub}'. Try {} HELP.",
-            command.to_ascii_uppercase()
-        )),
-    }
-}
-
 /// `FLUSHDB`/`FLUSHALL`: every key dropped; the blocked clients are woken
 /// (a stream group reader is told its stream went).
 pub fn flush(s: &Shared) -> Reply {

@@ -155,7 +155,7 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Option<Outco
         }
         (b"pause", 3 | 4) => pause(s, &a[2..]),
         // Redis's arity for PAUSE is "at least 3": more is its syntax error.
-        (b"pause", n) if n > 4 => Err(crate::shape::subcommand_error("CLIENT", a)),
+        (b"pause", n) if n > 4 => Err(crate::registry::subcommand_error("CLIENT", a)),
         _ => return None,
     })
 }

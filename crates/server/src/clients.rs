@@ -17,7 +17,6 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use crate::admin::subcommand_error;
 use crate::commands::{fail, Fail, Outcome};
 use crate::resp::Reply;
 use crate::session::Session;
@@ -277,31 +276,8 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
         (b"list", _) => list(s, &a[2..]),
         (b"kill", n) if n >= 3 => crate::client_kill::kill(s, session, &a[2..]),
         (b"setinfo", 4) => set_info(me, &a[2], &a[3]),
-        _ => crate::client_modes::command(s, session, a).unwrap_or_else(|| {
-            Err(subcommand_error(
-                "client",
-                &[
-                    "setname",
-                    "getname",
-                    "id",
-                    "info",
-                    "list",
-                    "kill",
-                    "setinfo",
-                    "help",
-                    "reply",
-                    "unblock",
-                    "no-evict",
-                    "tracking",
-                    "caching",
-                    "getredir",
-                    "trackinginfo",
-                    "pause",
-                    "unpause",
-                ],
-                a,
-            ))
-        }),
+        _ => crate::client_modes::command(s, session, a)
+            .unwrap_or_else(|| Err(crate::registry::subcommand_refusal("client", a))),
     }
 }
 

@@ -7,15 +7,15 @@
 //! `CONFIG RESETSTAT` clears them all.
 //!
 //! Owns the counters. Thread-safety: the per-command counters are atomics
-//! in a table built once from `command_table.rs` (a command's row found
-//! through a hash map); the error codes, rarer, sit behind a mutex.
+//! in a table of the registry's commands (a command's place found through
+//! the registry's hash map); the error codes, rarer, sit behind a mutex.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::command_table::COMMANDS;
+use crate::registry::{commands, index_of};
 use crate::resp::Reply;
 
 #[derive(Default)]
@@ -35,26 +35,11 @@ pub struct CommandStats {
 impl Default for CommandStats {
     fn default() -> CommandStats {
         CommandStats {
-            by_command: COMMANDS.iter().map(|_| Counters::default()).collect(),
+            by_command: commands().iter().map(|_| Counters::default()).collect(),
             errors: Mutex::default(),
             total_errors: AtomicU64::new(0),
         }
     }
-}
-
-/// A served command's row in `COMMANDS`.
-fn index_of(name: &str) -> Option<usize> {
-    static INDEX: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
-    INDEX
-        .get_or_init(|| {
-            COMMANDS
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.name, i))
-                .collect()
-        })
-        .get(name)
-        .copied()
 }
 
 /// The error code of an error reply (its first word), if it is one.
@@ -122,7 +107,7 @@ impl CommandStats {
     /// `INFO commandstats`'s lines: the commands called or rejected.
     pub fn command_lines(&self) -> String {
         let mut out = String::new();
-        for (spec, c) in COMMANDS.iter().zip(&self.by_command) {
+        for (spec, c) in commands().iter().zip(&self.by_command) {
             let calls = c.calls.load(Ordering::Relaxed);
             let rejected = c.rejected.load(Ordering::Relaxed);
             if calls == 0 && rejected == 0 {

@@ -16,7 +16,7 @@
 //!   (`slsm serve --cluster` answers them itself, and `RAFT`, its own:
 //!   `cluster/commands.rs`.)
 
-use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::commands::{fail, int_arg, Outcome};
 use crate::resp::Reply;
 
 const MODULE_HELP: &[&str] = &[
@@ -33,83 +33,12 @@ const MODULE_HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// The commands, and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("role", 1),
-    ("replicaof", 3),
-    ("slaveof", 3),
-    ("module", -2),
-    ("debug", -2),
-    ("swapdb", 3),
-    ("move", 3),
-    ("cluster", -2),
-    ("readonly", 1),
-    ("readwrite", 1),
-    ("asking", 1),
-    ("raft", -2),
-];
-
-/// Redis 7.0's `CLUSTER` subcommands and their arities.
-const CLUSTER_SUBCOMMANDS: &[(&str, i64)] = &[
-    ("addslots", -3),
-    ("addslotsrange", -4),
-    ("bumpepoch", 2),
-    ("count-failure-reports", 3),
-    ("countkeysinslot", 3),
-    ("delslots", -3),
-    ("delslotsrange", -4),
-    ("failover", -2),
-    ("flushslots", 2),
-    ("forget", 3),
-    ("getkeysinslot", 4),
-    ("help", 2),
-    ("info", 2),
-    ("keyslot", 3),
-    ("links", 2),
-    ("meet", -4),
-    ("myid", 2),
-    ("nodes", 2),
-    ("replicas", 3),
-    ("replicate", 3),
-    ("reset", -2),
-    ("saveconfig", 2),
-    ("set-config-epoch", 3),
-    ("setslot", -4),
-    ("shards", 2),
-    ("slaves", 3),
-    ("slots", 2),
-];
-
-pub fn arity(name: &str) -> Option<i32> {
-    COMMANDS.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
-}
-
-/// Redis 7's check of a container's subcommand and its arity (before
-/// `MULTI` queues the command).
-pub fn shape(name: &str, a: &[Vec<u8>]) -> Result<(), Fail> {
-    match name {
-        "module" => crate::shape::subcommand_shape(
-            "MODULE",
-            a,
-            &[
-                ("list", 2),
-                ("load", -3),
-                ("loadex", -3),
-                ("unload", 3),
-                ("help", 2),
-            ],
-        ),
-        "cluster" => crate::shape::subcommand_shape("CLUSTER", a, CLUSTER_SUBCOMMANDS),
-        _ => Ok(()),
-    }
-}
-
 fn help(lines: &[&str]) -> Reply {
     Reply::Array(lines.iter().map(|l| Reply::Simple(l.to_string())).collect())
 }
 
 pub fn run(name: &str, a: &[Vec<u8>]) -> Outcome {
-    shape(name, a)?;
+    crate::registry::check_subcommand(name, a)?;
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
     match name {
         "role" => Ok(Reply::Array(vec![

@@ -209,7 +209,7 @@ const MEMORY_HELP: &[&str] = &[
 /// the allocator's and replication's fields, which have no counterpart,
 /// are left out.
 pub fn memory(s: &Shared, a: &[Vec<u8>]) -> Outcome {
-    crate::collections::object::shape("memory", a)?;
+    crate::registry::check_subcommand("memory", a)?;
     let stats = s.store.db().stats();
     match a[1].to_ascii_lowercase().as_slice() {
         b"help" => Ok(Reply::Array(

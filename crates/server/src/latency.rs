@@ -7,7 +7,7 @@
 //! tools that poll `LATENCY LATEST` get Redis's empty answer, not an
 //! unknown command.
 
-use crate::commands::{fail, Fail, Outcome};
+use crate::commands::{fail, Outcome};
 use crate::resp::Reply;
 
 const HELP: &[&str] = &[
@@ -32,26 +32,8 @@ const HELP: &[&str] = &[
 
 const DOCTOR: &str = "Latency monitoring is not kept by slsm serve: LATENCY LATEST and HISTORY are always empty, and latency-monitor-threshold stays 0. Slow commands are recorded by the slow log (SLOWLOG GET).\n";
 
-/// Redis 7's check of the subcommand and its arity (before `MULTI`
-/// queues the command).
-pub fn shape(a: &[Vec<u8>]) -> Result<(), Fail> {
-    crate::shape::subcommand_shape(
-        "LATENCY",
-        a,
-        &[
-            ("latest", 2),
-            ("history", 3),
-            ("reset", -2),
-            ("doctor", 2),
-            ("graph", 3),
-            ("histogram", -2),
-            ("help", 2),
-        ],
-    )
-}
-
 pub fn command(a: &[Vec<u8>]) -> Outcome {
-    shape(a)?;
+    crate::registry::check_subcommand("latency", a)?;
     Ok(match a[1].to_ascii_lowercase().as_slice() {
         b"help" => Reply::Array(HELP.iter().map(|l| Reply::Simple(l.to_string())).collect()),
         b"latest" | b"history" => Reply::Array(Vec::new()),

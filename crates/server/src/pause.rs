@@ -98,7 +98,8 @@ impl Pause {
 }
 
 /// True for what a `WRITE` pause holds: Redis's `write` and
-/// `may-replicate` commands, and an `EXEC` of a transaction holding one.
+/// `may-replicate` commands (a container's by its subcommand's flags),
+/// and an `EXEC` of a transaction holding one.
 fn may_replicate(session: &Session, req: &Request) -> bool {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
     match name.as_str() {
@@ -112,19 +113,7 @@ fn may_replicate(session: &Session, req: &Request) -> bool {
 
 fn writes(req: &Request) -> bool {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    let sub = || {
-        req.get(1)
-            .map(|s| s.to_ascii_lowercase())
-            .unwrap_or_default()
-    };
-    match name.as_str() {
-        "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount" => true,
-        "function" => matches!(
-            sub().as_slice(),
-            b"load" | b"delete" | b"flush" | b"restore"
-        ),
-        _ => crate::command_table::find(&name).is_some_and(|s| s.flags.contains(&"write")),
-    }
+    crate::registry::find(&name).is_some_and(|c| c.may_replicate(req))
 }
 
 #[cfg(test)]

@@ -31,9 +31,10 @@ use std::sync::atomic::Ordering;
 use slsm::{Keyspace, WriteBatch};
 
 use crate::cluster::run as cluster;
-use crate::commands::{self, Fail};
+use crate::commands::Fail;
+use crate::dispatch::execute;
 use crate::resp::{self, Reply, Request};
-use crate::session::{execute, Session, Then};
+use crate::session::{Session, Then};
 use crate::store::{self, InTx};
 use crate::Shared;
 
@@ -321,7 +322,7 @@ fn counters(
         let mut notices = crate::notify::Notices::default();
         for req in group {
             let mut acc = InTx::new(&mut tx, sp);
-            match commands::run(name, req, &mut acc, &shared.cursors) {
+            match crate::registry::run_data(name, req, &mut acc, &shared.cursors) {
                 Ok(r) | Err(Fail::Reply(r)) => replies.push(r),
                 Err(Fail::Engine(_)) => return false,
             }

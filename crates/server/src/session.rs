@@ -1,21 +1,17 @@
 //! One client's session: authentication, protocol version, name, and
-//! `MULTI`/`EXEC`/`WATCH` state; [`execute`] runs one request. What
-//! `WATCH` and `EXEC` do with that state is in [`crate::transaction`].
+//! `MULTI`/`EXEC`/`WATCH` state; `dispatch::execute` runs one request
+//! against it. What `WATCH` and `EXEC` do with that state is in
+//! [`crate::transaction`].
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::blocked::Blocked;
 use crate::clients::Client;
-use crate::collections::blocking;
 use crate::commands::{self, Fail};
-use crate::pubsub::commands as pubsub;
 use crate::pubsub::Subscriptions;
 use crate::resp::{Reply, Request};
-use crate::transaction::{self, Queue, Watch};
+use crate::transaction::{Queue, Watch};
 use crate::Shared;
-use crate::{admin, info, shape};
 
 /// What the connection does after a reply.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -137,7 +133,7 @@ impl Session {
     }
 
     /// `MONITOR`: from now on every command the server runs is sent here.
-    fn monitor(&mut self, s: &Shared) -> Reply {
+    pub(crate) fn monitor(&mut self, s: &Shared) -> Reply {
         let p = self
             .pubsub
             .get_or_insert_with(|| Box::new(Subscriptions::new(&self.client)));
@@ -174,242 +170,3 @@ pub(crate) fn to_reply(outcome: commands::Outcome) -> Reply {
 
 /// Redis's refusal of a write short of good replicas.
 pub const NO_REPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
-
-/// Runs one request; the reply and what to do next.
-pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then) {
-    s.commands.fetch_add(1, Ordering::Relaxed);
-    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    if let Some(refused) = shape::refused(&name, &req) {
-        return refuse(s, session, &name, refused, Exec::Aborted);
-    }
-    crate::acl::refresh(s, session);
-    if !session.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit" | "reset") {
-        let refused = Reply::err("NOAUTH Authentication required.");
-        return refuse(s, session, &name, refused, Exec::Answered);
-    }
-    if let Some(refused) = crate::acl::refusal(s, session, &req) {
-        return refuse(s, session, &name, refused, Exec::Aborted);
-    }
-    if let Some(refused) = pubsub::refused_while_subscribed(session, &name) {
-        return (refused, Then::Continue);
-    }
-    if let Some(c) = &s.cluster {
-        if let Some(refused) = crate::cluster::run::refusal(c, session, &name, &req) {
-            // A redirected EXEC keeps its transaction for the client to
-            // follow the redirection with.
-            return refuse(s, session, &name, refused, Exec::Answered);
-        }
-    }
-    if let Some(busy) = s.scripts.busy_error() {
-        if !crate::scripting::allowed_while_busy(&name, &req) {
-            return refuse(s, session, &name, Reply::err(busy), Exec::Aborted);
-        }
-    }
-    if s.replicas_short() && crate::command_table::is_write(&name) {
-        return refuse(s, session, &name, Reply::err(NO_REPLICAS), Exec::Aborted);
-    }
-    if session.queued.is_some()
-        && !matches!(
-            name.as_str(),
-            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-        )
-    {
-        if transaction::refused_in_multi(&name) {
-            let refused = Reply::err("ERR Command not allowed inside a transaction");
-            return refuse(s, session, &name, refused, Exec::Answered);
-        }
-        if let Some(q) = session.queued.as_mut() {
-            q.push(req);
-        }
-        return (Reply::Simple("QUEUED".into()), Then::Continue);
-    }
-    let mut wake = match (name.as_str(), &session.queued) {
-        ("exec", Some(queue)) => blocking::wakes_of_all(queue.requests()),
-        _ => blocking::wakes(&name, &req),
-    };
-    if s.waiters.count() > 0 {
-        wake.extend(blocking::replaced(&name, &req));
-    }
-    let done = control(s, session, &name, req);
-    if !wake.is_empty() {
-        s.waiters.wake(wake);
-    }
-    done
-}
-
-/// What a refused `EXEC` does.
-#[derive(PartialEq)]
-enum Exec {
-    /// As Redis's `rejectCommand`: the transaction is discarded (its
-    /// watches too), and the reply says why (`EXECABORT ...`), even
-    /// outside one.
-    Aborted,
-    /// The error is the reply, and the transaction stays.
-    Answered,
-}
-
-/// A command refused before it runs: a transaction it was to join fails
-/// at `EXEC`, and the refusal counts in `INFO commandstats`.
-fn refuse(
-    s: &Shared,
-    session: &mut Session,
-    name: &str,
-    refused: Reply,
-    exec: Exec,
-) -> (Reply, Then) {
-    s.cmdstats.rejected(name, &refused);
-    if name != "exec" {
-        if session.queued.is_some() {
-            session.queue_failed = true;
-        }
-        return (refused, Then::Continue);
-    }
-    if exec == Exec::Answered {
-        return (refused, Then::Continue);
-    }
-    session.queued = None;
-    session.watch = None;
-    let why = match &refused {
-        Reply::Error(e) => e.strip_prefix("ERR ").unwrap_or(e).to_string(),
-        _ => String::new(),
-    };
-    let abort = format!("EXECABORT Transaction discarded because of: {why}");
-    (Reply::err(abort), Then::Continue)
-}
-
-/// Runs one command, counted in `INFO commandstats` (a blocked command
-/// when it is answered: `conn::wait_blocked`).
-pub(crate) fn control(
-    s: &Shared,
-    session: &mut Session,
-    name: &str,
-    req: Request,
-) -> (Reply, Then) {
-    let started = Instant::now();
-    // A script's calls are checked against its caller's rules.
-    let caller = crate::acl::caller::caller_of(session);
-    let (reply, then) =
-        crate::acl::caller::with(caller, || run_command(s, session, name, req, started));
-    if then != Then::Block {
-        s.cmdstats.called(name, 1, started.elapsed(), &reply);
-    }
-    (reply, then)
-}
-
-fn run_command(
-    s: &Shared,
-    session: &mut Session,
-    name: &str,
-    req: Request,
-    started: Instant,
-) -> (Reply, Then) {
-    if !session.in_exec && name != "exec" {
-        s.monitors.feed(name, &req, Some(&session.client.addr));
-    }
-    if let Some(c) = &s.cluster {
-        if let Some(reply) = crate::cluster::run::clustered(s, c, session, name, &req) {
-            crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
-            return (reply, Then::Continue);
-        }
-    }
-    let reply = match name {
-        // A subscribed RESP2 client gets its PONG as an array, as a
-        // message would come.
-        "ping" if session.proto < 3 && session.subscribed() => Reply::Array(vec![
-            Reply::bulk("pong"),
-            Reply::Bulk(req.get(1).cloned().unwrap_or_default()),
-        ]),
-        "ping" => match req.len() {
-            1 => Reply::Simple("PONG".into()),
-            2 => Reply::Bulk(req[1].clone()),
-            _ => shape::arity_error("ping"),
-        },
-        "publish" => pubsub::publish(s, false, &req),
-        "spublish" => pubsub::publish(s, true, &req),
-        "pubsub" => to_reply(pubsub::introspect(s, &req)),
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script" | "fcall" | "fcall_ro"
-        | "function" => crate::scripting::command(s, name, &req),
-
-        "echo" => Reply::Bulk(req[1].clone()),
-        "time" => admin::time_reply(),
-        "save" => to_reply(admin::save(s)),
-        "bgsave" => to_reply(admin::bgsave(s, &req)),
-        "lastsave" => Reply::Int(s.saves.last.load(Ordering::Relaxed) as i64),
-        "reset" => crate::client_modes::reset(s, session),
-        "quit" => return (Reply::ok(), Then::Close),
-        "shutdown" => match admin::shutdown_modifiers(&req[1..]) {
-            Some(false) => return (Reply::ok(), Then::Shutdown),
-            Some(true) => Reply::err("ERR No shutdown in progress."),
-            None => Reply::err("ERR syntax error"),
-        },
-        "hello" => to_reply(admin::hello(s, session, &req)),
-        "auth" => match req.len() {
-            2 => to_reply(admin::auth(s, session, None, &req[1]).map(|_| Reply::ok())),
-            3 => to_reply(admin::auth(s, session, Some(&req[1]), &req[2]).map(|_| Reply::ok())),
-            _ => Reply::err("ERR syntax error"),
-        },
-        "select" => match crate::commands::int_arg(&req[1]) {
-            Ok(0) => Reply::ok(),
-            Ok(_) => Reply::err("ERR DB index is out of range"),
-            Err(_) => Reply::err("ERR value is not an integer or out of range"),
-        },
-        "client" => to_reply(crate::clients::command(s, session, &req)),
-        "acl" => to_reply(crate::acl::command(s, session, &req)),
-        "command" => to_reply(crate::command_docs::command(&req)),
-        "config" => to_reply(crate::config::config(s, &req)),
-        "info" => to_reply(info::info(s, &req)),
-        "slowlog" => to_reply(s.slowlog.command(&req)),
-        "latency" => to_reply(crate::latency::command(&req)),
-        other if crate::compat::arity(other).is_some() => to_reply(crate::compat::run(other, &req)),
-        "monitor" => session.monitor(s),
-        "memory" if !req[1].eq_ignore_ascii_case(b"usage") => to_reply(info::memory(s, &req)),
-        "dbsize" => to_reply(info::dbsize(s).map(Reply::Int).map_err(Fail::Engine)),
-        "flushdb" | "flushall" => match req.get(1).map(|m| m.to_ascii_lowercase()) {
-            // ASYNC and SYNC both empty the database before the reply.
-            None => admin::flush(s),
-            Some(m) if req.len() == 2 && (m == b"async" || m == b"sync") => admin::flush(s),
-            Some(_) => Reply::err("ERR syntax error"),
-        },
-        "multi" => match session.queued {
-            Some(_) => Reply::err("ERR MULTI calls can not be nested"),
-            None => {
-                session.queued = Some(Queue::new(Arc::clone(&s.pending_input)));
-                session.queue_failed = false;
-                Reply::ok()
-            }
-        },
-        "discard" => match session.queued.take() {
-            None => Reply::err("ERR DISCARD without MULTI"),
-            Some(_) => {
-                session.watch = None;
-                Reply::ok()
-            }
-        },
-        "watch" => match session.queued {
-            Some(_) => Reply::err("ERR WATCH inside MULTI is not allowed"),
-            None => to_reply(transaction::watch(s, session, &req[1..])),
-        },
-        "unwatch" => {
-            session.watch = None;
-            session.watched.clear();
-            Reply::ok()
-        }
-        "exec" => {
-            session.in_exec = true;
-            let reply = transaction::exec(s, session);
-            session.in_exec = false;
-            s.monitors.feed(name, &req, Some(&session.client.addr));
-            reply
-        }
-        "wait" => return crate::blocked::start_wait(session, req),
-        data if blocking::may_block(data, &req) => {
-            return crate::blocked::start(s, session, data, req)
-        }
-        other => match pubsub::subscription_command(other) {
-            Some((space, subscribe)) => pubsub::run(s, session, space, subscribe, &req[1..]),
-            None => to_reply(crate::data_command::run_data(s, other, &req)),
-        },
-    };
-    crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
-    (reply, Then::Continue)
-}

@@ -131,8 +131,8 @@ impl SlowLog {
                 ))
             }
             _ => {
-                shape(a)?;
-                Err(crate::shape::subcommand_error("SLOWLOG", a))
+                crate::registry::check_subcommand("slowlog", a)?;
+                Err(crate::registry::subcommand_error("SLOWLOG", a))
             }
         }
     }
@@ -151,16 +151,6 @@ fn count_arg(arg: &[u8]) -> Result<usize, Fail> {
         Ok(n) if n >= 0 => Ok(n as usize),
         _ => Err(fail("ERR count should be greater than or equal to -1")),
     }
-}
-
-/// Redis 7's check of the subcommand and its arity (before `MULTI`
-/// queues the command).
-pub fn shape(a: &[Vec<u8>]) -> Result<(), Fail> {
-    crate::shape::subcommand_shape(
-        "SLOWLOG",
-        a,
-        &[("get", -2), ("len", 2), ("reset", 2), ("help", 2)],
-    )
 }
 
 fn entry_reply(e: &Entry) -> Reply {

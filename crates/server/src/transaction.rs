@@ -12,7 +12,8 @@
 //! * **Owns**: a session's [`Queue`] (and its charge to the clients'
 //!   input) and [`Watch`], which the [`Session`] holds with its flags.
 //! * **Calls**: the engine's transactions, the data commands
-//!   (`commands::run`) and, for queued server commands, `session::control`.
+//!   (their registry rows' handlers) and, for queued server commands,
+//!   `dispatch::control`.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,21 +22,13 @@ use std::sync::Arc;
 use slsm::Keyspace;
 
 use crate::commands;
+use crate::dispatch::control;
+use crate::registry::{self, Run};
 use crate::resp::{Reply, Request};
 use crate::scripting;
-use crate::session::{control, to_reply, Session};
-use crate::store::{apply_drops, Access, InTx};
+use crate::session::{to_reply, Session};
+use crate::store::{apply_drops, InTx};
 use crate::Shared;
-
-/// Commands a transaction may not hold. Redis refuses `SHUTDOWN` and `SAVE` (and
-/// queues everything else but `MULTI`, `WATCH` and the like, which answer
-/// at once). `FLUSHDB` and `FLUSHALL` Redis would queue, but emptying the
-/// database is not a write the engine transaction `EXEC` commits can
-/// hold, so here they are refused, with Redis's error, rather than run
-/// outside the transaction's atomicity.
-pub(crate) fn refused_in_multi(name: &str) -> bool {
-    matches!(name, "shutdown" | "save" | "flushdb" | "flushall")
-}
 
 /// Commands queued since `MULTI`, charged while held to the input the
 /// server's clients hold (`Shared::pending_input`), so that a client that
@@ -325,21 +318,20 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             }
             let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
             let mut acc = InTx::new(&mut tx, &sp);
-            let r = match commands::arity(&name) {
-                Some(_) => to_reply(commands::run(&name, req, &mut acc, &s.cursors)),
-                // As the transaction sees the keys (its writes included).
-                None if name == "dbsize" => to_reply(count_keys(&mut acc)),
-                // Inside a transaction WAIT answers at once, as in Redis.
-                None if name == "wait" => {
-                    to_reply(crate::blocked::wait_args(req).map(|_| Reply::Int(0)))
-                }
+            let run = registry::find(&name).map(|c| c.run);
+            let r = match run {
+                Some(
+                    Run::Data { handler, .. }
+                    | Run::Control {
+                        in_tx: Some(handler),
+                        ..
+                    },
+                ) => to_reply(handler(&name, req, &mut acc, &s.cursors)),
                 // Sent once the transaction commits (below): a subscriber
                 // that reads the data when told sees the transaction's
                 // writes, and a transaction that fails publishes nothing.
-                None if name == "publish" || name == "spublish" => {
-                    effects.publish(s, name == "spublish", req)
-                }
-                None if scripting::is_eval(&name) => {
+                Some(Run::Publish { .. }) => effects.publish(s, name == "spublish", req),
+                Some(Run::Script { .. }) => {
                     let ran = scripting::eval_in(s, &mut acc, req, &mut effects);
                     if ran.killed {
                         // Nothing of the transaction commits.
@@ -348,7 +340,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                     ran.reply
                 }
                 // Counted in `INFO commandstats` by `control` itself.
-                None => {
+                _ => {
                     let r = server_reply
                         .get_or_insert_with(|| control(s, session, &name, req.clone()).0)
                         .clone();
@@ -369,7 +361,12 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 for (req, reply) in queued.iter().zip(&replies) {
                     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
                     s.monitors.feed(&name, req, Some(&session.client.addr));
-                    if commands::arity(&name).is_some() || scripting::is_eval(&name) {
+                    let in_tx = registry::find(&name).is_some_and(|c| match c.run {
+                        Run::Data { .. } | Run::Script { .. } => true,
+                        Run::Control { in_tx, .. } => in_tx.is_some(),
+                        Run::Publish { .. } => false,
+                    });
+                    if in_tx {
                         s.cmdstats
                             .called(&name, 1, std::time::Duration::ZERO, reply);
                     }
@@ -386,19 +383,5 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             }
             Err(e) => return Reply::err(format!("ERR {e}")),
         }
-    }
-}
-
-/// `DBSIZE` through `acc`: its live keys, counted a chunk at a time.
-fn count_keys(acc: &mut dyn Access) -> commands::Outcome {
-    const CHUNK: usize = 4096;
-    let (mut count, mut after) = (0i64, None::<Vec<u8>>);
-    loop {
-        let keys = acc.keys_after(after.as_deref(), CHUNK)?;
-        count += keys.len() as i64;
-        if keys.len() < CHUNK {
-            return Ok(Reply::Int(count));
-        }
-        after = keys.into_iter().last();
     }
 }

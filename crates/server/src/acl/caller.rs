@@ -1,7 +1,7 @@
 //! The user a command runs as, on the thread running it, for the checks
 //! made inside a command: a script's `redis.call`s (Redis's
 //! `scriptVerifyACL`), `redis.acl_check_cmd`, `SORT`'s patterns. Set by
-//! `session::control` around each command of a restricted user, and by a
+//! `dispatch::control` around each command of a restricted user, and by a
 //! cluster node around an entry proposed for one (`Body::AsUser` carries
 //! the rules, so every node checks a script's calls alike).
 //!

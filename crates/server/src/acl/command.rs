@@ -43,29 +43,6 @@ const HELP: &[&str] = &[
     "    Return the current connection username.",
 ];
 
-/// The subcommands and their arities (negative: at least).
-const SUBCOMMANDS: &[(&str, i64)] = &[
-    ("cat", -2),
-    ("deluser", -3),
-    ("dryrun", -4),
-    ("genpass", -2),
-    ("getuser", 3),
-    ("list", 2),
-    ("load", 2),
-    ("log", -2),
-    ("save", 2),
-    ("setuser", -3),
-    ("users", 2),
-    ("whoami", 2),
-    ("help", 2),
-];
-
-/// Redis 7's check of the subcommand and its arity (before `MULTI`
-/// queues the command).
-pub fn shape(a: &[Vec<u8>]) -> Result<(), crate::commands::Fail> {
-    crate::shape::subcommand_shape("ACL", a, SUBCOMMANDS)
-}
-
 pub fn command(s: &Shared, session: &Session, a: &[Vec<u8>]) -> Outcome {
     let sub = String::from_utf8_lossy(&a[1]).to_ascii_lowercase();
     let n = a.len();
@@ -91,7 +68,7 @@ pub fn command(s: &Shared, session: &Session, a: &[Vec<u8>]) -> Outcome {
                 .map(|l| Reply::Simple(l.into()))
                 .collect(),
         )),
-        _ => Err(crate::shape::subcommand_error("ACL", a)),
+        _ => Err(crate::registry::subcommand_error("ACL", a)),
     }
 }
 

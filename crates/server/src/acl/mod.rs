@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-pub use command::{command, shape};
+pub use command::command;
 pub use log::{Context, Reason};
 use selector::Denied;
 use user::User;

@@ -8,7 +8,7 @@
 //! * **Owns**: the replicated clock the server's expiry reads outside
 //!   commands (`store::Clock::Replicated`), and the database until the
 //!   server is built around it.
-//! * **Calls**: the data commands (`commands::run`), scripts
+//! * **Calls**: the data commands (their registry rows' handlers), scripts
 //!   (`scripting::eval_in`), `Store::flush_all`, `FUNCTION`.
 //! * **Thread safety**: openraft applies on one thread at a time.
 
@@ -22,6 +22,7 @@ use super::proposal::{digest, encode_replies, Body, Proposal};
 use crate::collections::blocking;
 use crate::commands;
 use crate::effects::Effects;
+use crate::registry::Run;
 use crate::resp::{Reply, Request};
 use crate::session::to_reply;
 use crate::store::{apply_drops, InTx, Value};
@@ -194,15 +195,15 @@ fn in_transaction(
             }
             let name = lower(req);
             let mut acc = InTx::new(&mut tx, &sp);
-            let reply = match name.as_str() {
-                "publish" | "spublish" => effects.publish(s, name == "spublish", req),
-                n if crate::scripting::is_eval(n) => {
+            let reply = match crate::registry::find(&name).map(|c| c.run) {
+                Some(Run::Publish { .. }) => effects.publish(s, name == "spublish", req),
+                Some(Run::Script { .. }) => {
                     let ran = crate::scripting::eval_in(s, &mut acc, req, &mut effects);
                     killed |= ran.killed;
                     ran.reply
                 }
-                n if commands::arity(n).is_some() => {
-                    to_reply(commands::run(n, req, &mut acc, &s.cursors))
+                Some(Run::Data { handler, .. }) => {
+                    to_reply(handler(&name, req, &mut acc, &s.cursors))
                 }
                 _ => Reply::err(format!("ERR '{name}' cannot be applied from the log")),
             };

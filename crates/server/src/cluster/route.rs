@@ -3,49 +3,16 @@
 //! (what `redis-cli -c` and cluster-aware clients follow), or
 //! `-CLUSTERDOWN The cluster is down` while no leader is known.
 //!
-//! * **Owns**: nothing: the classification is a function of the command.
+//! * **Owns**: nothing: the classification is the command's registry row.
 
 use crate::resp::{Reply, Request};
 
-/// Where a command may run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// On any node, without consensus: the connection's own state, the
-    /// node's introspection, `CLUSTER`, `MULTI`.
-    Anywhere,
-    /// Reads the data: on the leader after a read-index round; on a
-    /// follower only after `READONLY` (as it is there).
-    Read,
-    /// Changes the data: proposed by the leader as a log entry.
-    Write,
-    /// On the leader only, not as a log entry (pub/sub, `WATCH`).
-    Leader,
-}
+pub use crate::registry::Class;
 
-/// Where command `name` (lowercase) of `req` runs.
+/// Where command `name` (lowercase) of `req` runs: as its registry row
+/// says (an unknown command is refused before it gets here).
 pub fn class(name: &str, req: &Request) -> Class {
-    match name {
-        "ping" | "echo" | "time" | "hello" | "auth" | "quit" | "select" | "client" | "command"
-        | "config" | "info" | "slowlog" | "latency" | "reset" | "shutdown" | "memory"
-        | "monitor" | "lastsave" | "save" | "bgsave" | "cluster" | "readonly" | "readwrite"
-        | "asking" | "raft" | "script" | "multi" | "discard" | "unwatch" | "wait" => {
-            Class::Anywhere
-        }
-        "dbsize" | "eval_ro" | "evalsha_ro" | "fcall_ro" => Class::Read,
-        "eval" | "evalsha" | "fcall" | "flushall" | "flushdb" | "exec" => Class::Write,
-        "function" => match req.get(1).map(|s| s.to_ascii_lowercase()).as_deref() {
-            Some(b"list" | b"dump" | b"stats" | b"help") => Class::Read,
-            _ => Class::Write,
-        },
-        _ if crate::compat::arity(name).is_some() => Class::Anywhere,
-        _ if crate::commands::arity(name).is_some() => {
-            match crate::command_table::find(name).is_some_and(|s| s.flags.contains(&"write")) {
-                true => Class::Write,
-                false => Class::Read,
-            }
-        }
-        _ => Class::Leader,
-    }
+    crate::registry::find(name).map_or(Class::Leader, |c| c.class(req))
 }
 
 /// Redis Cluster's hash slot of `key`: CRC16 (XMODEM) of the key, or of

@@ -1,7 +1,7 @@
 //! Running commands in a cluster: proposing writes to the log and waiting
 //! for the state machine's replies, the read-index round before reads,
 //! `WATCH` and `EXEC`, and the routing check every request passes
-//! (`session::execute` calls [`refusal`] first).
+//! (`dispatch::execute` calls [`refusal`] first).
 //!
 //! Connection code runs on tokio's worker threads inside
 //! `block_in_place` (`conn::on_engine` in cluster mode), so waiting for
@@ -16,6 +16,7 @@ use slsm_raft::{Command, OpResult, WriteError};
 use super::proposal::{decode_replies, digest, Body, Proposal};
 use super::route::{class, redirect, Class};
 use super::Cluster;
+use crate::registry::Run;
 use crate::resp::{Reply, Request};
 use crate::session::Session;
 use crate::store::{wall_ms, Value};
@@ -44,7 +45,7 @@ fn timed_out() -> Reply {
 /// error every command of it gets).
 pub fn propose(c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
     let first = body.first_request();
-    // Proposed for a restricted user (`session::control` set the caller):
+    // Proposed for a restricted user (`dispatch::control` set the caller):
     // the entry carries its rules.
     let body = match crate::acl::caller::get() {
         Some(caller) => Body::AsUser {
@@ -91,8 +92,8 @@ pub fn propose_one(s: &Shared, c: &Cluster, req: Request) -> Reply {
 /// cannot block.
 pub fn groupable(req: &Request) -> bool {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    crate::commands::arity(&name).is_some()
-        && crate::shape::refused(&name, req).is_none()
+    crate::registry::data_handler(&name).is_some()
+        && crate::registry::refused(&name, req).is_none()
         && class(&name, req) == Class::Write
         && !crate::collections::blocking::may_block(&name, req)
 }
@@ -210,13 +211,16 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
         .filter(|(_, r)| r.is_none())
     {
         let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-        let data = crate::commands::arity(&name).is_some()
-            || crate::scripting::is_eval(&name)
-            || name == "publish"
-            || name == "spublish";
+        // What the log entry applies; the rest runs here, in its place.
+        let data = crate::registry::find(&name).is_some_and(|c| {
+            matches!(
+                c.run,
+                Run::Data { .. } | Run::Script { .. } | Run::Publish { .. }
+            )
+        });
         local.push(match data {
             true => None,
-            false => Some(crate::session::control(s, session, &name, req.clone()).0),
+            false => Some(crate::dispatch::control(s, session, &name, req.clone()).0),
         });
         match resolve_evalsha(s, req.clone()) {
             Ok(req) => queued.push(req),

@@ -11,24 +11,17 @@ use std::time::Duration;
 
 use crate::blocked::Wake;
 use crate::commands::{fail, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
-/// The commands and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("blpop", -3),
-    ("brpop", -3),
-    ("blmove", 6),
-    ("brpoplpush", 4),
-    ("bzpopmin", -3),
-    ("bzpopmax", -3),
-    ("blmpop", -5),
-    ("bzmpop", -5),
-];
-
-/// True for a blocking command.
+/// True for a command that always blocks until it finds something (the
+/// blocking pops: Redis's `blocking` flag but for the stream reads, which
+/// block only with `BLOCK`).
 pub fn is_blocking(name: &str) -> bool {
-    COMMANDS.iter().any(|(n, _)| *n == name)
+    let flagged =
+        crate::registry::find(name).is_some_and(|c| c.flags.has(crate::registry::BLOCKING));
+    flagged && !matches!(name, "xread" | "xreadgroup")
 }
 
 /// The waiters a commit of request `a` (command `name`, lowercase) may
@@ -123,7 +116,7 @@ pub fn may_block(name: &str, a: &[Vec<u8>]) -> bool {
 }
 
 /// One attempt of blocking command `name` (arity already checked).
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     if name == "blmpop" || name == "bzmpop" {
         // Redis reads the timeout after the other arguments.
         let pops = super::mpop::parse(name, a, 2)?;
@@ -181,7 +174,8 @@ fn pop_first(acc: &mut dyn Access, keys: &[Vec<u8>], kind: Kind, pop: &str) -> O
             return Err(super::wrong_type());
         }
         // Collections are never empty: the last pop deletes the key.
-        let popped = super::run(pop, &[pop.as_bytes().to_vec(), key.clone()], acc)?;
+        let req = [pop.as_bytes().to_vec(), key.clone()];
+        let popped = crate::registry::run_data(pop, &req, acc, &Default::default())?;
         let mut reply = vec![Reply::Bulk(key.clone())];
         match popped {
             Reply::Array(items) => reply.extend(items),
@@ -197,5 +191,5 @@ fn pop_first(acc: &mut dyn Access, keys: &[Vec<u8>], kind: Kind, pop: &str) -> O
 fn move_one(acc: &mut dyn Access, args: [&[u8]; 4]) -> Outcome {
     let mut req = vec![b"lmove".to_vec()];
     req.extend(args.iter().map(|a| a.to_vec()));
-    super::run("lmove", &req, acc)
+    crate::registry::run_data("lmove", &req, acc, &Default::default())
 }

@@ -4,33 +4,13 @@
 
 use super::Coll;
 use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::incrbyfloat::{incr_by_float, IncrError};
 use crate::notify::HASH;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
 
-/// The commands of this type and their arities (Redis's: negative means
-/// "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("hset", -4),
-    ("hmset", -4),
-    ("hsetnx", 4),
-    ("hincrby", 4),
-    ("hincrbyfloat", 4),
-    ("hget", 3),
-    ("hexists", 3),
-    ("hstrlen", 3),
-    ("hmget", -3),
-    ("hdel", -3),
-    ("hlen", 2),
-    ("hgetall", 2),
-    ("hkeys", 2),
-    ("hvals", 2),
-    ("hscan", -3),
-    ("hrandfield", -2),
-];
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "hset" | "hmset" => hset(name, a, acc),
         "hrandfield" => super::random::hrandfield(a, acc),

@@ -47,103 +47,30 @@
 pub mod blocking;
 mod coll;
 pub mod dump;
-mod hashes;
-mod lists;
+pub(crate) mod hashes;
+pub(crate) mod lists;
 pub mod mpop;
 pub mod object;
 mod random;
 pub mod scan;
-mod sets;
-mod sort;
+pub(crate) mod sets;
+pub(crate) mod sort;
 pub mod streams;
 pub mod sweep;
 mod versions;
-mod zsets;
+pub(crate) mod zsets;
 
 pub use coll::Coll;
 pub use versions::Versions;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::commands::{fail, Fail, Outcome};
+use crate::commands::{fail, Fail};
 use crate::store::{Access, Kind, Value};
 
 /// Elements read from the engine per step when a whole collection is
 /// walked (deleted, renamed, listed).
 pub(crate) const STEP: usize = 4096;
-
-/// The command tables of the collection types.
-const TYPES: [&[(&str, i32)]; 11] = [
-    lists::COMMANDS,
-    streams::COMMANDS,
-    mpop::COMMANDS,
-    hashes::COMMANDS,
-    sets::COMMANDS,
-    zsets::COMMANDS,
-    zsets::GEO_COMMANDS,
-    blocking::COMMANDS,
-    sort::COMMANDS,
-    dump::COMMANDS,
-    object::COMMANDS,
-];
-
-/// Every collection command's name.
-pub fn names() -> impl Iterator<Item = &'static str> {
-    TYPES.into_iter().flatten().map(|(name, _)| *name)
-}
-
-/// The arity of a collection command (Redis's: negative means "at
-/// least"), or `None` if it is not one.
-pub fn arity(name: &str) -> Option<i32> {
-    TYPES
-        .into_iter()
-        .flatten()
-        .find(|(n, _)| *n == name)
-        .map(|(_, arity)| *arity)
-}
-
-/// True for the collection commands that only read (`COMMAND`'s
-/// `readonly` flag): outside `MULTI` they read one snapshot instead of
-/// running in a transaction, which they would only validate.
-pub fn reads_only(name: &str) -> bool {
-    static READ_ONLY: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
-        std::sync::OnceLock::new();
-    READ_ONLY
-        .get_or_init(|| {
-            names()
-                .filter(|n| {
-                    crate::command_table::find(n).is_some_and(|s| s.flags.contains(&"readonly"))
-                })
-                .collect()
-        })
-        .contains(name)
-}
-
-/// Runs collection command `name` (lowercase; arity already checked).
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    let of = |table: &[(&str, i32)]| table.iter().any(|(n, _)| *n == name);
-    if of(lists::COMMANDS) {
-        lists::run(name, a, acc)
-    } else if of(hashes::COMMANDS) {
-        hashes::run(name, a, acc)
-    } else if of(sets::COMMANDS) {
-        sets::run(name, a, acc)
-    } else if of(blocking::COMMANDS) {
-        blocking::run(name, a, acc)
-    } else if of(mpop::COMMANDS) {
-        mpop::run(name, a, acc)
-    } else if of(streams::COMMANDS) {
-        streams::run(name, a, acc)
-    } else if of(sort::COMMANDS) {
-        sort::sort(a, acc, name == "sort_ro")
-    } else if of(dump::COMMANDS) {
-        dump::run(name, a, acc)
-    } else if of(object::COMMANDS) {
-        object::run(name, a, acc)
-    } else {
-        zsets::run(name, a, acc)
-    }
-}
 
 pub fn wrong_type() -> Fail {
     fail("WRONGTYPE Operation against a key holding the wrong kind of value")

@@ -11,11 +11,9 @@
 
 use super::wrong_type;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
-
-/// The commands and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[("lmpop", -4), ("zmpop", -4)];
 
 /// A parsed request: the keys, and the plain pop that takes the
 /// elements (`lpop`, `rpop`, `zpopmin` or `zpopmax`) with its count.
@@ -70,7 +68,7 @@ fn positive(arg: &[u8], message: &str) -> Result<i64, Fail> {
     }
 }
 
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     pop_first(acc, &parse(name, a, 1)?)
 }
 
@@ -92,7 +90,7 @@ pub fn pop_first(acc: &mut dyn Access, p: &Pops<'_>) -> Outcome {
             key.clone(),
             p.count.to_string().into_bytes(),
         ];
-        let elements = match super::run(p.pop, &req, acc)? {
+        let elements = match crate::registry::run_data(p.pop, &req, acc, &Default::default())? {
             // A sorted set's members with their scores: one array each,
             // in RESP2 too.
             Reply::Pairs(pairs) => pairs

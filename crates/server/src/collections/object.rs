@@ -24,11 +24,9 @@
 
 use super::{sets, zsets, Coll};
 use crate::commands::{canonical_int, fail, int_arg, syntax_error, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Access, Kind, Value};
-
-/// The commands and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[("object", -2), ("memory", -2)];
 
 /// Redis's defaults: `set-max-intset-entries`,
 /// `hash-max-listpack-entries`/`-value`, `zset-max-listpack-entries`/`-value`.
@@ -57,38 +55,8 @@ const OBJECT_HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// Redis 7's subcommand tables, checked before anything runs (and before
-/// `MULTI` queues the command).
-pub fn shape(name: &str, a: &[Vec<u8>]) -> Result<(), Fail> {
-    match name {
-        "object" => crate::shape::subcommand_shape(
-            "OBJECT",
-            a,
-            &[
-                ("encoding", 3),
-                ("freq", 3),
-                ("idletime", 3),
-                ("refcount", 3),
-                ("help", 2),
-            ],
-        ),
-        _ => crate::shape::subcommand_shape(
-            "MEMORY",
-            a,
-            &[
-                ("doctor", 2),
-                ("malloc-stats", 2),
-                ("purge", 2),
-                ("stats", 2),
-                ("usage", -3),
-                ("help", 2),
-            ],
-        ),
-    }
-}
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
-    shape(name, a)?;
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
+    crate::registry::check_subcommand(name, a)?;
     let sub = a[1].to_ascii_lowercase();
     match (name, sub.as_slice()) {
         ("object", b"help") => Ok(Reply::Array(

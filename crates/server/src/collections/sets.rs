@@ -19,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{positive_count, random_u64, wrong_type, Coll};
 use crate::commands::{fail, int_arg, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::notify::{GENERIC, SET};
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
@@ -26,29 +27,7 @@ use crate::store::{Access, Kind};
 /// The most members `SRANDMEMBER` with a negative count returns.
 const MAX_RANDOM_REPLY: u64 = 1 << 24;
 
-/// The commands of this type and their arities (Redis's: negative means
-/// "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("sadd", -3),
-    ("srem", -3),
-    ("smismember", -3),
-    ("sismember", 3),
-    ("smembers", 2),
-    ("sscan", -3),
-    ("scard", 2),
-    ("spop", -2),
-    ("srandmember", -2),
-    ("smove", 4),
-    ("sinter", -2),
-    ("sunion", -2),
-    ("sdiff", -2),
-    ("sinterstore", -3),
-    ("sunionstore", -3),
-    ("sdiffstore", -3),
-    ("sintercard", -3),
-];
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "sadd" => {
             let mut set = Coll::load_or_new(acc, &a[1], Kind::Set)?;

@@ -16,10 +16,9 @@
 
 use super::{delete_key, hashes, lists, sets, wrong_type, zsets, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
-
-pub const COMMANDS: &[(&str, i32)] = &[("sort", -2), ("sort_ro", -2)];
 
 #[derive(Default)]
 struct Options {
@@ -139,6 +138,11 @@ fn elements(acc: &mut dyn Access, key: &[u8]) -> Result<(Vec<Vec<u8>>, bool), Fa
             (members.into_iter().map(|(_, m)| m).collect(), false)
         }
     })
+}
+
+/// `SORT` and `SORT_RO` (the registry's handler).
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
+    sort(a, acc, name == "sort_ro")
 }
 
 pub fn sort(a: &[Vec<u8>], acc: &mut dyn Access, read_only: bool) -> Outcome {

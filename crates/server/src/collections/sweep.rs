@@ -92,7 +92,7 @@ mod tests {
             &store.db(),
             &store.spaces(),
             &opts,
-            |acc| match commands::run(&name, &req, acc, &Cursors::default()) {
+            |acc| match crate::registry::run_data(&name, &req, acc, &Cursors::default()) {
                 Err(commands::Fail::Engine(e)) => Err(e),
                 _ => Ok(()),
             },

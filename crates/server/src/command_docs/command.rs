@@ -12,7 +12,7 @@ pub fn command(a: &[Vec<u8>]) -> Outcome {
     use super::{docs, info, lookup, top_level};
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
     if !sub.is_empty() {
-        crate::shape::subcommand_shape("COMMAND", a, COMMAND_SUBCOMMANDS)?;
+        crate::registry::check_subcommand("command", a)?;
     }
     match sub.as_slice() {
         b"" | b"info" if a.len() <= 2 => {
@@ -49,17 +49,6 @@ pub fn command(a: &[Vec<u8>]) -> Outcome {
         _ => super::getkeys::getkeys(a, true),
     }
 }
-
-/// `COMMAND`'s subcommands and their arities (Redis 7.0's).
-const COMMAND_SUBCOMMANDS: &[(&str, i64)] = &[
-    ("count", 2),
-    ("docs", -2),
-    ("getkeys", -4),
-    ("getkeysandflags", -4),
-    ("help", 2),
-    ("info", -2),
-    ("list", -2),
-];
 
 const COMMAND_HELP: &[&str] = &[
     "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -6,24 +6,11 @@
 
 use super::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::collections::{drop_items_of, wrong_type};
+use crate::cursors::Cursors;
 use crate::resp::{Reply, MAX_BULK};
 use crate::store::{Access, Kind, Value};
 
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("setbit", 4),
-    ("getbit", 3),
-    ("bitcount", -2),
-    ("bitpos", -3),
-    ("bitop", -4),
-    ("bitfield", -2),
-    ("bitfield_ro", -2),
-];
-
-pub fn arity(name: &str) -> Option<i32> {
-    COMMANDS.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
-}
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "setbit" => setbit(a, acc),
         "getbit" => {

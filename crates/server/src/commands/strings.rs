@@ -4,8 +4,10 @@
 
 use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
 use crate::collections::{drop_items_of, wrong_type};
+use crate::cursors::Cursors;
 use crate::incrbyfloat::IncrError;
 use crate::notify::{GENERIC, STRING};
+use crate::registry::Mode;
 use crate::resp::{Reply, MAX_BULK};
 use crate::store::{now_ms, Access, Kind, Value};
 
@@ -17,7 +19,20 @@ fn string(acc: &mut dyn Access, key: &[u8]) -> Result<Option<Value>, Fail> {
     }
 }
 
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+/// How `SET` reaches the engine: a plain one (with at most EX, PX, EXAT
+/// or PXAT) writes blindly; NX, XX, GET and KEEPTTL read first.
+pub fn mode(args: &[Vec<u8>]) -> Mode {
+    let reads = args[3..].iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        a == b"nx" || a == b"xx" || a == b"get" || a == b"keepttl"
+    });
+    match reads {
+        true => Mode::Transaction,
+        false => Mode::Direct,
+    }
+}
+
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "get" => Ok(bulk_or_null(string(acc, &a[1])?)),
         "set" => set(a, acc),

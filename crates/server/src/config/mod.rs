@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
-use crate::admin::subcommand_error;
 use crate::commands::{fail, Fail, Outcome};
 use crate::glob;
 use crate::resp::Reply;
@@ -75,11 +74,7 @@ pub fn config(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         b"help" if a.len() == 2 => Ok(Reply::Array(
             HELP.iter().map(|l| Reply::Simple((*l).into())).collect(),
         )),
-        _ => Err(subcommand_error(
-            "config",
-            &["get", "set", "resetstat", "rewrite", "help"],
-            a,
-        )),
+        _ => Err(crate::registry::subcommand_refusal("config", a)),
     }
 }
 

@@ -9,7 +9,6 @@
 //! (un)subscribe, `PING`, `QUIT` or `RESET` ([`refused_while_subscribed`]).
 
 use super::{Space, Subscriptions};
-use crate::admin::subcommand_error;
 use crate::commands::{Fail, Outcome};
 use crate::resp::Reply;
 use crate::session::Session;
@@ -27,16 +26,6 @@ pub fn subscription_command(name: &str) -> Option<(Space, bool)> {
         "sunsubscribe" => (Space::Shards, false),
         _ => return None,
     })
-}
-
-/// Redis's arity of a pub/sub command.
-pub fn arity(name: &str) -> Option<i32> {
-    match name {
-        "subscribe" | "psubscribe" | "ssubscribe" | "pubsub" => Some(-2),
-        "unsubscribe" | "punsubscribe" | "sunsubscribe" => Some(-1),
-        "publish" | "spublish" => Some(3),
-        _ => None,
-    }
 }
 
 /// The error a RESP2 client in subscribed mode gets for `name`, if the
@@ -158,14 +147,6 @@ const HELP: &[&str] = &[
 /// [channel ...]`, `NUMPAT`, `HELP`.
 pub fn introspect(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let sub = a[1].to_ascii_lowercase();
-    let known = [
-        "channels",
-        "numpat",
-        "numsub",
-        "shardchannels",
-        "shardnumsub",
-        "help",
-    ];
     let space = match sub.starts_with(b"shard") {
         true => Space::Shards,
         false => Space::Channels,
@@ -192,6 +173,6 @@ pub fn introspect(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         (b"help", 2) => Ok(Reply::Array(
             HELP.iter().map(|l| Reply::Simple((*l).into())).collect(),
         )),
-        _ => Err(subcommand_error("pubsub", &known, a)),
+        _ => Err(crate::registry::subcommand_refusal("pubsub", a)),
     }
 }

@@ -10,7 +10,6 @@ use super::library::FLAGS;
 use super::vm::{self, Call, Limits};
 use super::{run_command, split_keys, Running};
 use crate::access::InTx;
-use crate::admin::subcommand_error;
 use crate::collections::dump::functions as payload;
 use crate::commands::{fail, Fail, Outcome};
 use crate::effects::Effects;
@@ -61,19 +60,6 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// Each subcommand and its arity (Redis's: negative means "at least").
-const SUBCOMMANDS: &[(&str, i32)] = &[
-    ("load", -3),
-    ("delete", 3),
-    ("flush", -2),
-    ("list", -2),
-    ("stats", 2),
-    ("kill", 2),
-    ("dump", 2),
-    ("restore", -3),
-    ("help", 2),
-];
-
 fn err(message: impl std::fmt::Display) -> Fail {
     fail(&format!("ERR {message}"))
 }
@@ -81,13 +67,7 @@ fn err(message: impl std::fmt::Display) -> Fail {
 /// `FUNCTION ...`.
 pub fn function(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let sub = String::from_utf8_lossy(&a[1]).to_ascii_lowercase();
-    let known: Vec<&str> = SUBCOMMANDS.iter().map(|(n, _)| *n).collect();
-    let fits = SUBCOMMANDS.iter().any(|&(n, arity)| {
-        n == sub && (a.len() as i32 == arity || (arity < 0 && a.len() as i32 >= -arity))
-    });
-    if !fits {
-        return Err(subcommand_error("function", &known, a));
-    }
+    crate::registry::check_subcommand("function", a)?;
     match sub.as_str() {
         "load" => load(s, a),
         "delete" => change(s, |r| match r.take(&lossy(&a[2])) {
@@ -144,7 +124,7 @@ fn load(s: &Shared, a: &[Vec<u8>]) -> Outcome {
 
 fn flush(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     if a.len() > 3 {
-        return Err(crate::shape::subcommand_error("FUNCTION", a));
+        return Err(crate::registry::subcommand_error("FUNCTION", a));
     }
     if let Some(mode) = a.get(2) {
         if !mode.eq_ignore_ascii_case(b"sync") && !mode.eq_ignore_ascii_case(b"async") {
@@ -257,7 +237,7 @@ fn dump(registry: &Registry) -> Vec<u8> {
 
 fn restore(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     if a.len() > 4 {
-        return Err(crate::shape::subcommand_error("FUNCTION", a));
+        return Err(crate::registry::subcommand_error("FUNCTION", a));
     }
     let policy = a.get(3).map(|p| p.to_ascii_lowercase());
     let (flush, replace) = match policy.as_deref() {

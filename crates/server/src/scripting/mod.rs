@@ -42,16 +42,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::access::{apply_drops, InTx};
-use crate::admin::subcommand_error;
 use crate::collections::blocking;
 use crate::commands::{self, Fail, Outcome};
 use crate::effects::Effects;
 use crate::resp::{Reply, Request};
 use crate::session::to_reply;
-use crate::shape::arity_of;
 use crate::Shared;
 
-pub use running::{allowed_while_busy, Running, RunningFunction};
+pub use running::{Running, RunningFunction};
 
 /// What the server keeps of scripts.
 #[derive(Default)]
@@ -96,24 +94,6 @@ impl Scripts {
 
 pub fn sha1_hex(bytes: &[u8]) -> String {
     sha1_smol::Sha1::from(bytes).digest().to_string()
-}
-
-/// Redis's arity of a scripting command.
-pub fn arity(name: &str) -> Option<i32> {
-    match name {
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => Some(-3),
-        "script" | "function" => Some(-2),
-        _ => None,
-    }
-}
-
-/// True for the commands that run a script or a function (`EVAL`,
-/// `FCALL` and their forms).
-pub fn is_eval(name: &str) -> bool {
-    matches!(
-        name,
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
-    )
 }
 
 /// `EVAL`/`EVALSHA` (and their `_RO` forms) outside `MULTI`: the script
@@ -257,14 +237,13 @@ pub(super) fn run_command(
     effects: &mut Effects,
 ) -> Reply {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    let Some(arity) = arity_of(&name) else {
+    let Some(cmd) = crate::registry::find(&name) else {
         return Reply::err("ERR Unknown Redis command called from script");
     };
-    let n = req.len() as i32;
-    if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
+    if !crate::registry::fits(cmd.arity, req.len()) {
         return Reply::err("ERR Wrong number of args calling Redis command from script");
     }
-    let data = commands::arity(&name).is_some() && !blocking::is_blocking(&name);
+    let data = cmd.data().is_some() && !blocking::is_blocking(&name);
     let server = matches!(
         name.as_str(),
         "ping" | "echo" | "time" | "publish" | "spublish"
@@ -299,7 +278,7 @@ pub(super) fn run_command(
         _ => {
             let started = std::time::Instant::now();
             let was = std::mem::replace(&mut acc.in_script, true);
-            let reply = to_reply(commands::run(&name, &req, acc, &s.cursors));
+            let reply = to_reply(crate::registry::run_data(&name, &req, acc, &s.cursors));
             acc.in_script = was;
             s.cmdstats.called(&name, 1, started.elapsed(), &reply);
             effects.ran(req);
@@ -331,7 +310,7 @@ fn blocks_in_script(name: &str, req: &Request) -> bool {
 
 /// True for commands Redis flags as writes.
 fn writes(name: &str) -> bool {
-    crate::command_table::is_write(name)
+    crate::registry::is_write(name)
 }
 
 const HELP: &[&str] = &[
@@ -355,7 +334,6 @@ const HELP: &[&str] = &[
 /// `SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP`.
 pub fn script(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     let sub = a[1].to_ascii_lowercase();
-    let known = ["load", "exists", "flush", "kill", "help"];
     match (sub.as_slice(), a.len()) {
         (b"load", 3) => match shebang::parse(&a[2]) {
             Err(e) => Ok(Reply::Error(e)),
@@ -389,7 +367,7 @@ pub fn script(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         (b"help", 2) => Ok(Reply::Array(
             HELP.iter().map(|l| Reply::Simple((*l).into())).collect(),
         )),
-        _ => Err(subcommand_error("script", &known, a)),
+        _ => Err(crate::registry::subcommand_refusal("script", a)),
     }
 }
 

@@ -4,7 +4,7 @@
 //! once a script or function has run longer than `busy-reply-threshold`
 //! (`lua-time-limit`), other clients' commands are answered `BUSY`, as
 //! Redis answers them, but for the few Redis lets through (`SCRIPT KILL`,
-//! `FUNCTION KILL`, `SHUTDOWN`, ...: [`allowed_while_busy`]). Until then
+//! `FUNCTION KILL`, `SHUTDOWN`, ...: the `allow_busy` flag of their registry rows). Until then
 //! they are served beside it: a script runs in its own transaction, not
 //! by holding the server (see `scripting/mod.rs`).
 
@@ -82,23 +82,6 @@ const BUSY_EVAL: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
-
-/// The commands Redis serves while a script is busy (its `allow-busy`
-/// flag).
-pub fn allowed_while_busy(name: &str, req: &[Vec<u8>]) -> bool {
-    let sub = || {
-        req.get(1)
-            .map(|a| a.to_ascii_lowercase())
-            .unwrap_or_default()
-    };
-    match name {
-        "auth" | "discard" | "hello" | "multi" | "quit" | "reset" | "shutdown" | "unwatch"
-        | "watch" => true,
-        "script" => sub() == b"kill",
-        "function" => matches!(sub().as_slice(), b"kill" | b"stats"),
-        _ => false,
-    }
-}
 
 impl Scripts {
     pub(super) fn start(&self, run: Running) {

@@ -19,16 +19,14 @@ pub use stream::{GroupObject, StreamObject};
 
 use super::{delete_key, hashes, lists, sets, streams, zsets, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{now_ms, Access, Kind, Value};
-
-/// The commands and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[("dump", 2), ("restore", -4)];
 
 /// Members or fields written per internal command when restoring.
 const CHUNK: usize = 1024;
 
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "dump" => dump(&a[1], acc),
         _ => restore(a, acc),
@@ -175,8 +173,8 @@ fn in_chunks<T>(
         let mut request = vec![command.as_bytes().to_vec(), key.to_vec()];
         request.extend(items.by_ref().take(CHUNK).flat_map(&args));
         match command {
-            "sadd" => sets::run(command, &request, acc)?,
-            _ => hashes::run(command, &request, acc)?,
+            "sadd" => sets::run(command, &request, acc, &Default::default())?,
+            _ => hashes::run(command, &request, acc, &Default::default())?,
         };
     }
     Ok(())

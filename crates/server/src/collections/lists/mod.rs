@@ -11,30 +11,10 @@ mod lpos;
 
 use super::{positions, positive_count, wrong_type, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::notify::LIST;
 use crate::resp::{Bulks, Reply};
 use crate::store::{Access, Kind};
-
-/// The commands of this type and their arities (Redis's: negative means
-/// "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("lpush", -3),
-    ("rpush", -3),
-    ("lpushx", -3),
-    ("rpushx", -3),
-    ("lpop", -2),
-    ("rpop", -2),
-    ("llen", 2),
-    ("lindex", 3),
-    ("rpoplpush", 3),
-    ("lrange", 4),
-    ("lset", 4),
-    ("ltrim", 4),
-    ("lrem", 4),
-    ("linsert", 5),
-    ("lmove", 5),
-    ("lpos", -3),
-];
 
 /// The end of a list a command works at.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -61,7 +41,7 @@ impl End {
     }
 }
 
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "lpush" | "rpush" | "lpushx" | "rpushx" => push(name, a, acc),
         "lpop" => pop(a, acc, End::Left),

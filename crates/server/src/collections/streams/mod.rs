@@ -35,29 +35,11 @@ use trim::{trim_args, trim_stream, xtrim, AddArgs};
 
 use super::Coll;
 use crate::commands::{fail, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{now_ms, Access, Kind};
 
-/// The commands and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("xadd", -5),
-    ("xlen", 2),
-    ("xdel", -3),
-    ("xtrim", -4),
-    ("xrange", -4),
-    ("xrevrange", -4),
-    ("xread", -4),
-    ("xreadgroup", -7),
-    ("xgroup", -2),
-    ("xack", -4),
-    ("xpending", -3),
-    ("xclaim", -6),
-    ("xautoclaim", -6),
-    ("xinfo", -2),
-    ("xsetid", -3),
-];
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "xadd" => xadd(a, acc),
         "xlen" => Ok(Reply::Int(

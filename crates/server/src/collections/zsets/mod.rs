@@ -21,7 +21,7 @@ mod algebra;
 mod counts;
 pub(crate) use counts::{COUNTED, ONE_BUCKET};
 mod geo;
-pub(crate) use geo::{store_key as geo_store_key, COMMANDS as GEO_COMMANDS};
+pub(crate) use geo::store_key as geo_store_key;
 mod lex;
 mod range;
 mod rank;
@@ -30,6 +30,7 @@ mod walk;
 
 use super::Coll;
 use crate::commands::{fail, Fail, Outcome};
+use crate::cursors::Cursors;
 use crate::notify::ZSET;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
@@ -37,43 +38,7 @@ use range::{bound_arg, Mode, Order};
 use walk::walk_from;
 use walk::{decode_order, walk_down, Cursor};
 
-/// The commands of this type and their arities (Redis's: negative means
-/// "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("zadd", -4),
-    ("zincrby", 4),
-    ("zcount", 4),
-    ("zscore", 3),
-    ("zrank", 3),
-    ("zrevrank", 3),
-    ("zmscore", -3),
-    ("zrem", -3),
-    ("zcard", 2),
-    ("zrange", -4),
-    ("zrevrange", -4),
-    ("zrangebyscore", -4),
-    ("zrevrangebyscore", -4),
-    ("zpopmin", -2),
-    ("zpopmax", -2),
-    ("zremrangebyrank", 4),
-    ("zremrangebyscore", 4),
-    ("zscan", -3),
-    ("zrangestore", -5),
-    ("zrangebylex", -4),
-    ("zrevrangebylex", -4),
-    ("zlexcount", 4),
-    ("zremrangebylex", 4),
-    ("zunion", -3),
-    ("zinter", -3),
-    ("zdiff", -3),
-    ("zunionstore", -4),
-    ("zinterstore", -4),
-    ("zdiffstore", -4),
-    ("zintercard", -3),
-    ("zrandmember", -2),
-];
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "zadd" => add::zadd(a, acc),
         "zrandmember" => super::random::zrandmember(a, acc),

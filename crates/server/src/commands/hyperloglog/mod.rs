@@ -12,17 +12,12 @@ mod sketch;
 
 use super::{fail, Fail, Outcome};
 use crate::collections::wrong_type;
+use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Access, Kind, Value};
 use sketch::REGISTERS;
 
-pub const COMMANDS: &[(&str, i32)] = &[("pfadd", -2), ("pfcount", -2), ("pfmerge", -2)];
-
-pub fn arity(name: &str) -> Option<i32> {
-    COMMANDS.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
-}
-
-pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
+pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {
         "pfadd" => pfadd(a, acc),
         "pfcount" if a.len() > 2 => {

@@ -24,20 +24,6 @@ use crate::store::{Access, Kind};
 
 pub use args::store_key;
 
-/// The commands and their arities (Redis's: negative means "at least").
-pub const COMMANDS: &[(&str, i32)] = &[
-    ("geoadd", -5),
-    ("geopos", -2),
-    ("geohash", -2),
-    ("geodist", -4),
-    ("georadius", -6),
-    ("georadius_ro", -6),
-    ("georadiusbymember", -5),
-    ("georadiusbymember_ro", -5),
-    ("geosearch", -7),
-    ("geosearchstore", -8),
-];
-
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     match name {
         "geoadd" => geoadd(a, acc),

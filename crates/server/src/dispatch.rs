@@ -1,0 +1,207 @@
+//! The door every request goes through: [`execute`] checks it (shape,
+//! authentication, ACL rules, subscribed mode, the cluster's leadership,
+//! a busy script, replicas, `MULTI`'s queue) and runs it by its row in
+//! the registry ([`crate::registry`]); [`control`] runs a command counted
+//! in `INFO commandstats`.
+//!
+//! * **Owns**: nothing; the session's state is the caller's.
+//! * **Called by**: the connection (`conn`, `pipeline`), `EXEC` (a
+//!   queued server command), the blocked-client wake-up.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crate::collections::blocking;
+use crate::pubsub::commands as pubsub;
+use crate::registry::{self, Command, Run, ALLOW_BUSY, NO_AUTH, NO_MULTI, WRITE};
+use crate::resp::{Reply, Request};
+use crate::session::{to_reply, Session, Then, NO_REPLICAS};
+use crate::Shared;
+
+/// Runs one request; the reply and what to do next.
+pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then) {
+    s.commands.fetch_add(1, Ordering::Relaxed);
+    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+    let cmd = match registry::checked(&name, &req) {
+        Ok(cmd) => cmd,
+        Err(refused) => return refuse(s, session, &name, refused, Exec::Aborted),
+    };
+    if let Some(refused) = admission(s, session, cmd, &name, &req) {
+        return refused;
+    }
+    if session.queued.is_some()
+        && !matches!(
+            name.as_str(),
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        )
+    {
+        return queue(s, session, cmd, &name, req);
+    }
+    let mut wake = match (name.as_str(), &session.queued) {
+        ("exec", Some(queue)) => blocking::wakes_of_all(queue.requests()),
+        _ => blocking::wakes(&name, &req),
+    };
+    if s.waiters.count() > 0 {
+        wake.extend(blocking::replaced(&name, &req));
+    }
+    let done = control(s, session, &name, req);
+    if !wake.is_empty() {
+        s.waiters.wake(wake);
+    }
+    done
+}
+
+/// The refusal of a well-formed request, if it may not run now.
+fn admission(
+    s: &Shared,
+    session: &mut Session,
+    cmd: &Command,
+    name: &str,
+    req: &Request,
+) -> Option<(Reply, Then)> {
+    crate::acl::refresh(s, session);
+    if !session.authenticated && !cmd.flags.has(NO_AUTH) {
+        let refused = Reply::err("NOAUTH Authentication required.");
+        return Some(refuse(s, session, name, refused, Exec::Answered));
+    }
+    if let Some(refused) = crate::acl::refusal(s, session, req) {
+        return Some(refuse(s, session, name, refused, Exec::Aborted));
+    }
+    if let Some(refused) = pubsub::refused_while_subscribed(session, name) {
+        return Some((refused, Then::Continue));
+    }
+    if let Some(c) = &s.cluster {
+        if let Some(refused) = crate::cluster::run::refusal(c, session, name, req) {
+            // A redirected EXEC keeps its transaction for the client to
+            // follow the redirection with.
+            return Some(refuse(s, session, name, refused, Exec::Answered));
+        }
+    }
+    if let Some(busy) = s.scripts.busy_error() {
+        if !cmd.flags_of(req).has(ALLOW_BUSY) {
+            return Some(refuse(s, session, name, Reply::err(busy), Exec::Aborted));
+        }
+    }
+    if s.replicas_short() && cmd.flags.has(WRITE) {
+        let refused = Reply::err(NO_REPLICAS);
+        return Some(refuse(s, session, name, refused, Exec::Aborted));
+    }
+    None
+}
+
+/// Queues a command sent inside `MULTI`.
+fn queue(
+    s: &Shared,
+    session: &mut Session,
+    cmd: &Command,
+    name: &str,
+    req: Request,
+) -> (Reply, Then) {
+    if cmd.flags.has(NO_MULTI) {
+        let refused = Reply::err("ERR Command not allowed inside a transaction");
+        return refuse(s, session, name, refused, Exec::Answered);
+    }
+    if let Some(q) = session.queued.as_mut() {
+        q.push(req);
+    }
+    (Reply::Simple("QUEUED".into()), Then::Continue)
+}
+
+/// What a refused `EXEC` does.
+#[derive(PartialEq)]
+enum Exec {
+    /// As Redis's `rejectCommand`: the transaction is discarded (its
+    /// watches too), and the reply says why (`EXECABORT ...`), even
+    /// outside one.
+    Aborted,
+    /// The error is the reply, and the transaction stays.
+    Answered,
+}
+
+/// A command refused before it runs: a transaction it was to join fails
+/// at `EXEC`, and the refusal counts in `INFO commandstats`.
+fn refuse(
+    s: &Shared,
+    session: &mut Session,
+    name: &str,
+    refused: Reply,
+    exec: Exec,
+) -> (Reply, Then) {
+    s.cmdstats.rejected(name, &refused);
+    if name != "exec" {
+        if session.queued.is_some() {
+            session.queue_failed = true;
+        }
+        return (refused, Then::Continue);
+    }
+    if exec == Exec::Answered {
+        return (refused, Then::Continue);
+    }
+    session.queued = None;
+    session.watch = None;
+    let why = match &refused {
+        Reply::Error(e) => e.strip_prefix("ERR ").unwrap_or(e).to_string(),
+        _ => String::new(),
+    };
+    let abort = format!("EXECABORT Transaction discarded because of: {why}");
+    (Reply::err(abort), Then::Continue)
+}
+
+/// Runs one command, counted in `INFO commandstats` (a blocked command
+/// when it is answered: `conn::wait_blocked`).
+pub(crate) fn control(
+    s: &Shared,
+    session: &mut Session,
+    name: &str,
+    req: Request,
+) -> (Reply, Then) {
+    let started = Instant::now();
+    // A script's calls are checked against its caller's rules.
+    let caller = crate::acl::caller::caller_of(session);
+    let (reply, then) =
+        crate::acl::caller::with(caller, || run_command(s, session, name, req, started));
+    if then != Then::Block {
+        s.cmdstats.called(name, 1, started.elapsed(), &reply);
+    }
+    (reply, then)
+}
+
+fn run_command(
+    s: &Shared,
+    session: &mut Session,
+    name: &str,
+    req: Request,
+    started: Instant,
+) -> (Reply, Then) {
+    if !session.in_exec && name != "exec" {
+        s.monitors.feed(name, &req, Some(&session.client.addr));
+    }
+    if let Some(c) = &s.cluster {
+        if let Some(reply) = crate::cluster::run::clustered(s, c, session, name, &req) {
+            crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
+            return (reply, Then::Continue);
+        }
+    }
+    let Some(cmd) = registry::find(name) else {
+        return (
+            registry::refused(name, &req).unwrap_or(Reply::Null),
+            Then::Continue,
+        );
+    };
+    let (reply, then) = match cmd.run {
+        Run::Data { .. } if blocking::may_block(name, &req) => {
+            return crate::blocked::start(s, session, name, req)
+        }
+        Run::Data { mode, handler } => (
+            to_reply(crate::data_command::run_with(s, name, mode, handler, &req)),
+            Then::Continue,
+        ),
+        Run::Script { handler } | Run::Publish { handler } | Run::Control { handler, .. } => {
+            handler(s, session, name, &req)
+        }
+    };
+    if then == Then::Continue {
+        crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
+    }
+    (reply, then)
+}

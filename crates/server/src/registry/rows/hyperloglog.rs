@@ -1,0 +1,10 @@
+//! The HyperLogLog commands (Redis's `hyperloglog` group).
+
+use super::{Row, TX};
+use crate::commands::hyperloglog;
+
+pub const ROWS: &[Row] = &[
+    Row::data("pfadd", TX, hyperloglog::run),
+    Row::data("pfcount", TX, hyperloglog::run),
+    Row::data("pfmerge", TX, hyperloglog::run),
+];
