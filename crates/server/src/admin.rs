@@ -3,16 +3,12 @@
 //! (CLIENT is in `clients.rs`, CONFIG in `config/`, INFO and DBSIZE in
 //! `info.rs`).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
 use crate::session::Session;
-use crate::Shared;
-
-/// The version clients see in HELLO and INFO.
-pub const REDIS_VERSION: &str = "7.2.0";
+use crate::shared::Shared;
 
 pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
     let mut i = 1;
@@ -32,7 +28,7 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
                 i += 3;
             }
             b"setname" if i + 1 < a.len() => {
-                crate::clients::check_name(&a[i + 1])?;
+                crate::client_command::check_name(&a[i + 1])?;
                 session.client.names().name = a[i + 1].clone();
                 i += 2;
             }
@@ -50,7 +46,10 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
     session.proto = session.pending_proto;
     Ok(Reply::Map(vec![
         (Reply::bulk("server"), Reply::bulk("redis")),
-        (Reply::bulk("version"), Reply::bulk(REDIS_VERSION)),
+        (
+            Reply::bulk("version"),
+            Reply::bulk(crate::version::REDIS_VERSION),
+        ),
         (Reply::bulk("proto"), Reply::Int(session.proto as i64)),
         (Reply::bulk("id"), Reply::Int(session.id as i64)),
         (Reply::bulk("mode"), Reply::bulk("standalone")),
@@ -60,7 +59,7 @@ pub fn hello(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Outcome {
 }
 
 /// `AUTH [user] password`, and HELLO's `AUTH user password`, through
-/// the ACL users (`acl::login`). The one-argument form logs in as
+/// the ACL users (`acl::gate::login`). The one-argument form logs in as
 /// `default`, and is refused as Redis refuses it while that user needs
 /// no password, since a client sending one expects it to be needed.
 pub fn auth(
@@ -72,7 +71,7 @@ pub fn auth(
     if user.is_none() && s.acl.default_user().nopass {
         return Err(fail("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
     }
-    match crate::acl::login(s, session, user.unwrap_or(b"default"), password) {
+    match crate::acl::gate::login(s, session, user.unwrap_or(b"default"), password) {
         true => Ok(()),
         false => Err(fail(
             "WRONGPASS invalid username-password pair or user is disabled.",
@@ -93,49 +92,14 @@ pub fn flush(s: &Shared) -> Reply {
     reply
 }
 
-/// Seconds since the Unix epoch.
-pub fn unix_seconds() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// When the last save finished, and whether a background one runs.
-pub struct Saves {
-    /// Unix time (seconds) of the last `SAVE`/`BGSAVE` that finished, or
-    /// of the start: `LASTSAVE`.
-    pub last: AtomicU64,
-    running: AtomicBool,
-}
-
-impl Saves {
-    pub fn new() -> Saves {
-        Saves {
-            last: AtomicU64::new(unix_seconds()),
-            running: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Default for Saves {
-    fn default() -> Self {
-        Saves::new()
-    }
-}
-
 /// `SAVE`: every acknowledged write is in the log already (Redis's AOF),
 /// so a save is a flush of the memory runs to run files and a sync, which
 /// makes the next start replay no log.
 pub fn save(s: &Shared) -> Outcome {
-    flush_and_sync(&s.store.db(), &s.saves).map_err(Fail::Engine)?;
+    s.saves
+        .flush_and_sync(&s.store.db())
+        .map_err(Fail::Engine)?;
     Ok(Reply::ok())
-}
-
-fn flush_and_sync(db: &slsm::Db, saves: &Saves) -> slsm::Result<()> {
-    db.flush()?;
-    db.sync()?;
-    saves.last.store(unix_seconds(), Ordering::Relaxed);
-    Ok(())
 }
 
 /// `BGSAVE [SCHEDULE]`: [`save`] on a blocking thread; the reply comes at
@@ -146,13 +110,13 @@ pub fn bgsave(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         Some(o) if o == b"schedule" && a.len() == 2 => {}
         Some(_) => return Err(fail("ERR syntax error")),
     }
-    if s.saves.running.swap(true, Ordering::AcqRel) {
+    if !s.saves.start_background() {
         return Err(fail("ERR Background save already in progress"));
     }
     let (db, saves) = (s.store.db(), Arc::clone(&s.saves));
     tokio::task::spawn_blocking(move || {
-        let _ = flush_and_sync(&db, &saves);
-        saves.running.store(false, Ordering::Release);
+        let _ = saves.flush_and_sync(&db);
+        saves.finish_background();
     });
     Ok(Reply::Simple("Background saving started".into()))
 }
@@ -176,15 +140,4 @@ pub(crate) fn shutdown_modifiers(args: &[Vec<u8>]) -> Option<bool> {
         true => None,
         false => Some(abort),
     }
-}
-
-/// `TIME`: the Unix time, seconds and microseconds, as two bulk strings.
-pub(crate) fn time_reply() -> Reply {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    Reply::Array(vec![
-        Reply::bulk(now.as_secs().to_string()),
-        Reply::bulk(now.subsec_micros().to_string()),
-    ])
 }

@@ -5,7 +5,7 @@ use crate::clients::Client;
 use crate::commands::{fail, Outcome};
 use crate::resp::Reply;
 use crate::session::Session;
-use crate::Shared;
+use crate::shared::Shared;
 
 /// `CLIENT KILL addr` (the old form: `OK`, or an error if no such client)
 /// or `CLIENT KILL [ID id] [ADDR addr] [LADDR addr] [TYPE t] [USER u]

@@ -18,8 +18,8 @@ use std::sync::atomic::Ordering;
 
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::session::Session;
-use crate::Shared;
+use crate::session::{ReplyMode, Session};
+use crate::shared::Shared;
 
 const HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -97,32 +97,6 @@ impl crate::clients::Client {
     }
 }
 
-/// What `CLIENT REPLY` asked: whether the next replies are sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ReplyMode {
-    #[default]
-    On,
-    Off,
-    /// `SKIP` was the last command: the next command's reply is dropped.
-    SkipNext,
-    /// The reply being sent now is dropped (the command after `SKIP`, or
-    /// `REPLY OFF`/`SKIP` itself).
-    SkipThis,
-}
-
-impl ReplyMode {
-    /// Whether the reply of the command that just ran goes out, and the
-    /// mode for the next one.
-    pub fn after_command(self) -> (bool, ReplyMode) {
-        match self {
-            ReplyMode::On => (true, ReplyMode::On),
-            ReplyMode::Off => (false, ReplyMode::Off),
-            ReplyMode::SkipNext => (false, ReplyMode::On),
-            ReplyMode::SkipThis => (false, ReplyMode::SkipNext),
-        }
-    }
-}
-
 /// The subcommands this module answers; `None` for the others.
 pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Option<Outcome> {
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
@@ -155,7 +129,7 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Option<Outco
         }
         (b"pause", 3 | 4) => pause(s, &a[2..]),
         // Redis's arity for PAUSE is "at least 3": more is its syntax error.
-        (b"pause", n) if n > 4 => Err(crate::registry::subcommand_error("CLIENT", a)),
+        (b"pause", n) if n > 4 => Err(crate::error::subcommand_error("CLIENT", a)),
         _ => return None,
     })
 }
@@ -220,7 +194,7 @@ fn unblock(s: &Shared, args: &[Vec<u8>]) -> Outcome {
 /// `RESET`: the connection as it was when it connected: no transaction,
 /// watch, subscription or `MONITOR`, RESP2, replies on, no name, and (with
 /// a password) logged out, back to the `default` user.
-pub(crate) fn reset(s: &crate::Shared, session: &mut crate::session::Session) -> Reply {
+pub(crate) fn reset(s: &crate::shared::Shared, session: &mut crate::session::Session) -> Reply {
     session.leave_pubsub(s);
     session.queued = None;
     session.queue_failed = false;

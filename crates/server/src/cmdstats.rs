@@ -10,12 +10,11 @@
 //! in a table of the registry's commands (a command's place found through
 //! the registry's hash map); the error codes, rarer, sit behind a mutex.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::registry::{commands, index_of};
 use crate::resp::Reply;
 
 #[derive(Default)]
@@ -27,18 +26,29 @@ struct Counters {
 }
 
 pub struct CommandStats {
+    /// The served commands' names, in the order their lines are listed.
+    names: Vec<&'static str>,
+    index: HashMap<&'static str, usize>,
     by_command: Vec<Counters>,
     errors: Mutex<BTreeMap<String, u64>>,
     total_errors: AtomicU64,
 }
 
-impl Default for CommandStats {
-    fn default() -> CommandStats {
+impl CommandStats {
+    /// Counters for each of the commands `names` (the registry's).
+    pub fn new(names: impl IntoIterator<Item = &'static str>) -> CommandStats {
+        let names: Vec<&'static str> = names.into_iter().collect();
         CommandStats {
-            by_command: commands().iter().map(|_| Counters::default()).collect(),
+            index: names.iter().enumerate().map(|(i, n)| (*n, i)).collect(),
+            by_command: names.iter().map(|_| Counters::default()).collect(),
+            names,
             errors: Mutex::default(),
             total_errors: AtomicU64::new(0),
         }
+    }
+
+    fn counters(&self, name: &str) -> Option<&Counters> {
+        self.index.get(name).map(|&i| &self.by_command[i])
     }
 }
 
@@ -54,7 +64,7 @@ impl CommandStats {
     /// `count` calls of `name` that took `took` together and answered
     /// `reply` (each, for a group).
     pub fn called(&self, name: &str, count: u64, took: Duration, reply: &Reply) {
-        let Some(c) = index_of(name).map(|i| &self.by_command[i]) else {
+        let Some(c) = self.counters(name) else {
             return;
         };
         c.calls.fetch_add(count, Ordering::Relaxed);
@@ -67,7 +77,7 @@ impl CommandStats {
 
     /// A call of `name` refused before it ran, with `reply`.
     pub fn rejected(&self, name: &str, reply: &Reply) {
-        if let Some(c) = index_of(name).map(|i| &self.by_command[i]) {
+        if let Some(c) = self.counters(name) {
             c.rejected.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(code) = error_code(reply) {
@@ -107,7 +117,7 @@ impl CommandStats {
     /// `INFO commandstats`'s lines: the commands called or rejected.
     pub fn command_lines(&self) -> String {
         let mut out = String::new();
-        for (spec, c) in commands().iter().zip(&self.by_command) {
+        for (name, c) in self.names.iter().zip(&self.by_command) {
             let calls = c.calls.load(Ordering::Relaxed);
             let rejected = c.rejected.load(Ordering::Relaxed);
             if calls == 0 && rejected == 0 {
@@ -120,7 +130,7 @@ impl CommandStats {
             };
             out.push_str(&format!(
                 "cmdstat_{}:calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={}\r\n",
-                spec.name,
+                name,
                 c.failed.load(Ordering::Relaxed),
             ));
         }
@@ -143,7 +153,7 @@ mod tests {
 
     #[test]
     fn calls_failures_and_rejections_are_counted_per_command() {
-        let stats = CommandStats::default();
+        let stats = CommandStats::new(["get", "incr", "set", "exec"]);
         stats.called("get", 3, Duration::from_micros(30), &Reply::Null);
         stats.called(
             "incr",

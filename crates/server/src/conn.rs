@@ -11,8 +11,8 @@ use tokio::sync::watch;
 use crate::pipeline::{run_some, OUTPUT_CHUNK};
 use crate::resp::{self, Reply};
 use crate::session::{Session, Then};
+use crate::shared::Shared;
 use crate::tls::Socket;
-use crate::Shared;
 
 /// Unparsed input a client may have pending (Redis's default
 /// `client-query-buffer-limit`).
@@ -243,7 +243,7 @@ async fn serve_client(
 /// (`block_in_place`) worth its cost, which exceeds a cached read's.
 fn on_engine<R>(shared: &Shared, f: impl FnOnce() -> R) -> R {
     // In a cluster a command may wait for the cluster (`cluster::run`).
-    match shared.opts.appendfsync == crate::Fsync::Always || shared.cluster.is_some() {
+    match shared.opts.appendfsync == crate::options::Fsync::Always || shared.cluster.is_some() {
         true => tokio::task::block_in_place(f),
         false => f(),
     }
@@ -270,7 +270,7 @@ async fn wait_blocked(
         // timed.
         let untimed = std::time::Duration::ZERO;
         shared.cmdstats.called(&blocked.name, 1, untimed, reply);
-        crate::slowlog::record_if_slow(shared, session, &blocked.name, &blocked.req, untimed);
+        crate::dispatch::record_if_slow(shared, session, &blocked.name, &blocked.req, untimed);
     }
     answered
 }
@@ -282,7 +282,7 @@ async fn wait_for_reply(
     session: &mut Session,
     input: &mut Pending<'_>,
     stop: &mut watch::Receiver<bool>,
-    blocked: &crate::blocked::Blocked,
+    blocked: &crate::waiters::Blocked,
 ) -> std::io::Result<Option<Reply>> {
     let registered = shared.waiters.register(&blocked.keys);
     loop {

@@ -10,8 +10,8 @@
 use crate::commands::{self, Fail};
 use crate::registry::{Class, DataFn, Mode};
 use crate::resp::{Reply, Request};
+use crate::shared::Shared;
 use crate::store::{atomically, AtSnapshot, Direct};
-use crate::Shared;
 
 /// Data command `name` (its row's `mode` and `handler`) outside MULTI.
 pub(crate) fn run_with(
@@ -49,7 +49,7 @@ pub(crate) fn run_with(
                     }
                 }
             })?;
-            notices.publish(s);
+            notices.publish(&s.pubsub, &s.expiries);
             match (out, failure) {
                 (Some(r), _) => Ok(r),
                 (None, Some(r)) => Err(Fail::Reply(r)),
@@ -59,7 +59,7 @@ pub(crate) fn run_with(
         _ => {
             let mut direct = Direct::new(&sp, &opts);
             let out = handler(name, req, &mut direct, &s.cursors);
-            direct.notices.publish(s);
+            direct.notices.publish(&s.pubsub, &s.expiries);
             out
         }
     }

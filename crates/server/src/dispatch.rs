@@ -9,14 +9,14 @@
 //!   queued server command), the blocked-client wake-up.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::collections::blocking;
 use crate::pubsub::commands as pubsub;
 use crate::registry::{self, Command, Run, ALLOW_BUSY, NO_AUTH, NO_MULTI, WRITE};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then, NO_REPLICAS};
-use crate::Shared;
+use crate::shared::Shared;
 
 /// Runs one request; the reply and what to do next.
 pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then) {
@@ -59,12 +59,12 @@ fn admission(
     name: &str,
     req: &Request,
 ) -> Option<(Reply, Then)> {
-    crate::acl::refresh(s, session);
+    crate::acl::gate::refresh(s, session);
     if !session.authenticated && !cmd.flags.has(NO_AUTH) {
         let refused = Reply::err("NOAUTH Authentication required.");
         return Some(refuse(s, session, name, refused, Exec::Answered));
     }
-    if let Some(refused) = crate::acl::refusal(s, session, req) {
+    if let Some(refused) = crate::acl::gate::refusal(s, session, req) {
         return Some(refuse(s, session, name, refused, Exec::Aborted));
     }
     if let Some(refused) = pubsub::refused_while_subscribed(session, name) {
@@ -157,7 +157,7 @@ pub(crate) fn control(
 ) -> (Reply, Then) {
     let started = Instant::now();
     // A script's calls are checked against its caller's rules.
-    let caller = crate::acl::caller::caller_of(session);
+    let caller = crate::acl::gate::caller_of(session);
     let (reply, then) =
         crate::acl::caller::with(caller, || run_command(s, session, name, req, started));
     if then != Then::Block {
@@ -177,8 +177,8 @@ fn run_command(
         s.monitors.feed(name, &req, Some(&session.client.addr));
     }
     if let Some(c) = &s.cluster {
-        if let Some(reply) = crate::cluster::run::clustered(s, c, session, name, &req) {
-            crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
+        if let Some(reply) = crate::cluster::run::clustered(s, c, session, name, &req, control) {
+            record_if_slow(s, session, name, &req, started.elapsed());
             return (reply, Then::Continue);
         }
     }
@@ -201,7 +201,41 @@ fn run_command(
         }
     };
     if then == Then::Continue {
-        crate::slowlog::record_if_slow(s, session, name, &req, started.elapsed());
+        record_if_slow(s, session, name, &req, started.elapsed());
     }
     (reply, then)
+}
+
+/// True for what a `WRITE` pause holds: Redis's `write` and
+/// `may-replicate` commands (a container's by its subcommand's flags),
+/// and an `EXEC` of a transaction holding one.
+pub(crate) fn may_replicate(session: &Session, req: &Request) -> bool {
+    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+    match name.as_str() {
+        "exec" => session
+            .queued
+            .as_ref()
+            .is_some_and(|q| q.requests().iter().any(writes)),
+        _ => writes(req),
+    }
+}
+
+fn writes(req: &Request) -> bool {
+    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
+    crate::registry::find(&name).is_some_and(|c| c.may_replicate(req))
+}
+
+/// Logs a command that took `took` if it was slow (`crate::slowlog`).
+pub(crate) fn record_if_slow(
+    s: &crate::shared::Shared,
+    session: &crate::session::Session,
+    name: &str,
+    args: &[Vec<u8>],
+    took: Duration,
+) {
+    if s.slowlog.is_slow(took) {
+        let client_name = String::from_utf8_lossy(&session.client.names().name).into_owned();
+        s.slowlog
+            .record(name, args, took, &session.client.addr, &client_name);
+    }
 }

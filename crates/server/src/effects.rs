@@ -7,7 +7,7 @@
 
 use crate::collections::blocking;
 use crate::resp::{Reply, Request};
-use crate::Shared;
+use crate::shared::Shared;
 
 /// What a script (or a transaction) did beyond its writes, done once they
 /// commit.
@@ -43,7 +43,7 @@ impl Effects {
     }
 
     pub fn apply(self, s: &Shared) {
-        self.notices.publish(s);
+        self.notices.publish(&s.pubsub, &s.expiries);
         for (shard, channel, message) in self.publishes {
             s.pubsub.publish(shard, &channel, &message);
         }

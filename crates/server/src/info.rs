@@ -4,11 +4,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::admin::REDIS_VERSION;
 use crate::commands::Outcome;
 use crate::pubsub::Space;
 use crate::resp::Reply;
-use crate::Shared;
+use crate::shared::Shared;
+use crate::version::REDIS_VERSION;
 
 /// `DBSIZE`: live keys.
 pub fn dbsize(s: &Shared) -> Result<i64, slsm::Error> {

@@ -26,6 +26,7 @@ pub mod access;
 pub mod acl;
 pub mod admin;
 pub mod blocked;
+pub mod client_command;
 pub mod client_kill;
 pub mod client_modes;
 pub mod clients;
@@ -41,6 +42,7 @@ pub mod cursors;
 mod data_command;
 mod dispatch;
 pub mod effects;
+pub mod error;
 pub mod fdlimit;
 pub mod glob;
 pub mod incrbyfloat;
@@ -58,12 +60,16 @@ pub mod registry;
 pub mod replay;
 pub mod reply;
 pub mod resp;
+pub mod saves;
 pub mod scripting;
 pub mod session;
+pub mod shared;
 pub mod slowlog;
 pub mod store;
 pub mod tls;
 mod transaction;
+pub mod version;
+pub mod waiters;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -74,87 +80,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use options::{Fsync, ServerOptions};
-
-/// What every connection shares.
-pub struct Shared {
-    pub opts: ServerOptions,
-    pub store: store::Store,
-    pub cursors: cursors::Cursors,
-    /// The connected clients, for `CLIENT LIST` and `CLIENT KILL`.
-    pub registry: clients::Clients,
-    pub started: Instant,
-    pub clients: AtomicU64,
-    pub connections: AtomicU64,
-    pub commands: AtomicU64,
-    pub rejected: AtomicU64,
-    /// Collection versions whose elements the sweep deleted
-    /// (`collections/sweep.rs`; `INFO stats`).
-    pub swept: AtomicU64,
-    /// Input held by all clients, in bytes: unparsed, or parsed and queued
-    /// in a `MULTI` (`transaction::Queue`).
-    pub pending_input: Arc<AtomicUsize>,
-    /// `SAVE`, `BGSAVE` and `LASTSAVE`'s state.
-    pub saves: Arc<admin::Saves>,
-    /// Clients blocked in `BLPOP` and the like, and their wake-up.
-    pub waiters: blocked::Waiters,
-    /// Who subscribed to which channel or pattern.
-    pub pubsub: pubsub::PubSub,
-    /// Lua scripts by SHA1.
-    pub scripts: scripting::Scripts,
-    /// Function libraries (`FUNCTION LOAD`, `FCALL`).
-    pub functions: scripting::functions::Functions,
-    /// `CLIENT PAUSE`'s hold on clients.
-    pub pause: pause::Pause,
-    /// `INFO commandstats` and `errorstats`.
-    pub cmdstats: cmdstats::CommandStats,
-    /// `CONFIG SET`'s stored parameters (`config/`).
-    pub config: config::Values,
-    /// Commands slower than `slowlog-log-slower-than` (`SLOWLOG`).
-    pub slowlog: slowlog::SlowLog,
-    /// Clients in `MONITOR`.
-    pub monitors: monitor::Monitors,
-    /// Keys whose expiry is to be announced (`notify`).
-    pub expiries: notify::Expiries,
-    /// `min-replicas-to-write` and `min-replicas-max-lag` (`NOREPLICAS`).
-    pub replicas: config::Replicas,
-    /// This node's cluster (`slsm serve --cluster`); `None` on a single
-    /// node, which then runs exactly as if clusters did not exist.
-    pub cluster: Option<Arc<cluster::Cluster>>,
-    /// The ACL users, their rules and the ACL log (`acl`).
-    pub acl: acl::Acl,
-    next_id: AtomicU64,
-    shutdown: watch::Sender<bool>,
-}
-
-impl Shared {
-    pub fn write_options(&self) -> slsm::WriteOptions {
-        slsm::WriteOptions {
-            sync: self.opts.appendfsync == Fsync::Always,
-            ..Default::default()
-        }
-    }
-
-    /// True if writes are refused for want of replicas (`NOREPLICAS`).
-    pub fn replicas_short(&self) -> bool {
-        self.replicas.short()
-    }
-
-    /// Stops the server (SHUTDOWN).
-    pub fn shutdown_now(&self) -> bool {
-        self.stop()
-    }
-
-    /// Tells every connection to close and stops running scripts (one
-    /// looping for ever would otherwise hold the shutdown).
-    fn stop(&self) -> bool {
-        self.scripts.kill_all();
-        self.shutdown.send(true).is_ok()
-    }
-
-    fn next_client_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
-    }
-}
+pub use shared::Shared;
 
 /// A running server: its address, and a handle to stop it.
 pub struct Running {
@@ -180,6 +106,7 @@ impl Running {
 /// Opens the database, binds, and serves in the background of the current
 /// tokio runtime (multi-threaded).
 pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
+    registry::install(registry::rows::ALL);
     opts.check()?;
     let (maxclients, warning) = fdlimit::fit_maxclients(opts.maxclients);
     if let Some(warning) = warning {
@@ -211,7 +138,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.bind))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let tls = tls::listen(&opts).await?;
+    let tls = listen_tls(&opts).await?;
     let tls_addr = tls.as_ref().map(|(_, _, at)| *at);
     let (tx, rx) = watch::channel(false);
     let shared = Arc::new(Shared {
@@ -226,13 +153,13 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         rejected: AtomicU64::new(0),
         swept: AtomicU64::new(0),
         pending_input: Arc::new(AtomicUsize::new(0)),
-        saves: Arc::new(admin::Saves::new()),
-        waiters: blocked::Waiters::default(),
+        saves: Arc::new(saves::Saves::new()),
+        waiters: waiters::Waiters::default(),
         pubsub: pubsub::PubSub::default(),
         scripts: scripting::Scripts::default(),
         functions,
         pause: pause::Pause::default(),
-        cmdstats: cmdstats::CommandStats::default(),
+        cmdstats: cmdstats::CommandStats::new(registry::commands().iter().map(|c| c.name)),
         config: config::Values::default(),
         slowlog: slowlog::SlowLog::default(),
         monitors: monitor::Monitors::default(),
@@ -245,11 +172,11 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
     });
     if let Some((c, machine, sm)) = cluster {
         machine.serve(&shared);
-        cluster::start_node(&c, sm).await?;
+        cluster::node::start_node(&c, sm).await?;
     }
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     if let Some((listener, acceptor, _)) = tls {
-        tokio::spawn(tls::serve(
+        tokio::spawn(serve_tls(
             listener,
             acceptor,
             Arc::clone(&shared),
@@ -282,7 +209,7 @@ async fn serve(
         tokio::spawn(sync_every_second(Arc::clone(db), stop.clone()));
     }
     let sweeper = tokio::spawn(sweep_collections(Arc::clone(&shared), stop.clone()));
-    tokio::spawn(notify::watch_expiries(Arc::clone(&shared), stop.clone()));
+    tokio::spawn(watch_expiries(Arc::clone(&shared), stop.clone()));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -318,6 +245,50 @@ async fn serve(
     let _ = done.send(());
 }
 
+/// The TLS listener and acceptor `--tls-port` asks for, and the address
+/// it listens on (`None` without TLS).
+async fn listen_tls(
+    opts: &ServerOptions,
+) -> Result<Option<(TcpListener, tokio_rustls::TlsAcceptor, SocketAddr)>, String> {
+    let Some(t) = &opts.tls else {
+        return Ok(None);
+    };
+    let acceptor = tls::acceptor(t)?;
+    let at = SocketAddr::new(opts.bind.ip(), t.port);
+    let listener = TcpListener::bind(at)
+        .await
+        .map_err(|e| format!("cannot listen on {at} (TLS): {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok(Some((listener, acceptor, bound)))
+}
+
+/// Accepts TLS connections until the server stops.
+async fn serve_tls(
+    listener: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => {
+                    let (acceptor, shared, stop) = (acceptor.clone(), Arc::clone(&shared), stop.clone());
+                    tokio::spawn(async move {
+                        let _ = tcp.set_nodelay(true);
+                        let handshake = tokio::time::timeout(tls::HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
+                        if let Ok(Ok(tls)) = handshake.await {
+                            conn::handle(tls::Socket::Tls(Box::new(tls)), shared, stop).await;
+                        }
+                    });
+                }
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            },
+            _ = stop.changed() => break,
+        }
+    }
+}
+
 async fn sync_every_second(db: Arc<slsm::Db>, mut stop: watch::Receiver<bool>) {
     loop {
         tokio::select! {
@@ -332,6 +303,29 @@ async fn sync_every_second(db: Arc<slsm::Db>, mut stop: watch::Receiver<bool>) {
 
 /// Collection versions one sweep step looks at.
 const SWEEP_BUDGET: usize = 1024;
+
+/// The expiry watch's loop (`notify::expire_due`): every
+/// `notify::EXPIRY_TICK`, until the server stops.
+pub async fn watch_expiries(
+    s: std::sync::Arc<Shared>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(notify::EXPIRY_TICK) => {}
+            _ = stop.changed() => return,
+        }
+        if s.expiries.is_empty() {
+            continue;
+        }
+        let shared = std::sync::Arc::clone(&s);
+        let _ = tokio::task::spawn_blocking(move || {
+            let sp = shared.store.spaces();
+            notify::expire_due(&shared.pubsub, &shared.expiries, &sp, store::now_ms())
+        })
+        .await;
+    }
+}
 
 /// Runs the sweep of unowned collection elements, a step at a time, until
 /// the server stops (see `collections/sweep.rs`). A failed step starts

@@ -22,8 +22,8 @@ use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::store::{now_ms, Spaces};
-use crate::Shared;
+use crate::pubsub::PubSub;
+use crate::store::Spaces;
 
 /// Redis's class bits (`server.h`), so flags read the same there and here.
 pub const KEYSPACE: u32 = 1 << 0;
@@ -171,14 +171,14 @@ impl Notices {
 
     /// Publishes the notices (the writes they tell of have committed) and
     /// hands the expiries to the watch.
-    pub fn publish(self, s: &Shared) {
+    pub fn publish(self, pubsub: &PubSub, watch: &Expiries) {
         if self.is_empty() {
             return;
         }
         for (channel, message) in self.messages() {
-            s.pubsub.publish(false, &channel, &message);
+            pubsub.publish(false, &channel, &message);
         }
-        s.expiries.watch(self.expiries);
+        watch.watch(self.expiries);
     }
 }
 
@@ -217,10 +217,10 @@ impl Expiries {
 /// One look at the watch at `now`: an `expired` notice for each key whose
 /// watched expiry has passed and is still the one it holds (not deleted,
 /// overwritten or given another expiry since).
-pub fn expire_due(s: &Shared, sp: &Spaces, now: u64) -> slsm::Result<()> {
+pub fn expire_due(pubsub: &PubSub, watch: &Expiries, sp: &Spaces, now: u64) -> slsm::Result<()> {
     let flags = sp.tuning.notify_flags();
     let mut notices = Notices::new(flags);
-    for (at, key) in s.expiries.take_due(now) {
+    for (at, key) in watch.take_due(now) {
         let Some(stored) = sp.ks.get(&key)? else {
             continue;
         };
@@ -229,30 +229,8 @@ pub fn expire_due(s: &Shared, sp: &Spaces, now: u64) -> slsm::Result<()> {
             notices.push(EXPIRED, "expired", &key);
         }
     }
-    notices.publish(s);
+    notices.publish(pubsub, watch);
     Ok(())
-}
-
-/// The watch's loop: every [`EXPIRY_TICK`], until the server stops.
-pub async fn watch_expiries(
-    s: std::sync::Arc<Shared>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(EXPIRY_TICK) => {}
-            _ = stop.changed() => return,
-        }
-        if s.expiries.is_empty() {
-            continue;
-        }
-        let shared = std::sync::Arc::clone(&s);
-        let _ = tokio::task::spawn_blocking(move || {
-            let sp = shared.store.spaces();
-            expire_due(&shared, &sp, now_ms())
-        })
-        .await;
-    }
 }
 
 #[cfg(test)]

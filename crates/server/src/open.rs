@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::{cluster, scripting, store, ServerOptions};
+use crate::options::ServerOptions;
+use crate::{cluster, scripting, store};
 
 /// What the server serves: its database, and in a cluster the node's
 /// parts not started yet.
@@ -12,7 +13,7 @@ pub struct Opened {
     pub db: Arc<slsm::Db>,
     pub store: store::Store,
     pub functions: scripting::functions::Functions,
-    pub cluster: Option<cluster::Pending>,
+    pub cluster: Option<cluster::node::Pending>,
 }
 
 pub fn single(opts: &ServerOptions) -> Result<Opened, String> {
@@ -30,7 +31,7 @@ pub fn single(opts: &ServerOptions) -> Result<Opened, String> {
 }
 
 pub fn clustered(opts: &ServerOptions, c: &cluster::ClusterOptions) -> Result<Opened, String> {
-    let (pending, db) = cluster::open(opts, c)?;
+    let (pending, db) = cluster::node::open(opts, c)?;
     let clock = store::Clock::Replicated(pending.1.clock());
     let store = store::Store::new(Arc::clone(&db), clock).map_err(|e| e.to_string())?;
     let functions = scripting::functions::Functions::open(&db).map_err(|e| e.to_string())?;

@@ -18,9 +18,6 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use crate::resp::Request;
-use crate::session::Session;
-
 #[derive(Default)]
 pub struct Pause {
     /// Until when, and whether every command waits (else only writes).
@@ -70,12 +67,14 @@ impl Pause {
         }
     }
 
-    /// Whether `req`, from `session`, must wait before it runs.
-    pub fn holds(&self, session: &Session, req: &Request) -> bool {
+    /// Whether a command must wait before it runs: every command under
+    /// `ALL`; under `WRITE`, if `writes()` (asked only then) says it
+    /// writes or may replicate (`dispatch::may_replicate`).
+    pub fn holds(&self, writes: impl FnOnce() -> bool) -> bool {
         match self.current() {
             None => false,
             Some(true) => true,
-            Some(false) => may_replicate(session, req),
+            Some(false) => writes(),
         }
     }
 
@@ -95,25 +94,6 @@ impl Pause {
             }
         }
     }
-}
-
-/// True for what a `WRITE` pause holds: Redis's `write` and
-/// `may-replicate` commands (a container's by its subcommand's flags),
-/// and an `EXEC` of a transaction holding one.
-fn may_replicate(session: &Session, req: &Request) -> bool {
-    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    match name.as_str() {
-        "exec" => session
-            .queued
-            .as_ref()
-            .is_some_and(|q| q.requests().iter().any(writes)),
-        _ => writes(req),
-    }
-}
-
-fn writes(req: &Request) -> bool {
-    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    crate::registry::find(&name).is_some_and(|c| c.may_replicate(req))
 }
 
 #[cfg(test)]

@@ -35,8 +35,8 @@ use crate::commands::Fail;
 use crate::dispatch::execute;
 use crate::resp::{self, Reply, Request};
 use crate::session::{Session, Then};
+use crate::shared::Shared;
 use crate::store::{self, InTx};
-use crate::Shared;
 
 /// The most requests one engine call takes (bounds a transaction's retry).
 const MAX_GROUP: usize = 256;
@@ -82,10 +82,11 @@ pub fn run_some(
     out: &mut Vec<u8>,
 ) -> Then {
     while out.len() < OUTPUT_CHUNK {
-        if requests
-            .peek()
-            .is_some_and(|r| shared.pause.holds(session, r))
-        {
+        if requests.peek().is_some_and(|r| {
+            shared
+                .pause
+                .holds(|| crate::dispatch::may_replicate(session, r))
+        }) {
             return Then::Paused;
         }
         let Some(first) = requests.next() else {
@@ -226,7 +227,7 @@ fn run_group(
         if shared.slowlog.is_slow(share) {
             for req in &group {
                 let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-                crate::slowlog::record_if_slow(shared, session, &name, req, share);
+                crate::dispatch::record_if_slow(shared, session, &name, req, share);
             }
         }
         return;
@@ -332,7 +333,7 @@ fn counters(
         match tx.commit_opt(&shared.write_options()) {
             Ok(()) => {
                 store::apply_drops(sp, drops);
-                notices.publish(shared);
+                notices.publish(&shared.pubsub, &shared.expiries);
                 shared
                     .waiters
                     .wake(crate::collections::blocking::wakes_of_all(group));

@@ -5,13 +5,14 @@
 
 use std::sync::Arc;
 
-use crate::blocked::Blocked;
 use crate::clients::Client;
 use crate::commands::{self, Fail};
 use crate::pubsub::Subscriptions;
 use crate::resp::{Reply, Request};
-use crate::transaction::{Queue, Watch};
-use crate::Shared;
+use crate::shared::Shared;
+use crate::transaction::queue::Queue;
+use crate::transaction::watch::Watch;
+use crate::waiters::Blocked;
 
 /// What the connection does after a reply.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,7 +37,7 @@ pub struct Session {
     /// The version HELLO asked for, applied once the rest of HELLO is fine.
     pub pending_proto: u8,
     pub authenticated: bool,
-    /// The ACL user it runs as (`acl::refresh` keeps it current).
+    /// The ACL user it runs as (`acl::gate::refresh` keeps it current).
     pub user: Arc<crate::acl::user::User>,
     /// The users table's epoch `user` was read at.
     pub(crate) acl_epoch: u64,
@@ -58,7 +59,7 @@ pub struct Session {
     /// once it commits, in their order, then `EXEC` itself (as Redis 7.0).
     pub(crate) in_exec: bool,
     /// `CLIENT REPLY`'s state: whether replies go out.
-    pub reply_mode: crate::client_modes::ReplyMode,
+    pub reply_mode: ReplyMode,
     /// In a cluster: `READONLY` was sent (a follower serves reads as it
     /// is, as a Redis Cluster replica does).
     pub readonly: bool,
@@ -107,7 +108,7 @@ impl Session {
             && self.acl_epoch == acl.epoch()
             && self.queued.is_none()
             && !(self.proto < 3 && self.subscribed())
-            && self.reply_mode == crate::client_modes::ReplyMode::On
+            && self.reply_mode == ReplyMode::On
     }
 
     /// True while the client has a subscription (`SUBSCRIBE` and the
@@ -170,3 +171,29 @@ pub(crate) fn to_reply(outcome: commands::Outcome) -> Reply {
 
 /// Redis's refusal of a write short of good replicas.
 pub const NO_REPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+
+/// What `CLIENT REPLY` asked: whether the next replies are sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    Off,
+    /// `SKIP` was the last command: the next command's reply is dropped.
+    SkipNext,
+    /// The reply being sent now is dropped (the command after `SKIP`, or
+    /// `REPLY OFF`/`SKIP` itself).
+    SkipThis,
+}
+
+impl ReplyMode {
+    /// Whether the reply of the command that just ran goes out, and the
+    /// mode for the next one.
+    pub fn after_command(self) -> (bool, ReplyMode) {
+        match self {
+            ReplyMode::On => (true, ReplyMode::On),
+            ReplyMode::Off => (false, ReplyMode::Off),
+            ReplyMode::SkipNext => (false, ReplyMode::On),
+            ReplyMode::SkipThis => (false, ReplyMode::SkipNext),
+        }
+    }
+}

@@ -96,7 +96,7 @@ impl SlowLog {
         }
         let entry = Entry {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            unix_seconds: crate::admin::unix_seconds(),
+            unix_seconds: crate::saves::unix_seconds(),
             micros: took.as_micros() as u64,
             args: logged_args(name, args),
             addr: addr.to_string(),
@@ -130,10 +130,7 @@ impl SlowLog {
                     entries.iter().take(count).map(entry_reply).collect(),
                 ))
             }
-            _ => {
-                crate::registry::check_subcommand("slowlog", a)?;
-                Err(crate::registry::subcommand_error("SLOWLOG", a))
-            }
+            _ => Err(crate::error::subcommand_error("SLOWLOG", a)),
         }
     }
 
@@ -189,21 +186,6 @@ fn logged_args(name: &str, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
             }
         })
         .collect()
-}
-
-/// Logs a command that took `took` if it was slow (`slowlog.rs`).
-pub(crate) fn record_if_slow(
-    s: &crate::Shared,
-    session: &crate::session::Session,
-    name: &str,
-    args: &[Vec<u8>],
-    took: Duration,
-) {
-    if s.slowlog.is_slow(took) {
-        let client_name = String::from_utf8_lossy(&session.client.names().name).into_owned();
-        s.slowlog
-            .record(name, args, took, &session.client.addr, &client_name);
-    }
 }
 
 #[cfg(test)]

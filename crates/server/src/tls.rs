@@ -22,12 +22,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
-
-use crate::Shared;
 
 /// The longest a client may take to finish its handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -114,50 +111,6 @@ pub fn acceptor(o: &TlsOptions) -> Result<TlsAcceptor, String> {
         .with_single_cert(certificates(&o.cert_file)?, key)
         .map_err(|e| format!("TLS certificate and key: {e}"))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
-}
-
-/// The TLS listener and acceptor `--tls-port` asks for, and the address
-/// it listens on (`None` without TLS).
-pub async fn listen(
-    opts: &crate::ServerOptions,
-) -> Result<Option<(TcpListener, TlsAcceptor, std::net::SocketAddr)>, String> {
-    let Some(t) = &opts.tls else {
-        return Ok(None);
-    };
-    let acceptor = acceptor(t)?;
-    let at = std::net::SocketAddr::new(opts.bind.ip(), t.port);
-    let listener = TcpListener::bind(at)
-        .await
-        .map_err(|e| format!("cannot listen on {at} (TLS): {e}"))?;
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    Ok(Some((listener, acceptor, bound)))
-}
-
-/// Accepts TLS connections until the server stops.
-pub async fn serve(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
-    shared: Arc<Shared>,
-    mut stop: watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => {
-                    let (acceptor, shared, stop) = (acceptor.clone(), Arc::clone(&shared), stop.clone());
-                    tokio::spawn(async move {
-                        let _ = tcp.set_nodelay(true);
-                        let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp));
-                        if let Ok(Ok(tls)) = handshake.await {
-                            crate::conn::handle(Socket::Tls(Box::new(tls)), shared, stop).await;
-                        }
-                    });
-                }
-                Err(_) => tokio::time::sleep(crate::ACCEPT_BACKOFF).await,
-            },
-            _ = stop.changed() => break,
-        }
-    }
 }
 
 /// A client's connection: plain TCP or TLS over it.

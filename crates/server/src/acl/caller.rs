@@ -16,8 +16,6 @@ use super::full_name;
 use super::log::{Context, Entry, Reason};
 use super::selector::Denied;
 use super::user::User;
-use crate::session::Session;
-use crate::Shared;
 
 /// The caller of a running command: its user and connection (named in
 /// the log; none for an entry a cluster node applies, whose refusals are
@@ -47,7 +45,7 @@ pub fn get() -> Option<Caller> {
 
 /// A script's `redis.call`: the refusal if its caller may not run `req`
 /// (logged with the `lua` context), Redis's `scriptVerifyACL`.
-pub fn script_refusal(s: &Shared, req: &[Vec<u8>]) -> Option<String> {
+pub fn script_refusal(acl: &super::Acl, req: &[Vec<u8>]) -> Option<String> {
     let caller = get()?;
     let cmd = catalog::catalog().of_request(req);
     let denied = caller.user.check(cmd, req).err()?;
@@ -70,7 +68,7 @@ pub fn script_refusal(s: &Shared, req: &[Vec<u8>]) -> Option<String> {
     };
     let entry = Entry::new(reason, Context::Lua, object, caller.user.name.clone());
     if let Some(client) = &caller.client {
-        s.acl.log().add(entry, client.line());
+        acl.record(client, entry);
     }
     Some(format!("ERR The user executing the script {message}"))
 }
@@ -95,16 +93,5 @@ pub fn reads_every_key(req: &[Vec<u8>]) -> bool {
             let cmd = catalog::catalog().of_request(req);
             caller.user.reads_every_key(cmd, req)
         }
-    }
-}
-
-/// The script caller for a session: `None` when its user is unrestricted.
-pub fn caller_of(session: &Session) -> Option<Caller> {
-    match session.user.unrestricted() {
-        true => None,
-        false => Some(Caller {
-            user: Arc::clone(&session.user),
-            client: Some(Arc::clone(&session.client)),
-        }),
     }
 }

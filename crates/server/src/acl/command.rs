@@ -12,7 +12,7 @@ use crate::commands::{fail, int_arg, Outcome};
 use crate::pubsub::Space;
 use crate::resp::Reply;
 use crate::session::Session;
-use crate::Shared;
+use crate::shared::Shared;
 
 const HELP: &[&str] = &[
     "CAT [<category>]",

@@ -17,9 +17,10 @@
 
 pub mod caller;
 pub mod catalog;
-mod command;
+pub mod command;
 mod describe;
 mod file;
+pub mod gate;
 mod log;
 pub mod selector;
 #[cfg(test)]
@@ -31,14 +32,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-pub use command::command;
 pub use log::{Context, Reason};
-use selector::Denied;
 use user::User;
-
-use crate::resp::Reply;
-use crate::session::Session;
-use crate::Shared;
 
 /// Why an ACL rule was refused (Redis's `ACLSetUserStringError`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,97 +195,10 @@ impl Acl {
         self.log().max()
     }
 
-    /// Records a refusal in the ACL log.
-    pub fn record(&self, session: &Session, entry: log::Entry) {
-        self.log().add(entry, session.client.line());
+    /// Records a refusal by `client` in the ACL log.
+    pub fn record(&self, client: &crate::clients::Client, entry: log::Entry) {
+        self.log().add(entry, client.line());
     }
-}
-
-/// Brings the session's user up to date with the table: a changed user is
-/// re-read; a deleted one leaves the session logged out as `default`
-/// (its connection is being closed).
-pub fn refresh(s: &Shared, session: &mut Session) {
-    let epoch = s.acl.epoch();
-    if session.acl_epoch == epoch {
-        return;
-    }
-    session.acl_epoch = epoch;
-    match s.acl.user(&session.user.name) {
-        Some(u) => session.user = u,
-        None => {
-            session.user = s.acl.default_user();
-            session.authenticated = false;
-        }
-    }
-}
-
-/// `AUTH`/`HELLO`'s login as `name`: the session's user on success, a
-/// `auth` entry in the log on failure.
-pub fn login(s: &Shared, session: &mut Session, name: &[u8], password: &[u8]) -> bool {
-    let name = String::from_utf8_lossy(name).into_owned();
-    match s.acl.user(&name).filter(|u| u.accepts(password)) {
-        Some(u) => {
-            session.client.set_user(&u.name);
-            session.user = u;
-            session.authenticated = true;
-            session.acl_epoch = s.acl.epoch();
-            true
-        }
-        None => {
-            let context = context_of(session);
-            let entry = log::Entry::new(Reason::Auth, context, "AUTH".into(), name);
-            s.acl.record(session, entry);
-            false
-        }
-    }
-}
-
-fn context_of(session: &Session) -> Context {
-    match session.queued.is_some() {
-        true => Context::Multi,
-        false => Context::Toplevel,
-    }
-}
-
-/// The refusal of a command the session's user may not run, logged, in
-/// Redis's words (`processCommand`); `None` if it may run.
-pub fn refusal(s: &Shared, session: &Session, req: &[Vec<u8>]) -> Option<Reply> {
-    if session.user.unrestricted() {
-        return None;
-    }
-    let cmd = catalog::catalog().of_request(req);
-    let denied = session.user.check(cmd, req).err()?;
-    log_denied(s, session, context_of(session), cmd, req, denied);
-    Some(Reply::err(match denied {
-        Denied::Command => format!(
-            "NOPERM this user has no permissions to run the '{}' command",
-            full_name(cmd, req)
-        ),
-        Denied::Key(_) => {
-            "NOPERM this user has no permissions to access one of the keys used as arguments".into()
-        }
-        Denied::Channel(_) => {
-            "NOPERM this user has no permissions to access one of the channels used as arguments"
-                .into()
-        }
-    }))
-}
-
-/// `EXEC`'s check of a queued command: the rules may have changed since
-/// it was queued (`execCommand`).
-pub fn exec_refusal(s: &Shared, session: &Session, req: &[Vec<u8>]) -> Option<Reply> {
-    if session.user.unrestricted() {
-        return None;
-    }
-    let cmd = catalog::catalog().of_request(req);
-    let denied = session.user.check(cmd, req).err()?;
-    log_denied(s, session, Context::Multi, cmd, req, denied);
-    let reason = match denied {
-        Denied::Command => "no permission to execute the command or subcommand",
-        Denied::Key(_) => "no permission to touch the specified keys",
-        Denied::Channel(_) => "no permission to access one of the channels used as arguments",
-    };
-    Some(Reply::err(format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")))
 }
 
 pub(super) fn full_name(cmd: Option<&catalog::Command>, req: &[Vec<u8>]) -> String {
@@ -298,24 +206,4 @@ pub(super) fn full_name(cmd: Option<&catalog::Command>, req: &[Vec<u8>]) -> Stri
         || String::from_utf8_lossy(&req[0]).to_ascii_lowercase(),
         |c| c.name.to_string(),
     )
-}
-
-fn log_denied(
-    s: &Shared,
-    session: &Session,
-    context: Context,
-    cmd: Option<&catalog::Command>,
-    req: &[Vec<u8>],
-    denied: Denied,
-) {
-    let (reason, object) = match denied {
-        Denied::Command => (Reason::Command, full_name(cmd, req)),
-        Denied::Key(i) => (Reason::Key, String::from_utf8_lossy(&req[i]).into_owned()),
-        Denied::Channel(i) => (
-            Reason::Channel,
-            String::from_utf8_lossy(&req[i]).into_owned(),
-        ),
-    };
-    let entry = log::Entry::new(reason, context, object, session.user.name.clone());
-    s.acl.record(session, entry);
 }

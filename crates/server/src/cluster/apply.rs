@@ -25,8 +25,8 @@ use crate::effects::Effects;
 use crate::registry::Run;
 use crate::resp::{Reply, Request};
 use crate::session::to_reply;
+use crate::shared::Shared;
 use crate::store::{apply_drops, InTx, Value};
-use crate::Shared;
 
 /// The server's side of a node's state machine. See the
 /// [module docs](self).
@@ -223,7 +223,7 @@ fn in_transaction(
         match tx.commit_opt(&slsm::WriteOptions::default()) {
             Ok(()) => {
                 apply_drops(&sp, drops);
-                notices.publish(s);
+                notices.publish(&s.pubsub, &s.expiries);
                 if mine {
                     effects.apply(s);
                 }

@@ -19,8 +19,8 @@ use super::Cluster;
 use crate::registry::Run;
 use crate::resp::{Reply, Request};
 use crate::session::Session;
+use crate::shared::Shared;
 use crate::store::{wall_ms, Value};
-use crate::Shared;
 
 /// Runs `fut` to its end from connection code (see the module docs), or
 /// gives up after `timeout`.
@@ -185,8 +185,12 @@ pub fn watch(s: &Shared, c: &Cluster, session: &mut Session, keys: &[Vec<u8>]) -
     Reply::ok()
 }
 
+/// How a server command queued in a cluster's `EXEC` runs here, in its
+/// place (`dispatch::control`, handed in by the door that called).
+pub type Control = fn(&Shared, &mut Session, &str, Request) -> (Reply, crate::session::Then);
+
 /// `EXEC` in a cluster: the queue as one entry (see `Body::Exec`).
-pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
+pub fn exec(s: &Shared, c: &Cluster, session: &mut Session, control: Control) -> Reply {
     let Some(queue) = session.queued.take() else {
         return Reply::err("ERR EXEC without MULTI");
     };
@@ -202,7 +206,7 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
     let refused: Vec<Option<Reply>> = queue
         .requests()
         .iter()
-        .map(|req| crate::acl::exec_refusal(s, session, req))
+        .map(|req| crate::acl::gate::exec_refusal(s, session, req))
         .collect();
     for (req, _) in queue
         .requests()
@@ -220,7 +224,7 @@ pub fn exec(s: &Shared, c: &Cluster, session: &mut Session) -> Reply {
         });
         local.push(match data {
             true => None,
-            false => Some(crate::dispatch::control(s, session, &name, req.clone()).0),
+            false => Some(control(s, session, &name, req.clone()).0),
         });
         match resolve_evalsha(s, req.clone()) {
             Ok(req) => queued.push(req),
@@ -264,6 +268,7 @@ pub(crate) fn clustered(
     session: &mut Session,
     name: &str,
     req: &Request,
+    control: Control,
 ) -> Option<Reply> {
     Some(match name {
         "cluster" => super::commands::cluster(c, req),
@@ -275,7 +280,7 @@ pub(crate) fn clustered(
         "watch" if session.queued.is_none() => watch(s, c, session, &req[1..]),
         "exec" => {
             session.in_exec = true;
-            let reply = exec(s, c, session);
+            let reply = exec(s, c, session, control);
             session.in_exec = false;
             reply
         }

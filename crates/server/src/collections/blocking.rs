@@ -9,11 +9,11 @@
 
 use std::time::Duration;
 
-use crate::blocked::Wake;
 use crate::commands::{fail, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Access, Kind};
+use crate::waiters::Wake;
 
 /// True for a command that always blocks until it finds something (the
 /// blocking pops: Redis's `blocking` flag but for the stream reads, which
@@ -56,7 +56,7 @@ pub fn wakes(name: &str, a: &[Vec<u8>]) -> Wake {
 /// others, finding nothing, wait on. Asked for only while some client is
 /// blocked (these are the most common writes, and the list would be made
 /// for nothing otherwise): a reader that blocks during the write is
-/// answered at its next check instead (`blocked::RECHECK`).
+/// answered at its next check instead (`waiters::RECHECK`).
 pub fn replaced(name: &str, a: &[Vec<u8>]) -> Wake {
     let key = |i: usize| a.get(i).map(|k| (k.clone(), usize::MAX));
     match name {

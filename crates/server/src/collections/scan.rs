@@ -7,7 +7,8 @@
 //! `COUNT` at every size (Redis answers a small one whole).
 
 use super::Coll;
-use crate::commands::{count_arg, cursor_arg, fail, syntax_error, Outcome};
+use crate::commands::keys::{count_arg, cursor_arg};
+use crate::commands::{fail, syntax_error, Outcome};
 use crate::cursors::Cursors;
 use crate::glob;
 use crate::resp::{format_double, Reply};

@@ -11,9 +11,7 @@ use crate::resp::Reply;
 pub fn command(a: &[Vec<u8>]) -> Outcome {
     use super::{docs, info, lookup, top_level};
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
-    if !sub.is_empty() {
-        crate::registry::check_subcommand("command", a)?;
-    }
+    // The subcommand and its arity were checked before (`registry::checked`).
     match sub.as_slice() {
         b"" | b"info" if a.len() <= 2 => {
             Ok(Reply::Array(top_level().map(|(n, d)| info(n, d)).collect()))

@@ -18,12 +18,11 @@ use serde_json::Value;
 
 use crate::resp::Reply;
 
-mod command;
+pub mod command;
 mod docs;
 mod getkeys;
 mod table;
 
-pub use command::command;
 pub use docs::docs;
 pub use getkeys::key_access;
 use table::lookup_command;

@@ -11,27 +11,17 @@
 //! applies, so two of them never interleave.
 
 mod params;
+pub mod values;
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, MutexGuard};
 
 use crate::commands::{fail, Fail, Outcome};
 use crate::glob;
 use crate::resp::Reply;
-use crate::Shared;
+use crate::shared::Shared;
 use params::{Get, Param, Set, PARAMS};
-
-/// The stored parameters' values, by name; a parameter not in it has its
-/// default.
-#[derive(Default)]
-pub struct Values(Mutex<HashMap<&'static str, String>>);
-
-impl Values {
-    fn lock(&self) -> MutexGuard<'_, HashMap<&'static str, String>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
+pub use values::{Replicas, Values};
 
 /// The current value of `p`.
 fn value_of(s: &Shared, stored: &HashMap<&'static str, String>, p: &Param) -> String {
@@ -154,29 +144,4 @@ fn set(s: &Shared, pairs: &[Vec<u8>]) -> Outcome {
         }
     }
     Ok(Reply::ok())
-}
-
-/// `min-replicas-to-write` and `min-replicas-max-lag`: a single node has
-/// no replica, so with the first above 0 (and the second not 0) writes are
-/// refused, as Redis refuses them short of good replicas. (A cluster
-/// refuses the setting: its writes wait for a majority of its nodes.)
-pub struct Replicas {
-    pub to_write: std::sync::atomic::AtomicU64,
-    pub max_lag: std::sync::atomic::AtomicU64,
-}
-
-impl Default for Replicas {
-    fn default() -> Replicas {
-        Replicas {
-            to_write: 0.into(),
-            max_lag: 10.into(),
-        }
-    }
-}
-
-impl Replicas {
-    pub fn short(&self) -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
-        self.to_write.load(Relaxed) > 0 && self.max_lag.load(Relaxed) > 0
-    }
 }

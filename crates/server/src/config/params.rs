@@ -21,7 +21,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::Shared;
+use crate::shared::Shared;
 
 /// How a value is written and checked.
 #[derive(Clone, Copy)]

@@ -12,7 +12,7 @@ use super::{Space, Subscriptions};
 use crate::commands::{Fail, Outcome};
 use crate::resp::Reply;
 use crate::session::Session;
-use crate::Shared;
+use crate::shared::Shared;
 
 /// The pub/sub command `name` is: `Some((space, true))` for a subscribe,
 /// `Some((space, false))` for an unsubscribe.

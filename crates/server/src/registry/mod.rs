@@ -7,7 +7,7 @@
 //! generates `commands.def` from them; slsm keeps the same JSON (Redis
 //! 7.0.15's, merged into `command_docs/commands.json`) and puts beside it,
 //! one file per command group ([`rows`]), what only slsm can say: the
-//! handler and how the command runs. [`table`] joins the two once, so a
+//! handler and how the command runs. [`install`] joins the two once, so a
 //! fact lives in exactly one of them: Redis's arity, flags and subcommand
 //! tables in the JSON (documentation for `COMMAND` too), slsm's routing
 //! and handlers in the rows, and the few deliberate differences from
@@ -23,13 +23,12 @@
 //! * **Thread safety**: a `OnceLock`; every lookup is a shared read.
 
 mod flags;
-mod rows;
+pub mod rows;
 mod shape;
 
+pub use crate::error::{arity_error, subcommand_error};
 pub use flags::*;
-pub use shape::{
-    arity_error, check_subcommand, checked, fits, refused, subcommand_error, subcommand_refusal,
-};
+pub use shape::{check_subcommand, checked, fits, refused, subcommand_refusal};
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -38,8 +37,8 @@ use crate::commands::Outcome;
 use crate::cursors::Cursors;
 use crate::resp::{Reply, Request};
 use crate::session::{Session, Then};
+use crate::shared::Shared;
 use crate::store::Access;
-use crate::Shared;
 
 /// A data command: runs against an engine access (straight, in a
 /// transaction or at a snapshot), given its lowercase name and arguments.
@@ -255,16 +254,36 @@ struct Table {
     commands: Vec<Command>,
 }
 
-fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
+static TABLE: OnceLock<Table> = OnceLock::new();
+
+/// Builds the table from `rows` (`rows::ALL`, which the server's start
+/// installs before it serves anything). The first call builds it; later
+/// ones change nothing. The table is installed rather than named here so
+/// that the handlers, several of which look commands up (`EXEC`,
+/// scripts, the cluster's log), do not import the rows that name them.
+pub fn install(rows: &'static [&'static [Row]]) {
     TABLE.get_or_init(|| {
-        let commands: Vec<Command> = rows::ALL.iter().flat_map(|g| g.iter()).map(join).collect();
+        let commands: Vec<Command> = rows.iter().flat_map(|g| g.iter()).map(join).collect();
         let by_name = commands
             .iter()
             .enumerate()
             .map(|(i, c)| (c.name, i))
             .collect();
         Table { by_name, commands }
+    });
+}
+
+/// The installed table (empty before [`install`]; tests install the
+/// rows themselves).
+fn table() -> &'static Table {
+    #[cfg(test)]
+    install(rows::ALL);
+    static EMPTY: OnceLock<Table> = OnceLock::new();
+    TABLE.get().unwrap_or_else(|| {
+        EMPTY.get_or_init(|| Table {
+            by_name: HashMap::new(),
+            commands: Vec::new(),
+        })
     })
 }
 

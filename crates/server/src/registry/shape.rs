@@ -6,7 +6,7 @@
 //! * **Owns**: nothing; reads the registry.
 
 use super::{find, Command};
-use crate::commands::{fail, Fail};
+use crate::error::{arity_error, fail, Fail};
 use crate::resp::{Reply, Request};
 
 /// The error for request `req` (command `name`, lowercase) if its shape is
@@ -80,20 +80,6 @@ pub fn subcommand_refusal(container: &str, a: &[Vec<u8>]) -> Fail {
             container.to_ascii_uppercase()
         )),
     }
-}
-
-/// Redis's error for a subcommand's arguments it cannot take.
-pub fn subcommand_error(container: &str, a: &[Vec<u8>]) -> Fail {
-    fail(&format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {container} HELP.",
-        String::from_utf8_lossy(&a[1])
-    ))
-}
-
-pub fn arity_error(name: &str) -> Reply {
-    Reply::err(format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
 }
 
 fn unknown(req: &Request) -> Reply {

@@ -15,7 +15,7 @@ use crate::commands::{fail, Fail, Outcome};
 use crate::effects::Effects;
 use crate::glob;
 use crate::resp::{Reply, Request};
-use crate::Shared;
+use crate::shared::Shared;
 
 const HELP: &[&str] = &[
     "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

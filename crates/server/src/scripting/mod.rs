@@ -22,6 +22,7 @@
 //! them, `SCRIPT FLUSH` empties them) and the kill switches of running
 //! scripts. Thread-safety: a mutex each; the interpreters are per thread.
 
+pub mod cache;
 mod call_gate;
 mod convert;
 mod failure;
@@ -37,9 +38,8 @@ mod sandbox;
 mod shebang;
 pub mod vm;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::access::{apply_drops, InTx};
 use crate::collections::blocking;
@@ -47,54 +47,10 @@ use crate::commands::{self, Fail, Outcome};
 use crate::effects::Effects;
 use crate::resp::{Reply, Request};
 use crate::session::to_reply;
-use crate::Shared;
+use crate::shared::Shared;
 
+pub use cache::{sha1_hex, Scripts};
 pub use running::{Running, RunningFunction};
-
-/// What the server keeps of scripts.
-#[derive(Default)]
-pub struct Scripts {
-    bodies: Mutex<HashMap<String, Arc<[u8]>>>,
-    /// Bumped by `SCRIPT FLUSH`: each thread's interpreter forgets its
-    /// compiled scripts when it sees a new value.
-    flushes: AtomicU64,
-    running: Mutex<Vec<Running>>,
-    busy: running::Busy,
-}
-
-impl Scripts {
-    fn bodies(&self) -> MutexGuard<'_, HashMap<String, Arc<[u8]>>> {
-        self.bodies.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn running(&self) -> MutexGuard<'_, Vec<Running>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Scripts held by their SHA1 (`INFO`'s `number_of_cached_scripts`).
-    pub fn cached(&self) -> usize {
-        self.bodies().len()
-    }
-
-    /// The body of the script `sha` (lowercase hex), if held.
-    pub fn body_of(&self, sha: &str) -> Option<Arc<[u8]>> {
-        self.bodies().get(sha).cloned()
-    }
-
-    fn add(&self, body: &[u8]) -> (String, Arc<[u8]>) {
-        let sha = sha1_hex(body);
-        let body = Arc::clone(
-            self.bodies()
-                .entry(sha.clone())
-                .or_insert_with(|| body.into()),
-        );
-        (sha, body)
-    }
-}
-
-pub fn sha1_hex(bytes: &[u8]) -> String {
-    sha1_smol::Sha1::from(bytes).digest().to_string()
-}
 
 /// `EVAL`/`EVALSHA` (and their `_RO` forms) outside `MULTI`: the script
 /// in a transaction of its own, retried on a conflict, discarded if the
@@ -256,7 +212,7 @@ pub(super) fn run_command(
             "ERR {name} command is not allowed with BLOCK option from scripts"
         ));
     }
-    if let Some(refused) = crate::acl::caller::script_refusal(s, &req) {
+    if let Some(refused) = crate::acl::caller::script_refusal(&s.acl, &req) {
         return Reply::Error(refused);
     }
     if read_only && writes(&name) {
@@ -273,7 +229,7 @@ pub(super) fn run_command(
             None => Reply::Simple("PONG".into()),
         },
         "echo" => Reply::Bulk(req[1].clone()),
-        "time" => crate::admin::time_reply(),
+        "time" => crate::version::time_reply(),
         "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
         _ => {
             let started = std::time::Instant::now();

@@ -7,7 +7,7 @@
 
 use super::library::{FLAGS, NO_WRITES};
 use crate::resp::Reply;
-use crate::Shared;
+use crate::shared::Shared;
 
 /// [`FLAGS`]' `no-cluster`.
 const NO_CLUSTER: u8 = 1 << 3;

@@ -158,7 +158,7 @@ impl Vm {
         let sandbox = Sandbox::install(&lua)?;
         super::libs::install(&lua)?;
         let redis: Table = g.raw_get("redis")?;
-        redis.raw_set("REDIS_VERSION", crate::admin::REDIS_VERSION)?;
+        redis.raw_set("REDIS_VERSION", crate::version::REDIS_VERSION)?;
         redis.raw_set("REDIS_VERSION_NUM", redis_version_num())?;
         // Redis's own check of its argument count, and its error; the
         // argument as Lua's `tostring` has it (a table: nothing).
@@ -167,7 +167,7 @@ impl Vm {
                 return Err(mlua::Error::runtime("wrong number of arguments"));
             };
             let text = lua.coerce_string(v)?;
-            Ok(super::sha1_hex(
+            Ok(super::cache::sha1_hex(
                 &text.map(|t| t.as_bytes().to_vec()).unwrap_or_default(),
             ))
         })?;
@@ -390,7 +390,7 @@ fn user_line(lua: &Lua) -> i64 {
 
 /// `redis.REDIS_VERSION_NUM`: 7.2.0 as 0x070200.
 fn redis_version_num() -> i64 {
-    crate::admin::REDIS_VERSION
+    crate::version::REDIS_VERSION
         .split('.')
         .take(3)
         .fold(0, |n, part| n * 256 + part.parse::<i64>().unwrap_or(0))

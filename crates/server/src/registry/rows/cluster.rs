@@ -6,7 +6,7 @@ use super::{answer, Class, Row};
 use crate::registry::{ADMIN, NOSCRIPT};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
-use crate::Shared;
+use crate::shared::Shared;
 
 pub const ROWS: &[Row] = &[
     Row::control("cluster", Class::Anywhere, compat),

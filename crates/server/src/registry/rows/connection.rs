@@ -7,7 +7,7 @@ use crate::commands::int_arg;
 use crate::registry::arity_error;
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
-use crate::Shared;
+use crate::shared::Shared;
 
 pub const ROWS: &[Row] = &[
     Row::control("ping", Class::Anywhere, ping),
@@ -23,7 +23,7 @@ pub const ROWS: &[Row] = &[
     }),
     Row::control("select", Class::Anywhere, select),
     Row::control("client", Class::Anywhere, |s, session, _, r| {
-        answer(to_reply(crate::clients::command(s, session, r)))
+        answer(to_reply(crate::client_command::command(s, session, r)))
     }),
     Row::control("reset", Class::Anywhere, |s, session, _, _| {
         answer(crate::client_modes::reset(s, session))

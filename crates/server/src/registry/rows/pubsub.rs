@@ -6,7 +6,7 @@ use crate::pubsub::{commands as pubsub, Space};
 use crate::registry::Run;
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
-use crate::Shared;
+use crate::shared::Shared;
 
 pub const ROWS: &[Row] = &[
     Row::control("subscribe", Class::Leader, |s, se, _, r| {

@@ -9,15 +9,15 @@ use crate::collections::object;
 use crate::registry::{Mode, NO_MULTI};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
+use crate::shared::Shared;
 use crate::store::Access;
-use crate::Shared;
 
 pub const ROWS: &[Row] = &[
     Row::control("time", Class::Anywhere, |_, _, _, _| {
-        answer(admin::time_reply())
+        answer(crate::version::time_reply())
     }),
     Row::control("command", Class::Anywhere, |_, _, _, r| {
-        answer(to_reply(crate::command_docs::command(r)))
+        answer(to_reply(crate::command_docs::command::command(r)))
     }),
     Row::control("config", Class::Anywhere, |s, _, _, r| {
         answer(to_reply(crate::config::config(s, r)))
@@ -47,7 +47,7 @@ pub const ROWS: &[Row] = &[
         answer(session.monitor(s))
     }),
     Row::control("acl", Class::Leader, |s, session, _, r| {
-        answer(to_reply(crate::acl::command(s, session, r)))
+        answer(to_reply(crate::acl::command::command(s, session, r)))
     }),
     Row::control("latency", Class::Anywhere, |_, _, _, r| {
         answer(to_reply(crate::latency::command(r)))

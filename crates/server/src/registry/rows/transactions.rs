@@ -5,8 +5,8 @@
 use super::{answer, Class, Row};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
-use crate::transaction::{self, Queue};
-use crate::Shared;
+use crate::shared::Shared;
+use crate::transaction::{self, queue::Queue};
 
 pub const ROWS: &[Row] = &[
     Row::control("multi", Class::Anywhere, multi),

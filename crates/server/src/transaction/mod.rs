@@ -16,143 +16,22 @@
 //!   `dispatch::control`.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use slsm::Keyspace;
 
 use crate::commands;
 use crate::dispatch::control;
 use crate::registry::{self, Run};
-use crate::resp::{Reply, Request};
+use crate::resp::Reply;
 use crate::scripting;
 use crate::session::{to_reply, Session};
+use crate::shared::Shared;
 use crate::store::{apply_drops, InTx};
-use crate::Shared;
 
-/// Commands queued since `MULTI`, charged while held to the input the
-/// server's clients hold (`Shared::pending_input`), so that a client that
-/// queues without end meets the limits of one that sends without end (the
-/// per-client query-buffer limit and its share of `--max-query-buffers`):
-/// Redis holds such a queue without a bound of its own.
-pub struct Queue {
-    requests: Vec<Request>,
-    bytes: usize,
-    charged: Arc<AtomicUsize>,
-}
+pub mod queue;
+pub mod watch;
 
-impl Queue {
-    pub(crate) fn new(charged: Arc<AtomicUsize>) -> Queue {
-        Queue {
-            requests: Vec::new(),
-            bytes: 0,
-            charged,
-        }
-    }
-
-    pub(crate) fn push(&mut self, req: Request) {
-        let bytes = request_bytes(&req);
-        self.bytes += bytes;
-        self.charged.fetch_add(bytes, Ordering::Relaxed);
-        self.requests.push(req);
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.requests.len()
-    }
-
-    /// What the queued requests hold in memory.
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    pub(crate) fn requests(&self) -> &[Request] {
-        &self.requests
-    }
-}
-
-impl Drop for Queue {
-    fn drop(&mut self) {
-        self.charged.fetch_sub(self.bytes, Ordering::Relaxed);
-    }
-}
-
-/// What a parsed request holds: its arguments and their vectors.
-fn request_bytes(req: &Request) -> usize {
-    let vec = std::mem::size_of::<Vec<u8>>();
-    vec + req.iter().map(|a| a.len() + vec).sum::<usize>()
-}
-
-/// The keys a client watches, in groups: each group's keys were read by one
-/// engine transaction, begun at the `WATCH` that added them (or at a fold,
-/// below), whose commit (it has no writes) fails if any of them was written
-/// since. A key is watched once: watching it again changes nothing, as in
-/// Redis, so repeating `WATCH k` holds nothing more.
-///
-/// Groups fold like the digits of a binary counter: a group holding at
-/// least half as many keys as the group before it joins that one (both
-/// validated, their keys read again by one new transaction). A client
-/// watching `n` keys thus holds at most about `log2 n` transactions, each
-/// of which pins a snapshot, and each key is read again O(log n) times,
-/// however many `WATCH` commands bring them. One transaction per command
-/// would let a client sending `WATCH k` in a loop hold ~300 bytes of the
-/// server's memory per command (90 MB for 300,000).
-///
-/// Two touches no engine write records are counted as Redis counts them:
-/// a watched key that existed at its `WATCH` and is gone at `EXEC` without
-/// a write (it expired) makes `EXEC` answer null, and so does a `FLUSHALL`
-/// or `FLUSHDB` after the `WATCH` of a key that existed then (Redis
-/// touches every watched key a flush deletes; a key that did not exist is
-/// not touched).
-#[derive(Default)]
-pub struct Watch {
-    groups: Vec<Group>,
-    keys: HashSet<Vec<u8>>,
-    /// The watched keys that existed when they were watched.
-    existed: HashSet<Vec<u8>>,
-    /// The store's flush count when the first key of `existed` was
-    /// watched: a flush since touched it.
-    flushes_at_first_existing: Option<u64>,
-    /// A watched key was written after its `WATCH` (found while folding),
-    /// or a fold failed: `EXEC` will answer null.
-    dirty: bool,
-}
-
-/// Whether stored bytes hold a key that has not expired at `now`.
-fn is_live(stored: Option<&[u8]>, now: u64) -> bool {
-    stored.is_some_and(|v| crate::store::expiry_of(v, now).is_some())
-}
-
-impl Watch {
-    /// Records what `WATCH` read of `key` (at flush count `flushes`).
-    fn saw(&mut self, s: &Shared, key: &[u8], value: Option<&[u8]>, flushes: u64) {
-        if is_live(value, s.store.clock.now()) {
-            self.existed.insert(key.to_vec());
-            self.flushes_at_first_existing.get_or_insert(flushes);
-        }
-    }
-
-    /// Whether a flush since a `WATCH` touched a key that existed, or a
-    /// key exists now where it did not then or the reverse (`now`: the
-    /// keys' stored values, as read at `EXEC` or at a fold). A key that
-    /// came or went was written or expired, and the writes a flush hid
-    /// from the engine's conflict check (they went to new keyspaces) are
-    /// among them.
-    fn touched_unseen(&self, s: &Shared, keys: &[Vec<u8>], now: &[Option<Vec<u8>>]) -> bool {
-        let at = s.store.clock.now();
-        self.flushes_at_first_existing
-            .is_some_and(|at| s.store.flushes() != at)
-            || keys
-                .iter()
-                .zip(now)
-                .any(|(k, v)| is_live(v.as_deref(), at) != self.existed.contains(k))
-    }
-}
-
-struct Group {
-    tx: slsm::Transaction,
-    keys: Vec<Vec<u8>>,
-}
+use watch::{Group, Watch};
 
 pub(crate) fn watch(s: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> commands::Outcome {
     let w = session.watch.get_or_insert_with(Watch::default);
@@ -302,7 +181,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
     // command now refused answers so, in its place (Redis's EXEC).
     let refused: Vec<Option<Reply>> = queued
         .iter()
-        .map(|req| crate::acl::exec_refusal(s, session, req))
+        .map(|req| crate::acl::gate::exec_refusal(s, session, req))
         .collect();
     let mut server_replies: Vec<Option<Reply>> = vec![None; queued.len()];
     loop {
