@@ -7,13 +7,14 @@
 
 use std::time::{Duration, Instant};
 
+use crate::access::{Access, Direct};
 use crate::collections::blocking;
 use crate::commands::Fail;
 use crate::data_command::run_data;
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
 use crate::shared::Shared;
-use crate::store::{Access, Direct, Kind};
+use crate::store::Kind;
 use crate::waiters::Blocked;
 
 /// Runs a blocking command: its reply, or, when it found nothing, the wait

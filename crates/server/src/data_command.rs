@@ -7,11 +7,11 @@
 //! * **Called by**: `dispatch` and `blocked` (a blocking command
 //!   retried).
 
+use crate::access::{atomically, AtSnapshot, Direct};
 use crate::commands::{self, Fail};
 use crate::registry::{Class, DataFn, Mode};
 use crate::resp::{Reply, Request};
 use crate::shared::Shared;
-use crate::store::{atomically, AtSnapshot, Direct};
 
 /// Data command `name` (its row's `mode` and `handler`) outside MULTI.
 pub(crate) fn run_with(

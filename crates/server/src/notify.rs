@@ -1,5 +1,5 @@
 //! Keyspace notifications (Redis's `notify-keyspace-events`): a command
-//! that changes a key says so ([`Access::notify`](crate::store::Access)),
+//! that changes a key says so ([`Access::notify`](crate::access::Access)),
 //! and once its writes commit each notice is published as Redis publishes
 //! it, on `__keyspace@0__:<key>` (the event) and `__keyevent@0__:<event>`
 //! (the key), for the classes the parameter enables.

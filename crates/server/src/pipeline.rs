@@ -30,13 +30,14 @@ use std::sync::atomic::Ordering;
 
 use slsm::{Keyspace, WriteBatch};
 
+use crate::access::InTx;
 use crate::cluster::run as cluster;
 use crate::commands::Fail;
 use crate::dispatch::execute;
 use crate::resp::{self, Reply, Request};
 use crate::session::{Session, Then};
 use crate::shared::Shared;
-use crate::store::{self, InTx};
+use crate::store;
 
 /// The most requests one engine call takes (bounds a transaction's retry).
 const MAX_GROUP: usize = 256;
@@ -332,7 +333,7 @@ fn counters(
         }
         match tx.commit_opt(&shared.write_options()) {
             Ok(()) => {
-                store::apply_drops(sp, drops);
+                crate::access::apply_drops(sp, drops);
                 notices.publish(&shared.pubsub, &shared.expiries);
                 shared
                     .waiters

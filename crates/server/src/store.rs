@@ -20,12 +20,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use slsm::{FilterDecision, Keyspace, KeyspaceOptions};
 
-use crate::collections::Versions;
+use crate::collections::versions::Versions;
 
 /// Name of the keyspace the server keeps its keys in.
 pub const KEYSPACE: &str = "redis";
 /// Name of the keyspace the elements of collections live in.
 pub const ITEMS_KEYSPACE: &str = "redis-items";
+
+/// How long a collection must have been expired before the sweep
+/// (`collections/sweep.rs`) takes its elements.
+pub const EXPIRY_GRACE_MS: u64 = 60_000;
 const HEADER: usize = 8;
 /// Set in the expiry word of a collection's metadata: expiry times are at
 /// most `i64::MAX` milliseconds, so strings never have it.
@@ -196,7 +200,7 @@ pub fn open_keyspace(db: &slsm::Db, clock: Clock) -> slsm::Result<Keyspace> {
     let filter = move |_key: &[u8], stored: &[u8]| {
         let now = clock.now();
         let as_of = match is_collection(stored) {
-            true => now.saturating_sub(crate::collections::sweep::EXPIRY_GRACE_MS),
+            true => now.saturating_sub(EXPIRY_GRACE_MS),
             false => now,
         };
         match Value::decode(stored, as_of) {
@@ -245,8 +249,6 @@ impl Default for Tuning {
         }
     }
 }
-
-pub use crate::access::{apply_drops, atomically, Access, AtSnapshot, Direct, Drops, InTx, Item};
 
 /// The database and its keyspaces, swapped whole by `FLUSHDB` (the
 /// keyspaces) and in a cluster by a snapshot install (the database too).

@@ -19,6 +19,7 @@ use slsm::Db;
 use slsm_raft::{Machine, Stamp};
 
 use super::proposal::{digest, encode_replies, Body, Proposal};
+use crate::access::{apply_drops, InTx};
 use crate::collections::blocking;
 use crate::commands;
 use crate::effects::Effects;
@@ -26,7 +27,7 @@ use crate::registry::Run;
 use crate::resp::{Reply, Request};
 use crate::session::to_reply;
 use crate::shared::Shared;
-use crate::store::{apply_drops, InTx, Value};
+use crate::store::Value;
 
 /// The server's side of a node's state machine. See the
 /// [module docs](self).

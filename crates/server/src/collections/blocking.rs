@@ -9,10 +9,11 @@
 
 use std::time::Duration;
 
+use crate::access::Access;
 use crate::commands::{fail, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 use crate::waiters::Wake;
 
 /// True for a command that always blocks until it finds something (the

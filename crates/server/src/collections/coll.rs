@@ -1,9 +1,24 @@
 //! [`Coll`]: a collection's metadata, and its elements' keys and ranges
 //! in the items keyspace (the layout is in the collections' module docs).
 
-use super::{wrong_type, STEP};
+use crate::access::{Access, Item};
 use crate::commands::{fail, Fail};
-use crate::store::{Access, Item, Kind, Value};
+use crate::store::{Kind, Value};
+
+/// Elements read from the engine per step when a whole collection is
+/// walked (deleted, renamed, listed).
+pub(crate) const STEP: usize = 4096;
+
+/// A sorted set's `tail` with buckets whose number is not known (as the
+/// first build with the index saved them: `zsets/counts.rs`).
+pub(crate) const COUNTED: i64 = 1;
+/// A sorted set's `tail` when the top bucket is the only one; each bucket
+/// below it adds one.
+pub(crate) const ONE_BUCKET: i64 = 2;
+
+pub fn wrong_type() -> Fail {
+    fail("WRONGTYPE Operation against a key holding the wrong kind of value")
+}
 
 /// A collection's metadata.
 #[derive(Clone, Debug)]
@@ -64,7 +79,7 @@ impl Coll {
                 rev: 0,
                 head: 0,
                 tail: match kind {
-                    Kind::ZSet => super::zsets::ONE_BUCKET,
+                    Kind::ZSet => ONE_BUCKET,
                     _ => 0,
                 },
                 len: 0,
@@ -113,7 +128,7 @@ impl Coll {
 
     /// True for a sorted set that keeps a rank index.
     pub fn ranked(&self) -> bool {
-        self.kind == Kind::ZSet && self.tail >= super::zsets::COUNTED
+        self.kind == Kind::ZSet && self.tail >= COUNTED
     }
 
     /// Elements held.

@@ -3,12 +3,13 @@
 //! sub-key the field's bytes.
 
 use super::Coll;
+use crate::access::Access;
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::incrbyfloat::{incr_by_float, IncrError};
 use crate::notify::HASH;
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {

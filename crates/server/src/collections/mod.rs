@@ -45,7 +45,7 @@
 //! Redis's skiplist takes O(log n).
 
 pub mod blocking;
-mod coll;
+pub mod coll;
 pub mod dump;
 pub(crate) mod hashes;
 pub(crate) mod lists;
@@ -57,24 +57,17 @@ pub(crate) mod sets;
 pub(crate) mod sort;
 pub mod streams;
 pub mod sweep;
-mod versions;
+pub mod versions;
 pub(crate) mod zsets;
 
-pub use coll::Coll;
-pub use versions::Versions;
+pub(crate) use coll::STEP;
+pub use coll::{wrong_type, Coll};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::access::Access;
 use crate::commands::{fail, Fail};
-use crate::store::{Access, Kind, Value};
-
-/// Elements read from the engine per step when a whole collection is
-/// walked (deleted, renamed, listed).
-pub(crate) const STEP: usize = 4096;
-
-pub fn wrong_type() -> Fail {
-    fail("WRONGTYPE Operation against a key holding the wrong kind of value")
-}
+use crate::store::{Kind, Value};
 
 /// Deletes `key`, whatever it holds (its elements too); false if it was
 /// missing.

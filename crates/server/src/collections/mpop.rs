@@ -10,10 +10,11 @@
 //! checked in Redis 7.0's order, before any key is read.
 
 use super::wrong_type;
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// A parsed request: the keys, and the plain pop that takes the
 /// elements (`lpop`, `rpop`, `zpopmin` or `zpopmax`) with its count.

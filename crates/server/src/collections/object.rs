@@ -23,10 +23,11 @@
 //!   extrapolates from its samples.
 
 use super::{sets, zsets, Coll};
+use crate::access::Access;
 use crate::commands::{canonical_int, fail, int_arg, syntax_error, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{Access, Kind, Value};
+use crate::store::{Kind, Value};
 
 /// Redis's defaults: `set-max-intset-entries`,
 /// `hash-max-listpack-entries`/`-value`, `zset-max-listpack-entries`/`-value`.
@@ -122,7 +123,7 @@ fn encoding(key: &[u8], v: &Value, acc: &mut dyn Access) -> Result<&'static str,
         Kind::Hash if c.count() <= LISTPACK_ENTRIES && all_short(acc, &c)? => "listpack",
         Kind::Hash => "hashtable",
         _ if c.count() <= LISTPACK_ENTRIES
-            && zsets::all_members(acc, &c, false)?
+            && zsets::members::all_members(acc, &c, false)?
                 .iter()
                 .all(|(_, m)| m.len() <= LISTPACK_VALUE) =>
         {

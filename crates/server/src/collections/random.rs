@@ -11,9 +11,10 @@
 //! requests for a quarter of one or more, are read whole once.
 
 use super::{random_u64, zsets, Coll};
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// The most elements a reply may hold (as `SRANDMEMBER`'s).
 const MAX_RANDOM_REPLY: u64 = 1 << 24;
@@ -69,7 +70,7 @@ impl Source for SortedSet {
 
     fn all(&self, acc: &mut dyn Access) -> Result<Vec<Element>, Fail> {
         // From the highest score down, the order Redis lists a whole set in.
-        let members = zsets::all_members(acc, &self.0, true)?;
+        let members = zsets::members::all_members(acc, &self.0, true)?;
         Ok(members
             .into_iter()
             .map(|(s, m)| (m, Reply::Double(s)))
@@ -77,7 +78,7 @@ impl Source for SortedSet {
     }
 
     fn nth(&self, acc: &mut dyn Access, i: usize) -> Result<Element, Fail> {
-        match zsets::member_at_rank(acc, &self.0, i as i64)? {
+        match zsets::members::member_at_rank(acc, &self.0, i as i64)? {
             Some((s, m)) => Ok((m, Reply::Double(s))),
             None => Err(fail("ERR corrupt sorted set: a rank is missing")),
         }

@@ -7,12 +7,13 @@
 //! `COUNT` at every size (Redis answers a small one whole).
 
 use super::Coll;
+use crate::access::Access;
 use crate::commands::keys::{count_arg, cursor_arg};
 use crate::commands::{fail, syntax_error, Outcome};
 use crate::cursors::Cursors;
 use crate::glob;
 use crate::resp::{format_double, Reply};
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// The most elements one call reads, whatever its `COUNT`.
 const MAX_BATCH: usize = 100_000;

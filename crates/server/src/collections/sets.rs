@@ -18,11 +18,12 @@ use std::collections::BTreeSet;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{positive_count, random_u64, wrong_type, Coll};
+use crate::access::Access;
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::notify::{GENERIC, SET};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// The most members `SRANDMEMBER` with a negative count returns.
 const MAX_RANDOM_REPLY: u64 = 1 << 24;

@@ -15,10 +15,11 @@
 //! hash order, not Redis's.
 
 use super::{delete_key, hashes, lists, sets, wrong_type, zsets, Coll};
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 #[derive(Default)]
 struct Options {
@@ -134,7 +135,7 @@ fn elements(acc: &mut dyn Access, key: &[u8]) -> Result<(Vec<Vec<u8>>, bool), Fa
         Kind::List => (lists::all_elements(acc, &c)?, false),
         Kind::Set => (sets::members(acc, &c)?, true),
         _ => {
-            let members = zsets::all_members(acc, &c, false)?;
+            let members = zsets::members::all_members(acc, &c, false)?;
             (members.into_iter().map(|(_, m)| m).collect(), false)
         }
     })
@@ -226,7 +227,7 @@ fn sorted(acc: &mut dyn Access, items: Vec<Vec<u8>>, o: &Options) -> Result<Vec<
             // A missing BY value weighs 0, as in Redis.
             (false, None) => Weight::Number(0.0),
             (false, Some(v)) => {
-                let (n, all, overflowed) = zsets::strtod(&v);
+                let (n, all, overflowed) = zsets::members::strtod(&v);
                 // C's strtod also sets ERANGE for a subnormal result,
                 // which Redis's SORT refuses too.
                 let subnormal = n != 0.0 && n.abs() < f64::MIN_POSITIVE;

@@ -24,8 +24,7 @@
 use super::coll::{items_prefix, Coll};
 use crate::store::{Spaces, Value};
 
-/// How long a collection must have been expired before its elements go.
-pub const EXPIRY_GRACE_MS: u64 = 60_000;
+pub use crate::store::EXPIRY_GRACE_MS;
 
 /// One step of a pass at time `now` (ms): up to `budget` collection
 /// versions from `cursor` (empty: the start). Returns where the next step
@@ -80,9 +79,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::access::atomically;
     use crate::commands;
     use crate::cursors::Cursors;
-    use crate::store::{atomically, now_ms, Store};
+    use crate::store::{now_ms, Store};
 
     fn run(store: &Store, args: &[&str]) {
         let req: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();

@@ -44,7 +44,7 @@ impl Versions {
             let stored = match items.get(VERSIONS_KEY)? {
                 Some(v) => v.as_ref().try_into().map(u64::from_be_bytes).map_err(|_| {
                     slsm::Error::Corruption {
-                        file: crate::store::ITEMS_KEYSPACE.into(),
+                        file: items.name().into(),
                         offset: 0,
                         reason: "the collection version counter is not 8 bytes".into(),
                     }

@@ -7,9 +7,10 @@
 //! (a nil reply) as the last `OVERFLOW` before it says.
 
 use super::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::access::Access;
 use crate::collections::wrong_type;
 use crate::resp::{Reply, MAX_BULK};
-use crate::store::{Access, Kind, Value};
+use crate::store::{Kind, Value};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Overflow {

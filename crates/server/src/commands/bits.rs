@@ -5,10 +5,11 @@
 //! count from the end of the string).
 
 use super::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::access::Access;
 use crate::collections::{drop_items_of, wrong_type};
 use crate::cursors::Cursors;
 use crate::resp::{Reply, MAX_BULK};
-use crate::store::{Access, Kind, Value};
+use crate::store::{Kind, Value};
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {

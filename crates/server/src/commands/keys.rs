@@ -3,12 +3,13 @@
 //! PEXPIRETIME PERSIST.
 
 use super::{fail, int_arg, syntax_error, Outcome};
+use crate::access::Access;
 use crate::collections::{copy_value, delete_key, drop_items_of, move_value};
 use crate::cursors::Cursors;
 use crate::glob;
 use crate::notify::GENERIC;
 use crate::resp::Reply;
-use crate::store::{now_ms, Access};
+use crate::store::now_ms;
 
 /// Keys a SCAN or KEYS reads from the engine per step.
 const STEP: usize = 1024;

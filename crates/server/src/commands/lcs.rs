@@ -8,8 +8,9 @@
 //! allocated.
 
 use super::{fail, int_arg, syntax_error, Fail, Outcome};
+use crate::access::Access;
 use crate::resp::{Reply, MAX_BULK};
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 struct Options {
     len: bool,

@@ -3,13 +3,14 @@
 //! INCRBYFLOAT.
 
 use super::{fail, int_arg, not_an_integer, syntax_error, Fail, Outcome};
+use crate::access::Access;
 use crate::collections::{drop_items_of, wrong_type};
 use crate::cursors::Cursors;
 use crate::incrbyfloat::IncrError;
 use crate::notify::{GENERIC, STRING};
 use crate::registry::Mode;
 use crate::resp::{Reply, MAX_BULK};
-use crate::store::{now_ms, Access, Kind, Value};
+use crate::store::{now_ms, Kind, Value};
 
 /// The string at `key`; `WRONGTYPE` if it holds a collection.
 fn string(acc: &mut dyn Access, key: &[u8]) -> Result<Option<Value>, Fail> {

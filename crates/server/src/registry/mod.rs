@@ -33,12 +33,12 @@ pub use shape::{check_subcommand, checked, fits, refused, subcommand_refusal};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::access::Access;
 use crate::commands::Outcome;
 use crate::cursors::Cursors;
 use crate::resp::{Reply, Request};
 use crate::session::{Session, Then};
 use crate::shared::Shared;
-use crate::store::Access;
 
 /// A data command: runs against an engine access (straight, in a
 /// transaction or at a snapshot), given its lowercase name and arguments.

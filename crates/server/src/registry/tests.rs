@@ -2,7 +2,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::*;
-use crate::store::{Direct, Store};
+use crate::access::Direct;
+use crate::store::Store;
 
 fn req(words: &[&str]) -> Request {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()

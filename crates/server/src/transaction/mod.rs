@@ -19,6 +19,7 @@ use std::collections::HashSet;
 
 use slsm::Keyspace;
 
+use crate::access::{apply_drops, InTx};
 use crate::commands;
 use crate::dispatch::control;
 use crate::registry::{self, Run};
@@ -26,7 +27,6 @@ use crate::resp::Reply;
 use crate::scripting;
 use crate::session::{to_reply, Session};
 use crate::shared::Shared;
-use crate::store::{apply_drops, InTx};
 
 pub mod queue;
 pub mod watch;

@@ -18,10 +18,11 @@ pub use rdb::{frame, read as read_payload, write as write_payload, Object, Refus
 pub use stream::{GroupObject, StreamObject};
 
 use super::{delete_key, hashes, lists, sets, streams, zsets, Coll};
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{now_ms, Access, Kind, Value};
+use crate::store::{now_ms, Kind, Value};
 
 /// Members or fields written per internal command when restoring.
 const CHUNK: usize = 1024;
@@ -51,7 +52,7 @@ fn collection(acc: &mut dyn Access, c: &Coll) -> Result<Object, Fail> {
         Kind::List => Object::List(lists::all_elements(acc, c)?),
         Kind::Set => Object::Set(sets::members(acc, c)?),
         Kind::ZSet => Object::ZSet(
-            zsets::all_members(acc, c, false)?
+            zsets::members::all_members(acc, c, false)?
                 .into_iter()
                 .map(|(score, m)| (m, score))
                 .collect(),
@@ -152,7 +153,7 @@ fn create(acc: &mut dyn Access, key: &[u8], object: Object) -> Result<(), Fail> 
         Object::List(items) => lists::store(acc, key, &items),
         Object::ZSet(members) => {
             let picked = members.into_iter().map(|(m, s)| (s, m)).collect();
-            zsets::store_result(acc, key, picked, None).map(drop)
+            zsets::members::store_result(acc, key, picked, None).map(drop)
         }
         Object::Set(members) => in_chunks(acc, "sadd", key, members, |m| vec![m]),
         Object::Hash(fields) => in_chunks(acc, "hset", key, fields, |(f, v)| vec![f, v]),

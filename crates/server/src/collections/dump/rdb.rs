@@ -324,7 +324,7 @@ fn paired(flat: Vec<Vec<u8>>) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
 fn scored(flat: Vec<Vec<u8>>) -> Option<Vec<(Vec<u8>, f64)>> {
     paired(flat)?
         .into_iter()
-        .map(|(m, s)| Some((m, crate::collections::zsets::parse_score(&s)?)))
+        .map(|(m, s)| Some((m, crate::collections::zsets::members::parse_score(&s)?)))
         .collect()
 }
 

@@ -1,10 +1,11 @@
 //! `LPOS`: a list scanned a chunk at a time from either end.
 
 use super::elements;
+use crate::access::Access;
 use crate::collections::{non_negative, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// `LPOS key element [RANK r] [COUNT n] [MAXLEN m]`, with Redis 7.0's
 /// checks: the positions of the matches from the `r`-th on (from the tail

@@ -10,11 +10,12 @@
 mod lpos;
 
 use super::{positions, positive_count, wrong_type, Coll};
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::notify::LIST;
 use crate::resp::{Bulks, Reply};
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// The end of a list a command works at.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -7,10 +7,11 @@
 use super::groups::{no_group, stream_and_group, Pending};
 use super::id::{parse_end, parse_strict, StreamId, MAX};
 use super::{entry_reply, Stream};
+use crate::access::Access;
 use crate::collections::wrong_type;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{now_ms, Access, Kind};
+use crate::store::{now_ms, Kind};
 
 /// A range's start (`(` exclusive) and end, as `XPENDING` and
 /// `XAUTOCLAIM` read them.

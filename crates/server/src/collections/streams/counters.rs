@@ -8,8 +8,8 @@
 use super::groups::Group;
 use super::id::{StreamId, MAX};
 use super::Stream;
+use crate::access::Access;
 use crate::commands::Fail;
-use crate::store::Access;
 
 /// What the counters need of a stream, read once per command: its first
 /// entry's ID is read only when a deletion makes it matter.

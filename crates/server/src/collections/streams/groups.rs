@@ -16,9 +16,10 @@
 
 use super::id::StreamId;
 use super::Stream;
+use crate::access::Access;
 use crate::commands::{fail, Fail};
 use crate::notify::STREAM;
-use crate::store::{now_ms, Access};
+use crate::store::now_ms;
 
 /// A pending entry of a group.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,9 +14,10 @@ use super::counters::Counters;
 use super::groups::{Group, Pending};
 use super::id::{parse_strict, StreamId, MAX};
 use super::{entry_reply, Stream};
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{now_ms, Access};
+use crate::store::now_ms;
 
 const XINFO_HELP: &[&str] = &[
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

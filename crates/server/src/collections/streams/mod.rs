@@ -34,10 +34,11 @@ use id::{invalid_id, parse_strict, MAX};
 use trim::{trim_args, trim_stream, xtrim, AddArgs};
 
 use super::Coll;
+use crate::access::Access;
 use crate::commands::{fail, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{now_ms, Access, Kind};
+use crate::store::{now_ms, Kind};
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {
     match name {

@@ -5,9 +5,9 @@
 use super::groups::consumer_key;
 use super::id::MAX;
 use super::{decode_fields, encode_fields, Stream};
+use crate::access::Access;
 use crate::collections::dump::{GroupObject, StreamObject};
 use crate::commands::{fail, Fail};
-use crate::store::Access;
 
 /// Entries read per step.
 const STEP: usize = 1024;

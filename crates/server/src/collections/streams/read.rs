@@ -9,10 +9,11 @@ use super::counters::Counters;
 use super::groups::{stream_and_group, Pending};
 use super::id::{parse_end, parse_strict, StreamId, MAX};
 use super::{bad_id, entry_reply, Stream};
+use crate::access::Access;
 use crate::collections::wrong_type;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// Entries read from the engine per step.
 const STEP: usize = 1024;

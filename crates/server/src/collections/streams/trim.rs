@@ -14,9 +14,9 @@
 
 use super::id::{parse_strict, AddId, StreamId, MAX};
 use super::Stream;
+use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::Access;
 
 /// How `XADD` or `XTRIM` trims.
 #[derive(Default)]

@@ -4,9 +4,9 @@
 use super::groups::{consumer_key, Group};
 use super::id::{parse_any, parse_strict, StreamId};
 use super::Stream;
+use crate::access::Access;
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::Access;
 
 const XGROUP_HELP: &[&str] = &[
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

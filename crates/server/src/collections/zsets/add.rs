@@ -1,11 +1,12 @@
 //! ZADD and its flags (NX XX GT LT CH INCR), in Redis 7.0's order of
 //! checks.
 
-use super::{score_arg, score_of, set_score};
+use super::members::{score_arg, score_of, set_score};
+use crate::access::Access;
 use crate::collections::Coll;
 use crate::commands::{fail, syntax_error, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// ZADD's flags.
 #[derive(Default)]

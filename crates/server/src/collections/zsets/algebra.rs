@@ -21,11 +21,13 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::{score_of, store_result, walk_from};
+use super::members::{score_of, store_result};
+use super::walk::walk_from;
+use crate::access::Access;
 use crate::collections::{sets, wrong_type, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// See the module docs.
 const WHOLE_READ: usize = 8;
@@ -216,7 +218,7 @@ fn parse(
         match a[i].to_ascii_lowercase().as_slice() {
             b"weights" if combines && left > n => {
                 for (input, w) in r.inputs.iter_mut().zip(&a[i + 1..i + 1 + n]) {
-                    input.weight = super::parse_score(w)
+                    input.weight = super::members::parse_score(w)
                         .ok_or_else(|| fail("ERR weight value is not a float"))?;
                 }
                 i += 1 + n;

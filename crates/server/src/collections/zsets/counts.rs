@@ -34,22 +34,17 @@
 //! index have `tail` 1 ([`COUNTED`]): buckets with every count stored, but
 //! no number of them; their first write counts them.
 
-use super::{decode_order, Cursor};
+use super::walk::{decode_order, Cursor};
+use crate::access::Access;
 use crate::collections::{Coll, STEP};
 use crate::commands::{fail, Fail};
-use crate::store::Access;
 
 /// The most members a bucket holds before it is split. Debug builds (the
 /// tests) split small buckets, so that sets of a few hundred members
 /// already have many.
 pub(super) const SPLIT_AT: i64 = if cfg!(debug_assertions) { 16 } else { 1024 };
 
-/// A sorted set's `tail` with buckets whose number is not known (as the
-/// first build with the index saved them).
-pub(crate) const COUNTED: i64 = 1;
-/// A sorted set's `tail` when the top bucket is the only one; each bucket
-/// below it adds one.
-pub(crate) const ONE_BUCKET: i64 = 2;
+pub(crate) use crate::collections::coll::{COUNTED, ONE_BUCKET};
 
 /// The end of the top bucket: above every order sub-key (whose first
 /// eight bytes are a score's; all ones would be a NaN's, and the highest

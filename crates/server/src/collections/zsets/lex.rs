@@ -11,12 +11,13 @@
 //! goes on into the higher scores until a member past `max`, as Redis's
 //! does.
 
+use super::members::order_start;
 use super::range::{Limit, Order};
 use super::walk::first_from;
-use super::{order_start, walk_down, walk_from};
+use super::walk::{walk_down, walk_from};
+use crate::access::Access;
 use crate::collections::Coll;
 use crate::commands::{fail, Fail};
-use crate::store::Access;
 
 /// One end of a member range: `-`, `+`, `[member` (inclusive) or
 /// `(member` (exclusive).

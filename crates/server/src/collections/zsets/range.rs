@@ -1,14 +1,15 @@
 //! The sorted-set commands that read ranges: ZRANGE, its older forms and
 //! ZRANGESTORE.
 
+use super::counts;
 use super::lex::{by_lex, lex_arg};
-use super::{
-    counts, order_end, order_start, store_result, strtod, walk_down, walk_from, Cursor, Picked,
-};
+use super::members::{order_end, order_start, store_result, strtod, Picked};
+use super::walk::{walk_down, walk_from, Cursor};
+use crate::access::Access;
 use crate::collections::{positions, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// One end of a score range (`1.5`, `(1.5`, `-inf`, `+inf`).
 #[derive(Clone, Copy)]

@@ -1,12 +1,14 @@
 //! ZRANK and ZREVRANK: from the rank index (`counts.rs`), or, for a set
 //! saved before it, by walking the score order from both ends.
 
+use super::counts;
+use super::members::{order_key, score_of};
 use super::walk::Cursor;
-use super::{counts, order_key, score_of};
+use crate::access::Access;
 use crate::collections::Coll;
 use crate::commands::{Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 pub(super) fn rank(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let Some(z) = Coll::load(acc, &a[1], Kind::ZSet)? else {
@@ -53,7 +55,7 @@ fn rank_from_ends(acc: &mut dyn Access, z: &Coll, target: &[u8]) -> Result<Optio
 }
 
 /// The position in `batch` of the first sub-key `reached` holds for.
-fn first_at(batch: &[crate::store::Item], reached: impl Fn(&[u8]) -> bool) -> Option<i64> {
+fn first_at(batch: &[crate::access::Item], reached: impl Fn(&[u8]) -> bool) -> Option<i64> {
     batch
         .iter()
         .position(|(sub, _)| reached(sub))

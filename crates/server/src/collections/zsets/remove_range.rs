@@ -9,14 +9,15 @@
 //! members it removed before.
 
 use super::lex::{by_lex, lex_arg};
+use super::members::{order_key, remove_scored};
 use super::range::{bound_arg, by_rank, by_score, members_reply, Order};
 use super::walk::first_from;
-use super::{order_key, remove_scored};
+use crate::access::Access;
 use crate::collections::{positions, positive_count, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Outcome};
 use crate::notify::ZSET;
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 pub(super) fn by_rank_command(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let (start, stop) = (int_arg(&a[2])?, int_arg(&a[3])?);

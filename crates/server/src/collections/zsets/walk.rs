@@ -2,8 +2,8 @@
 //! bottom or down from the top, between the marks pops leave (`Coll`).
 
 use super::super::{Coll, STEP};
+use crate::access::Access;
 use crate::commands::{fail, Fail};
-use crate::store::Access;
 
 /// Calls `f(score, member)` in ascending order, from the first element
 /// whose order sub-key (less its `s`) is at or after `from`, until it
@@ -82,7 +82,7 @@ impl Cursor {
         &mut self,
         acc: &mut dyn Access,
         z: &Coll,
-    ) -> Result<Vec<crate::store::Item>, Fail> {
+    ) -> Result<Vec<crate::access::Item>, Fail> {
         if self.done {
             return Ok(Vec::new());
         }

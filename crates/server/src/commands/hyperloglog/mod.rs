@@ -11,10 +11,11 @@
 mod sketch;
 
 use super::{fail, Fail, Outcome};
+use crate::access::Access;
 use crate::collections::wrong_type;
 use crate::cursors::Cursors;
 use crate::resp::Reply;
-use crate::store::{Access, Kind, Value};
+use crate::store::{Kind, Value};
 use sketch::REGISTERS;
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {

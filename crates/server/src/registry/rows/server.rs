@@ -4,13 +4,13 @@
 //! leader, whose users the cluster's entries are checked against).
 
 use super::{answer, Class, Row};
+use crate::access::Access;
 use crate::admin;
 use crate::collections::object;
 use crate::registry::{Mode, NO_MULTI};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
 use crate::shared::Shared;
-use crate::store::Access;
 
 pub const ROWS: &[Row] = &[
     Row::control("time", Class::Anywhere, |_, _, _, _| {

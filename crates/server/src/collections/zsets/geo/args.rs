@@ -4,10 +4,10 @@
 
 use super::shape::Shape;
 use super::{float_arg, hash, long_lat, unit};
+use crate::access::Access;
 use crate::collections::zsets::score_of;
 use crate::collections::Coll;
 use crate::commands::{fail, int_arg, syntax_error, Fail};
-use crate::store::Access;
 
 /// Which command runs, and so which arguments it takes.
 #[derive(Clone, Copy, PartialEq, Eq)]

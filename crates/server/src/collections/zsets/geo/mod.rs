@@ -16,11 +16,13 @@ mod search;
 mod shape;
 mod sort;
 
-use super::{add, score_of};
+use super::add;
+use super::members::score_of;
+use crate::access::Access;
 use crate::collections::Coll;
 use crate::commands::{fail, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 pub use args::store_key;
 
@@ -115,7 +117,7 @@ fn score(acc: &mut dyn Access, z: Option<&Coll>, member: &[u8]) -> Result<Option
 /// A float argument as Redis reads one (`getDoubleFromObjectOrReply`),
 /// with `what` as the error's text.
 fn float_arg(arg: &[u8], what: &str) -> Result<f64, Fail> {
-    super::parse_score(arg).ok_or_else(|| fail(what))
+    super::members::parse_score(arg).ok_or_else(|| fail(what))
 }
 
 /// A longitude and a latitude (`extractLongLatOrReply`).

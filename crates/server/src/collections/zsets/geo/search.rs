@@ -7,11 +7,12 @@ use super::hash;
 use super::shape::{self, Search};
 use super::sort::{merge_sort, partial_sort};
 use super::{coordinates, distance_reply, long_lat};
+use crate::access::Access;
 use crate::collections::zsets::{order_start, store_result, walk_from};
 use crate::collections::Coll;
 use crate::commands::{fail, Fail, Outcome};
 use crate::resp::Reply;
-use crate::store::{Access, Kind};
+use crate::store::Kind;
 
 /// One point found, as Redis's `geoPoint`.
 #[derive(Clone)]
