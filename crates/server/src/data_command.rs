@@ -7,7 +7,8 @@
 //! * **Called by**: `dispatch` and `blocked` (a blocking command
 //!   retried).
 
-use crate::access::{atomically, AtSnapshot, Direct};
+use crate::access::snapshot::AtSnapshot;
+use crate::access::{atomically, Direct};
 use crate::commands::{self, Fail};
 use crate::registry::{Class, DataFn, Mode};
 use crate::resp::{Reply, Request};

@@ -8,9 +8,7 @@
 //! Owns nothing: each is a borrow of the keyspaces (and the transaction or
 //! snapshot) for one command.
 
-mod snapshot;
-
-pub use snapshot::AtSnapshot;
+pub mod snapshot;
 
 use std::ops::Bound;
 

@@ -5,7 +5,8 @@
 //!
 //! * **Owns**: nothing; reads the registry.
 
-use super::{find, Command};
+use super::table::find;
+use super::types::Command;
 use crate::error::{arity_error, fail, Fail};
 use crate::resp::{Reply, Request};
 

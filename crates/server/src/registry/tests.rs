@@ -3,6 +3,8 @@ use std::sync::Arc;
 
 use super::*;
 use crate::access::Direct;
+use crate::cursors::Cursors;
+use crate::resp::{Reply, Request};
 use crate::store::Store;
 
 fn req(words: &[&str]) -> Request {

@@ -5,10 +5,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::call::{run_command, split_keys};
 use super::functions::{Library, Registry};
 use super::library::FLAGS;
+use super::running::Running;
 use super::vm::{self, Call, Limits};
-use super::{run_command, split_keys, Running};
 use crate::access::InTx;
 use crate::collections::dump::functions as payload;
 use crate::commands::{fail, Fail, Outcome};

@@ -23,6 +23,7 @@
 //! scripts. Thread-safety: a mutex each; the interpreters are per thread.
 
 pub mod cache;
+mod call;
 mod call_gate;
 mod convert;
 mod failure;
@@ -42,14 +43,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::access::{apply_drops, InTx};
-use crate::collections::blocking;
-use crate::commands::{self, Fail, Outcome};
+use crate::commands::{Fail, Outcome};
 use crate::effects::Effects;
 use crate::resp::{Reply, Request};
 use crate::session::to_reply;
 use crate::shared::Shared;
 
 pub use cache::{sha1_hex, Scripts};
+use call::{run_command, split_keys};
 pub use running::{Running, RunningFunction};
 
 /// `EVAL`/`EVALSHA` (and their `_RO` forms) outside `MULTI`: the script
@@ -162,111 +163,6 @@ fn run_script(
         Ok(Err(reply)) => reply,
         Err(e) => Reply::Error(e),
     }
-}
-
-type Arg = Vec<u8>;
-
-/// `numkeys key... arg...` of an `EVAL` or `FCALL`: the keys and the
-/// arguments (`not_a_number`: the error for a `numkeys` that is not one).
-fn split_keys<'a>(req: &'a Request, not_a_number: &str) -> Result<(&'a [Arg], &'a [Arg]), Reply> {
-    let n = commands::int_arg(&req[2]).map_err(|_| Reply::err(not_a_number))?;
-    if n < 0 {
-        return Err(Reply::err("ERR Number of keys can't be negative"));
-    }
-    let rest = &req[3..];
-    if n as u64 > rest.len() as u64 {
-        return Err(Reply::err(
-            "ERR Number of keys can't be greater than number of args",
-        ));
-    }
-    Ok(rest.split_at(n as usize))
-}
-
-/// One `redis.call` of a script, checked as Redis checks it: known,
-/// right number of arguments, allowed in scripts, not a write in a
-/// read-only script.
-pub(super) fn run_command(
-    s: &Shared,
-    acc: &mut InTx<'_>,
-    req: Request,
-    read_only: bool,
-    effects: &mut Effects,
-) -> Reply {
-    let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-    let Some(cmd) = crate::registry::find(&name) else {
-        return Reply::err("ERR Unknown Redis command called from script");
-    };
-    if !crate::registry::fits(cmd.arity, req.len()) {
-        return Reply::err("ERR Wrong number of args calling Redis command from script");
-    }
-    let data = cmd.data().is_some() && !blocking::is_blocking(&name);
-    let server = matches!(
-        name.as_str(),
-        "ping" | "echo" | "time" | "publish" | "spublish"
-    );
-    if !data && !server {
-        return Reply::err("ERR This Redis command is not allowed from script");
-    }
-    if blocks_in_script(&name, &req) {
-        return Reply::err(format!(
-            "ERR {name} command is not allowed with BLOCK option from scripts"
-        ));
-    }
-    if let Some(refused) = crate::acl::caller::script_refusal(&s.acl, &req) {
-        return Reply::Error(refused);
-    }
-    if read_only && writes(&name) {
-        return Reply::err("ERR Write commands are not allowed from read-only scripts.");
-    }
-    // A script without a shebang finds out at its first write.
-    if s.replicas_short() && writes(&name) {
-        return Reply::err(crate::session::NO_REPLICAS);
-    }
-    s.monitors.feed(&name, &req, None);
-    match name.as_str() {
-        "ping" => match req.get(1) {
-            Some(m) => Reply::Bulk(m.clone()),
-            None => Reply::Simple("PONG".into()),
-        },
-        "echo" => Reply::Bulk(req[1].clone()),
-        "time" => crate::version::time_reply(),
-        "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
-        _ => {
-            let started = std::time::Instant::now();
-            let was = std::mem::replace(&mut acc.in_script, true);
-            let reply = to_reply(crate::registry::run_data(&name, &req, acc, &s.cursors));
-            acc.in_script = was;
-            s.cmdstats.called(&name, 1, started.elapsed(), &reply);
-            effects.ran(req);
-            reply
-        }
-    }
-}
-
-/// `XREAD` and `XREADGROUP` with a `BLOCK` option (before `STREAMS`),
-/// which Redis refuses in scripts rather than run without blocking.
-fn blocks_in_script(name: &str, req: &Request) -> bool {
-    if !matches!(name, "xread" | "xreadgroup") {
-        return false;
-    }
-    let mut i = 1;
-    while let Some(arg) = req.get(i) {
-        let arg = arg.to_ascii_lowercase();
-        match arg.as_slice() {
-            b"streams" => return false,
-            b"block" => return i + 1 < req.len(),
-            b"group" => i += 2,
-            b"count" => i += 1,
-            _ => {}
-        }
-        i += 1;
-    }
-    false
-}
-
-/// True for commands Redis flags as writes.
-fn writes(name: &str) -> bool {
-    crate::registry::is_write(name)
 }
 
 const HELP: &[&str] = &[

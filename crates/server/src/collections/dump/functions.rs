@@ -2,7 +2,8 @@
 //! `RDB_OPCODE_FUNCTION2`, then the footer every dump payload has (see
 //! `rdb.rs`).
 
-use super::rdb::{checked_body, frame, put_string, Reader};
+use super::encoding::{put_string, Reader};
+use super::rdb::{checked_body, frame};
 
 /// RDB's opcodes for a function library: Redis 7.0's (its code), and
 /// 7.0's release candidates' (name, engine, description, code).

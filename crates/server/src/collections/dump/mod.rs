@@ -8,6 +8,7 @@
 //! (`stream.rs`). `IDLETIME` and `FREQ` are checked and ignored: there is
 //! no eviction to inform.
 
+mod encoding;
 pub mod functions;
 mod lzf;
 mod packed;

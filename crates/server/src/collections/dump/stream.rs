@@ -17,8 +17,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::encoding::{put_len, put_string, Reader};
 use super::packed::{self, ListpackWriter};
-use super::rdb::{put_len, put_string, Reader};
 use crate::collections::streams::{Group, Pending, StreamId};
 
 pub const TYPE_V1: u8 = 15;

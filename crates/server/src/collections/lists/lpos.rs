@@ -1,6 +1,6 @@
 //! `LPOS`: a list scanned a chunk at a time from either end.
 
-use super::elements;
+use super::elements::elements;
 use crate::access::Access;
 use crate::collections::{non_negative, Coll};
 use crate::commands::{fail, int_arg, syntax_error, Outcome};

@@ -7,6 +7,7 @@
 //! `LREM` and `LINSERT`, which change the middle, rewrite the list (O(n),
 //! as in Redis). The blocking pops (`BLPOP` ...) are in `blocking.rs`.
 
+mod elements;
 mod lpos;
 
 use super::{positions, positive_count, wrong_type, Coll};
@@ -14,8 +15,9 @@ use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::cursors::Cursors;
 use crate::notify::LIST;
-use crate::resp::{Bulks, Reply};
+use crate::resp::Reply;
 use crate::store::Kind;
+use elements::{elements, index_key, missing_element};
 
 /// The end of a list a command works at.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,11 +73,6 @@ pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outc
     }
 }
 
-/// The sub-key of index `i`: byte order is index order.
-fn index_key(i: i64) -> [u8; 8] {
-    ((i as u64) ^ (1 << 63)).to_be_bytes()
-}
-
 /// Adds `value` at `end` of `list`.
 fn push_one(acc: &mut dyn Access, list: &mut Coll, end: End, value: &[u8]) -> Result<(), Fail> {
     let at = match end {
@@ -106,10 +103,6 @@ fn pop_one(acc: &mut dyn Access, list: &mut Coll, end: End) -> Result<Vec<u8>, F
         End::Right => list.tail -= 1,
     }
     Ok(value)
-}
-
-fn missing_element() -> Fail {
-    fail("ERR corrupt list: an element is missing")
 }
 
 fn push(name: &str, a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
@@ -159,18 +152,6 @@ fn pop(a: &[Vec<u8>], acc: &mut dyn Access, end: End) -> Outcome {
         list.save_and_tell(acc, LIST, end.pop_event())?;
     }
     Ok(Reply::Array(out))
-}
-
-/// The elements at positions `first..=last` of `list`.
-fn elements(acc: &mut dyn Access, list: &Coll, first: i64, last: i64) -> Result<Bulks, Fail> {
-    let want = (last - first + 1) as usize;
-    let from = index_key(list.head + first);
-    let to = index_key(list.head + last + 1);
-    let values = list.values(acc, &from, Some(&to), want)?;
-    if values.len() != want {
-        return Err(missing_element());
-    }
-    Ok(values)
 }
 
 fn lrange(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {

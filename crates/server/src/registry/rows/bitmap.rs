@@ -1,6 +1,6 @@
 //! The bit commands on strings (Redis's `bitmap` group).
 
-use super::{Row, DIRECT, TX};
+use super::common::{Row, DIRECT, TX};
 use crate::commands::bits;
 
 pub const ROWS: &[Row] = &[

@@ -2,7 +2,7 @@
 //! `RAFT`). On a single node they answer as `compat.rs` says; in a
 //! cluster `cluster::run::clustered` serves them.
 
-use super::{answer, Class, Row};
+use super::common::{answer, Class, Row};
 use crate::registry::{ADMIN, NOSCRIPT};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};

@@ -1,7 +1,7 @@
 //! The connection's commands (Redis's `connection` group): they run on
 //! any node and touch no data.
 
-use super::{answer, Class, Row};
+use super::common::{answer, Class, Row};
 use crate::admin;
 use crate::commands::int_arg;
 use crate::registry::arity_error;

@@ -1,6 +1,6 @@
 //! The commands on keys of any type (Redis's `generic` group; `WAIT` and `MOVE`, which touch no data here, are with the server commands).
 
-use super::{Row, DIRECT, SNAPSHOT, TX};
+use super::common::{Row, DIRECT, SNAPSHOT, TX};
 use crate::collections::dump;
 use crate::collections::object;
 use crate::collections::sort;

@@ -1,6 +1,6 @@
 //! The geospatial commands (Redis's `geo` group), on sorted sets.
 
-use super::{Row, SNAPSHOT, TX};
+use super::common::{Row, SNAPSHOT, TX};
 use crate::collections::zsets;
 
 pub const ROWS: &[Row] = &[

@@ -1,6 +1,6 @@
 //! The hash commands (Redis's `hash` group).
 
-use super::{Row, SNAPSHOT, TX};
+use super::common::{Row, SNAPSHOT, TX};
 use crate::collections::hashes;
 use crate::collections::scan;
 

@@ -1,6 +1,6 @@
 //! The HyperLogLog commands (Redis's `hyperloglog` group).
 
-use super::{Row, TX};
+use super::common::{Row, TX};
 use crate::commands::hyperloglog;
 
 pub const ROWS: &[Row] = &[

@@ -1,6 +1,6 @@
 //! The list commands (Redis's `list` group), the blocking pops among them.
 
-use super::{Row, SNAPSHOT, TX};
+use super::common::{Row, SNAPSHOT, TX};
 use crate::collections::blocking;
 use crate::collections::lists;
 use crate::collections::mpop;

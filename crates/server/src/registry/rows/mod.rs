@@ -5,6 +5,7 @@
 
 mod bitmap;
 mod cluster;
+mod common;
 mod connection;
 mod generic;
 mod geo;
@@ -20,18 +21,7 @@ mod stream;
 mod string;
 mod transactions;
 
-pub(super) use super::{Class, Mode, Place, Row};
-use crate::resp::Reply;
-use crate::session::Then;
-
-pub(super) const TX: Mode = Mode::Transaction;
-pub(super) const SNAPSHOT: Mode = Mode::Snapshot;
-pub(super) const DIRECT: Mode = Mode::Direct;
-
-/// A reply after which the connection goes on.
-pub(super) fn answer(reply: Reply) -> (Reply, Then) {
-    (reply, Then::Continue)
-}
+use super::Row;
 
 /// Every group's rows.
 pub const ALL: &[&[Row]] = &[

@@ -1,7 +1,7 @@
 //! The pub/sub commands (Redis's `pubsub` group): on the leader in a
 //! cluster, never through the log; handlers in `crate::pubsub`.
 
-use super::{answer, Class, Row};
+use super::common::{answer, Class, Row};
 use crate::pubsub::{commands as pubsub, Space};
 use crate::registry::Run;
 use crate::resp::{Reply, Request};

@@ -3,7 +3,7 @@
 //! the log); `SCRIPT` and `FUNCTION` manage them. Handlers in
 //! `crate::scripting`.
 
-use super::{answer, Class, Place, Row};
+use super::common::{answer, Class, Place, Row};
 use crate::registry::{ControlFn, Run};
 use crate::resp::Request;
 

@@ -3,7 +3,7 @@
 //! run on any node but `FLUSHALL`, `FLUSHDB` (writes) and `ACL` (on the
 //! leader, whose users the cluster's entries are checked against).
 
-use super::{answer, Class, Row};
+use super::common::{answer, Class, Row};
 use crate::access::Access;
 use crate::admin;
 use crate::collections::object;

@@ -1,6 +1,6 @@
 //! The set commands (Redis's `set` group).
 
-use super::{Row, SNAPSHOT, TX};
+use super::common::{Row, SNAPSHOT, TX};
 use crate::collections::scan;
 use crate::collections::sets;
 

@@ -1,6 +1,6 @@
 //! The sorted-set commands (Redis's `sorted_set` group), the blocking pops among them.
 
-use super::{Row, SNAPSHOT, TX};
+use super::common::{Row, SNAPSHOT, TX};
 use crate::collections::blocking;
 use crate::collections::mpop;
 use crate::collections::scan;

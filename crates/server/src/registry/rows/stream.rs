@@ -1,6 +1,6 @@
 //! The stream commands (Redis's `stream` group).
 
-use super::{Row, SNAPSHOT, TX};
+use super::common::{Row, SNAPSHOT, TX};
 use crate::collections::streams;
 
 pub const ROWS: &[Row] = &[

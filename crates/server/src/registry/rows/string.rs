@@ -1,6 +1,6 @@
 //! The string commands (Redis's `string` group).
 
-use super::{Mode, Row, DIRECT, TX};
+use super::common::{Mode, Row, DIRECT, TX};
 use crate::commands::strings;
 
 pub const ROWS: &[Row] = &[

@@ -2,7 +2,7 @@
 //! `transactions` group); what `EXEC` and `WATCH` do is in
 //! `crate::transaction`.
 
-use super::{answer, Class, Row};
+use super::common::{answer, Class, Row};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
 use crate::shared::Shared;
