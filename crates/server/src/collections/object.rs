@@ -123,7 +123,7 @@ fn encoding(key: &[u8], v: &Value, acc: &mut dyn Access) -> Result<&'static str,
         Kind::Hash if c.count() <= LISTPACK_ENTRIES && all_short(acc, &c)? => "listpack",
         Kind::Hash => "hashtable",
         _ if c.count() <= LISTPACK_ENTRIES
-            && zsets::members::all_members(acc, &c, false)?
+            && zsets::range::all_members(acc, &c, false)?
                 .iter()
                 .all(|(_, m)| m.len() <= LISTPACK_VALUE) =>
         {

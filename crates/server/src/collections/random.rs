@@ -70,7 +70,7 @@ impl Source for SortedSet {
 
     fn all(&self, acc: &mut dyn Access) -> Result<Vec<Element>, Fail> {
         // From the highest score down, the order Redis lists a whole set in.
-        let members = zsets::members::all_members(acc, &self.0, true)?;
+        let members = zsets::range::all_members(acc, &self.0, true)?;
         Ok(members
             .into_iter()
             .map(|(s, m)| (m, Reply::Double(s)))
@@ -78,7 +78,7 @@ impl Source for SortedSet {
     }
 
     fn nth(&self, acc: &mut dyn Access, i: usize) -> Result<Element, Fail> {
-        match zsets::members::member_at_rank(acc, &self.0, i as i64)? {
+        match zsets::range::member_at_rank(acc, &self.0, i as i64)? {
             Some((s, m)) => Ok((m, Reply::Double(s))),
             None => Err(fail("ERR corrupt sorted set: a rank is missing")),
         }

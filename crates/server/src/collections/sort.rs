@@ -135,7 +135,7 @@ fn elements(acc: &mut dyn Access, key: &[u8]) -> Result<(Vec<Vec<u8>>, bool), Fa
         Kind::List => (lists::all_elements(acc, &c)?, false),
         Kind::Set => (sets::members(acc, &c)?, true),
         _ => {
-            let members = zsets::members::all_members(acc, &c, false)?;
+            let members = zsets::range::all_members(acc, &c, false)?;
             (members.into_iter().map(|(_, m)| m).collect(), false)
         }
     })

@@ -9,7 +9,9 @@ use crate::resp::Reply;
 /// `COMMAND` and its subcommands (see the module documentation), answered
 /// from Redis's own description of the commands (`command_docs/mod.rs`).
 pub fn command(a: &[Vec<u8>]) -> Outcome {
-    use super::{docs, info, lookup, top_level};
+    use super::docs::docs;
+    use super::info::info;
+    use super::table::{lookup, top_level};
     let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
     // The subcommand and its arity were checked before (`registry::checked`).
     match sub.as_slice() {
@@ -75,7 +77,8 @@ const COMMAND_HELP: &[&str] = &[
 /// `COMMAND LIST [FILTERBY MODULE name|ACLCAT category|PATTERN pattern]`:
 /// every command and subcommand (`container|sub`) that passes the filter.
 fn command_list(a: &[Vec<u8>]) -> Outcome {
-    use super::{categories, top_level};
+    use super::info::categories;
+    use super::table::top_level;
     let filter = match &a[2..] {
         [] => None,
         [by, kind, arg] if by.eq_ignore_ascii_case(b"filterby") => {
@@ -100,7 +103,7 @@ fn command_list(a: &[Vec<u8>]) -> Outcome {
     };
     let mut names = Vec::new();
     for (name, d) in top_level() {
-        let subs = super::subcommands(name);
+        let subs = super::table::subcommands(name);
         for (n, d) in std::iter::once((name, d)).chain(subs) {
             if passes(n, d) {
                 names.push(Reply::bulk(n));

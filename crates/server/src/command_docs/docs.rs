@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use super::{has, pair, simple_set, subcommands};
+use super::info::{has, pair, simple_set};
+use super::table::subcommands;
 use crate::resp::Reply;
 
 /// `COMMAND DOCS`' entry for `full` (`addReplyCommandDocs`).

@@ -7,7 +7,8 @@
 
 use serde_json::Value;
 
-use super::{has, int, key_flag_set, lookup_command, spec_flags, specs_of};
+use super::info::{has, int, key_flag_set, spec_flags, specs_of};
+use super::table::lookup_command;
 use crate::commands::{fail, Outcome};
 use crate::resp::Reply;
 

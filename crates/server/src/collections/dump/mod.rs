@@ -53,7 +53,7 @@ fn collection(acc: &mut dyn Access, c: &Coll) -> Result<Object, Fail> {
         Kind::List => Object::List(lists::all_elements(acc, c)?),
         Kind::Set => Object::Set(sets::members(acc, c)?),
         Kind::ZSet => Object::ZSet(
-            zsets::members::all_members(acc, c, false)?
+            zsets::range::all_members(acc, c, false)?
                 .into_iter()
                 .map(|(score, m)| (m, score))
                 .collect(),

@@ -11,8 +11,8 @@
 //! goes on into the higher scores until a member past `max`, as Redis's
 //! does.
 
+use super::limit::{Limit, Order};
 use super::members::order_start;
-use super::range::{Limit, Order};
 use super::walk::first_from;
 use super::walk::{walk_down, walk_from};
 use crate::access::Access;

@@ -2,7 +2,7 @@
 //! (`strtod`), the two elements of a member (its score, and its place in
 //! the score order), and reading, storing and removing members.
 
-use super::{counts, range};
+use super::counts;
 use crate::access::Access;
 use crate::collections::Coll;
 use crate::commands::{fail, Fail, Outcome};
@@ -59,29 +59,6 @@ pub(crate) fn order_bytes(score: f64) -> [u8; 8] {
         _ => bits | (1 << 63),
     }
     .to_be_bytes()
-}
-
-/// Every member with its score, in the set's order or (`descending`)
-/// from the highest score down.
-pub(crate) fn all_members(
-    acc: &mut dyn Access,
-    z: &Coll,
-    descending: bool,
-) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
-    let order = match descending {
-        true => range::Order::Desc,
-        false => range::Order::Asc,
-    };
-    range::by_rank(acc, z, 0, -1, order)
-}
-
-/// The member at rank `r` (ascending), through the rank index.
-pub(crate) fn member_at_rank(
-    acc: &mut dyn Access,
-    z: &Coll,
-    r: i64,
-) -> Result<Option<(f64, Vec<u8>)>, Fail> {
-    Ok(range::by_rank(acc, z, r, r, range::Order::Asc)?.pop())
 }
 
 pub(crate) fn score_of(acc: &mut dyn Access, z: &Coll, member: &[u8]) -> Result<Option<f64>, Fail> {

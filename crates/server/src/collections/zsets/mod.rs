@@ -22,8 +22,9 @@ mod counts;
 mod geo;
 pub(crate) use geo::store_key as geo_store_key;
 mod lex;
+mod limit;
 pub(crate) mod members;
-mod range;
+pub(crate) mod range;
 mod rank;
 mod remove_range;
 mod walk;
@@ -35,8 +36,9 @@ use crate::cursors::Cursors;
 use crate::notify::ZSET;
 use crate::resp::Reply;
 use crate::store::Kind;
+use limit::{Mode, Order};
 use members::*;
-use range::{bound_arg, Mode, Order};
+use range::bound_arg;
 use walk::walk_from;
 
 pub fn run(name: &str, a: &[Vec<u8>], acc: &mut dyn Access, _: &Cursors) -> Outcome {

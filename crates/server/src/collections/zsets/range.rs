@@ -3,6 +3,7 @@
 
 use super::counts;
 use super::lex::{by_lex, lex_arg};
+use super::limit::{Limit, Mode, Order};
 use super::members::{order_end, order_start, store_result, strtod, Picked};
 use super::walk::{walk_down, walk_from, Cursor};
 use crate::access::Access;
@@ -49,28 +50,6 @@ pub(super) fn bound_arg(arg: &[u8]) -> Result<Bound, Fail> {
         (score, true, _) if !score.is_nan() => Ok(Bound { score, exclusive }),
         _ => Err(fail("ERR min or max is not a float")),
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Order {
-    Asc,
-    Desc,
-}
-
-impl Order {
-    fn reverse(self) -> Order {
-        match self {
-            Order::Asc => Order::Desc,
-            Order::Desc => Order::Asc,
-        }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
-    Rank,
-    Score,
-    Lex,
 }
 
 /// The command a range comes from: `ZRANGE` and `ZRANGESTORE` choose the
@@ -311,40 +290,25 @@ pub(super) fn by_score(
     Ok(picks.out)
 }
 
-/// `LIMIT offset count` over the matches of a walk, in the walk's order:
-/// a negative count takes the rest, a negative offset nothing (as Redis).
-pub(super) struct Limit {
-    skip: u64,
-    count: u64,
-    seen: u64,
-    pub(super) out: Picked,
+/// Every member with its score, in the set's order or (`descending`)
+/// from the highest score down.
+pub(crate) fn all_members(
+    acc: &mut dyn Access,
+    z: &Coll,
+    descending: bool,
+) -> Result<Vec<(f64, Vec<u8>)>, Fail> {
+    let order = match descending {
+        true => Order::Desc,
+        false => Order::Asc,
+    };
+    by_rank(acc, z, 0, -1, order)
 }
 
-impl Limit {
-    /// `None` if the limit selects nothing.
-    pub(super) fn new(limit: Option<(i64, i64)>) -> Option<Limit> {
-        let (skip, count) = match limit {
-            Some((offset, _)) if offset < 0 => return None,
-            Some((offset, count)) => (offset as u64, u64::try_from(count).unwrap_or(u64::MAX)),
-            None => (0, u64::MAX),
-        };
-        Some(Limit {
-            skip,
-            count,
-            seen: 0,
-            out: Vec::new(),
-        })
-    }
-
-    /// Offers the next match; false once the count is reached.
-    pub(super) fn take(&mut self, s: f64, m: &[u8]) -> bool {
-        if self.seen >= self.skip {
-            if self.out.len() as u64 >= self.count {
-                return false;
-            }
-            self.out.push((s, m.to_vec()));
-        }
-        self.seen += 1;
-        true
-    }
+/// The member at rank `r` (ascending), through the rank index.
+pub(crate) fn member_at_rank(
+    acc: &mut dyn Access,
+    z: &Coll,
+    r: i64,
+) -> Result<Option<(f64, Vec<u8>)>, Fail> {
+    Ok(by_rank(acc, z, r, r, Order::Asc)?.pop())
 }

@@ -9,8 +9,9 @@
 //! members it removed before.
 
 use super::lex::{by_lex, lex_arg};
+use super::limit::Order;
 use super::members::{order_key, remove_scored};
-use super::range::{bound_arg, by_rank, by_score, members_reply, Order};
+use super::range::{bound_arg, by_rank, by_score, members_reply};
 use super::walk::first_from;
 use crate::access::Access;
 use crate::collections::{positions, positive_count, Coll};
