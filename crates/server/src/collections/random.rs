@@ -10,7 +10,8 @@
 //! (O(n); Redis picks from its hash table in O(1)). Small collections, and
 //! requests for a quarter of one or more, are read whole once.
 
-use super::{random_u64, zsets, Coll};
+use super::zsets::range::{all_members, member_at_rank};
+use super::{random_u64, Coll};
 use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
@@ -70,7 +71,7 @@ impl Source for SortedSet {
 
     fn all(&self, acc: &mut dyn Access) -> Result<Vec<Element>, Fail> {
         // From the highest score down, the order Redis lists a whole set in.
-        let members = zsets::range::all_members(acc, &self.0, true)?;
+        let members = all_members(acc, &self.0, true)?;
         Ok(members
             .into_iter()
             .map(|(s, m)| (m, Reply::Double(s)))
@@ -78,7 +79,7 @@ impl Source for SortedSet {
     }
 
     fn nth(&self, acc: &mut dyn Access, i: usize) -> Result<Element, Fail> {
-        match zsets::range::member_at_rank(acc, &self.0, i as i64)? {
+        match member_at_rank(acc, &self.0, i as i64)? {
             Some((s, m)) => Ok((m, Reply::Double(s))),
             None => Err(fail("ERR corrupt sorted set: a rank is missing")),
         }

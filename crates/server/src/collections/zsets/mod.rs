@@ -27,7 +27,7 @@ pub(crate) mod members;
 pub(crate) mod range;
 mod rank;
 mod remove_range;
-mod walk;
+pub(crate) mod walk;
 
 use super::Coll;
 use crate::access::Access;

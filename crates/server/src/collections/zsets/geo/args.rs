@@ -2,10 +2,11 @@
 //! arguments and options it takes), the options, and the checks Redis
 //! 7.0's `georadiusGeneric` makes on them, each in its order.
 
+use super::hash;
 use super::shape::Shape;
-use super::{float_arg, hash, long_lat, unit};
+use super::units::{float_arg, long_lat, unit};
 use crate::access::Access;
-use crate::collections::zsets::score_of;
+use crate::collections::zsets::members::score_of;
 use crate::collections::Coll;
 use crate::commands::{fail, int_arg, syntax_error, Fail};
 

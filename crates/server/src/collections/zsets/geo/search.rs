@@ -6,9 +6,10 @@ use super::args::{check_options, member_point, parse_options, radius, Form, Opti
 use super::hash;
 use super::shape::{self, Search};
 use super::sort::{merge_sort, partial_sort};
-use super::{coordinates, distance_reply, long_lat};
+use super::units::{coordinates, distance_reply, long_lat};
 use crate::access::Access;
-use crate::collections::zsets::{order_start, store_result, walk_from};
+use crate::collections::zsets::members::{order_start, store_result};
+use crate::collections::zsets::walk::walk_from;
 use crate::collections::Coll;
 use crate::commands::{fail, Fail, Outcome};
 use crate::resp::Reply;
