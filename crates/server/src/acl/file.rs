@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::user::{merge_selectors, User};
-use super::Users;
+use super::selector::RuleError;
+use super::user::{merge_selectors, User, Users};
 
 /// The users of the file at `path` (a `default` user it does not define
 /// is Redis's default); every error, line by line, if there is any.
@@ -63,7 +63,7 @@ fn parse_user(name: &str, rules: &[&str], all_channels: bool) -> Result<User, St
     let mut user = User::new(name, all_channels);
     for rule in &merged {
         user.apply(rule, all_channels).map_err(|e| match e {
-            super::RuleError::Unknown => format!(
+            RuleError::Unknown => format!(
                 "Error in applying operation '{}': {}",
                 String::from_utf8_lossy(rule),
                 e.message()

@@ -8,9 +8,11 @@
 
 use sha2::{Digest, Sha256};
 
-use super::selector::{Denied, KeyCache, Selector};
-use super::RuleError;
+use super::selector::{Denied, KeyCache, RuleError, Selector};
 use crate::acl::catalog::Command;
+
+/// The users by name.
+pub type Users = std::collections::BTreeMap<String, std::sync::Arc<User>>;
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct User {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::call::{run_command, split_keys};
 use super::functions::{Library, Registry};
-use super::library::FLAGS;
+use super::registration::FLAGS;
 use super::running::Running;
 use super::vm::{self, Call, Limits};
 use crate::access::InTx;

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::library::{check_name, Registered};
+use super::registration::{check_name, Registered};
 use super::vm;
 
 /// The keyspace libraries are kept in.

@@ -31,6 +31,7 @@ mod function_cmd;
 pub mod functions;
 mod library;
 mod libs;
+mod loader;
 mod msgpack;
 mod protected;
 mod registration;

@@ -6,7 +6,25 @@ use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use super::failure::lua_message;
 
-use super::library::{Registered, FLAGS};
+/// The flags a function may declare, in Redis's order (`FUNCTION LIST`
+/// lists them so); bit `i` of [`Registered::flags`] is `FLAGS[i]`.
+pub const FLAGS: [&str; 5] = [
+    "no-writes",
+    "allow-oom",
+    "allow-stale",
+    "no-cluster",
+    "allow-cross-slot-keys",
+];
+/// [`FLAGS`]' `no-writes`.
+pub const NO_WRITES: u8 = 1;
+
+/// A function a library registered (its callback is in the load's
+/// table of callbacks, see [`Loader`]).
+pub struct Registered {
+    pub name: String,
+    pub description: Option<Vec<u8>>,
+    pub flags: u8,
+}
 
 /// The name rule of libraries and functions (`functionsVerifyName`).
 pub fn check_name(name: &str) -> Result<(), String> {

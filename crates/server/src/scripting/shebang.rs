@@ -5,7 +5,7 @@
 //!
 //! Owns nothing; called by `scripting/mod.rs` before a script runs.
 
-use super::library::{FLAGS, NO_WRITES};
+use super::registration::{FLAGS, NO_WRITES};
 use crate::resp::Reply;
 use crate::shared::Shared;
 

@@ -25,7 +25,7 @@ use super::call_gate::{CALL_KEY, PCALL_KEY};
 use super::convert::{error_table, from_lua, request_of, to_lua};
 pub use super::failure::Failure;
 use super::failure::{failure_of, lua_message, CommandFailed};
-use super::library::{Loaded, Loader};
+use super::loader::{Loaded, Loader};
 use super::sandbox::Sandbox;
 use crate::resp::{Reply, Request};
 

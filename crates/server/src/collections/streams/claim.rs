@@ -6,7 +6,7 @@
 
 use super::groups::{no_group, stream_and_group, Pending};
 use super::id::{parse_end, parse_strict, StreamId, MAX};
-use super::{entry_reply, Stream};
+use super::stream::{entry_reply, Stream};
 use crate::access::Access;
 use crate::collections::wrong_type;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};

@@ -7,7 +7,7 @@
 
 use super::groups::Group;
 use super::id::{StreamId, MAX};
-use super::Stream;
+use super::stream::Stream;
 use crate::access::Access;
 use crate::commands::Fail;
 

@@ -15,7 +15,7 @@
 //! one range in name order (Redis's orders).
 
 use super::id::StreamId;
-use super::Stream;
+use super::stream::Stream;
 use crate::access::Access;
 use crate::commands::{fail, Fail};
 use crate::notify::STREAM;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use super::counters::Counters;
 use super::groups::{Group, Pending};
 use super::id::{parse_strict, StreamId, MAX};
-use super::{entry_reply, Stream};
+use super::stream::{entry_reply, Stream};
 use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;

@@ -4,7 +4,7 @@
 
 use super::groups::consumer_key;
 use super::id::MAX;
-use super::{decode_fields, encode_fields, Stream};
+use super::stream::{decode_fields, encode_fields, Stream};
 use crate::access::Access;
 use crate::collections::dump::{GroupObject, StreamObject};
 use crate::commands::{fail, Fail};

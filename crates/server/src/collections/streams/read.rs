@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::counters::Counters;
 use super::groups::{stream_and_group, Pending};
 use super::id::{parse_end, parse_strict, StreamId, MAX};
-use super::{bad_id, entry_reply, Stream};
+use super::stream::{bad_id, entry_reply, Stream};
 use crate::access::Access;
 use crate::collections::wrong_type;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};

@@ -13,7 +13,7 @@
 //! promises). Without `LIMIT`, `~` removes at most 100 nodes, as Redis.
 
 use super::id::{parse_strict, AddId, StreamId, MAX};
-use super::Stream;
+use super::stream::Stream;
 use crate::access::Access;
 use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;

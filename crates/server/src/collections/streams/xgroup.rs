@@ -3,7 +3,7 @@
 
 use super::groups::{consumer_key, Group};
 use super::id::{parse_any, parse_strict, StreamId};
-use super::Stream;
+use super::stream::Stream;
 use crate::access::Access;
 use crate::commands::{fail, int_arg, Fail, Outcome};
 use crate::resp::Reply;
@@ -176,7 +176,7 @@ pub fn xack(a: &[Vec<u8>], acc: &mut dyn Access) -> Outcome {
     let (Some(mut s), Some(_)) = (stream, last) else {
         return Ok(Reply::Int(0));
     };
-    let ids = super::strict_ids(&a[3..])?;
+    let ids = super::stream::strict_ids(&a[3..])?;
     let mut acked = 0;
     for id in ids {
         if s.pending(acc, &a[2], id)?.is_some() {
