@@ -22,6 +22,7 @@ mod describe;
 mod file;
 pub mod gate;
 mod log;
+mod rule_error;
 pub mod selector;
 #[cfg(test)]
 mod tests;
