@@ -174,7 +174,9 @@ fn run_command(
     started: Instant,
 ) -> (Reply, Then) {
     if !session.in_exec && name != "exec" {
-        s.monitors.feed(name, &req, Some(&session.client.addr));
+        let hidden = || registry::hidden_from_monitors(name, &req);
+        s.monitors
+            .feed(name, &req, Some(&session.client.addr), hidden);
     }
     if let Some(c) = &s.cluster {
         if let Some(reply) = crate::cluster::run::clustered(s, c, session, name, &req, control) {

@@ -50,32 +50,23 @@ impl Monitors {
     }
 
     /// Shows request `args` (command `name`, lowercase) run by the client
-    /// at `source` (`None`: a script) to every monitor, unless Redis
-    /// hides it.
-    pub fn feed(&self, name: &str, args: &[Vec<u8>], source: Option<&str>) {
-        if self.count.load(Ordering::Acquire) == 0 || hidden(name, args) {
+    /// at `source` (`None`: a script) to every monitor, unless `hidden()`
+    /// (asked only while someone monitors) says Redis hides it
+    /// (`registry::hidden_from_monitors`).
+    pub fn feed(
+        &self,
+        name: &str,
+        args: &[Vec<u8>],
+        source: Option<&str>,
+        hidden: impl FnOnce() -> bool,
+    ) {
+        if self.count.load(Ordering::Acquire) == 0 || hidden() {
             return;
         }
         let line: Arc<[u8]> = Arc::from(line(name, args, source));
         for sub in self.subs().iter() {
             sub.deliver_line(Arc::clone(&line));
         }
-    }
-}
-
-/// Commands Redis does not show: its `admin` and `skip_monitor` ones.
-fn hidden(name: &str, args: &[Vec<u8>]) -> bool {
-    match name {
-        "config" | "save" | "bgsave" | "shutdown" | "lastsave" | "slowlog" | "monitor"
-        | "debug" | "latency" | "replicaof" | "slaveof" | "module" => true,
-        "client" => args.get(1).is_some_and(|sub| {
-            let sub = sub.to_ascii_lowercase();
-            matches!(
-                sub.as_slice(),
-                b"kill" | b"list" | b"pause" | b"unpause" | b"unblock" | b"no-evict"
-            )
-        }),
-        _ => false,
     }
 }
 
@@ -154,11 +145,5 @@ mod tests {
         );
         let l = String::from_utf8(line("get", &[b"GET".to_vec(), b"k".to_vec()], None)).unwrap();
         assert!(l.ends_with(" [0 lua] \"GET\" \"k\""), "{l}");
-        assert!(hidden("config", &[]));
-        assert!(hidden("client", &[b"CLIENT".to_vec(), b"KILL".to_vec()]));
-        assert!(!hidden(
-            "client",
-            &[b"CLIENT".to_vec(), b"SETNAME".to_vec()]
-        ));
     }
 }

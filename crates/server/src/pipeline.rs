@@ -220,7 +220,11 @@ fn run_group(
         if shared.monitors.any() {
             for req in &group {
                 let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-                shared.monitors.feed(&name, req, Some(&session.client.addr));
+                shared
+                    .monitors
+                    .feed(&name, req, Some(&session.client.addr), || {
+                        crate::registry::hidden_from_monitors(&name, req)
+                    });
             }
         }
         // Each member is charged its share of the group's one call.

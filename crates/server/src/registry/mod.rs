@@ -31,7 +31,10 @@ mod types;
 pub use crate::error::{arity_error, subcommand_error};
 pub use flags::*;
 pub use shape::{check_subcommand, checked, fits, refused, subcommand_refusal};
-pub use table::{commands, data_handler, find, index_of, install, is_script, is_write, run_data};
+pub use table::{
+    commands, data_handler, find, hidden_from_monitors, index_of, install, is_script, is_write,
+    run_data,
+};
 pub use types::{Class, Command, ControlFn, DataFn, Mode, Place, Row, Run, Sub};
 
 #[cfg(test)]

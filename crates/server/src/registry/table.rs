@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::flags::{Flags, NONE, WRITE};
+use super::flags::{Flags, ADMIN, NONE, SKIP_MONITOR, WRITE};
 use super::types::{Command, DataFn, Row, Sub};
 use crate::access::Access;
 use crate::commands::Outcome;
@@ -127,4 +127,13 @@ pub fn is_script(name: &str) -> bool {
 /// True for a command Redis flags `write`.
 pub fn is_write(name: &str) -> bool {
     find(name).is_some_and(|c| c.flags.has(WRITE))
+}
+
+/// True for a request Redis keeps from `MONITOR` (`call()`): a command,
+/// or for a container its subcommand, flagged `admin` or
+/// `skip_monitor`. Scripts and functions are flagged so but show
+/// themselves before their calls, as Redis's `evalGenericCommand` and
+/// `fcallCommandGeneric` do.
+pub fn hidden_from_monitors(name: &str, args: &[Vec<u8>]) -> bool {
+    find(name).is_some_and(|c| !c.is_script() && c.flags_of(args).any(ADMIN | SKIP_MONITOR))
 }

@@ -151,3 +151,21 @@ fn every_data_row_reaches_its_handler() {
         assert_ne!(reply, Reply::err("ERR unknown command"), "{}", cmd.name);
     }
 }
+
+/// What `MONITOR` is not shown, as Redis decides it (`call()`): by the
+/// command's or the subcommand's `admin`/`skip_monitor` flags, scripts
+/// showing themselves.
+#[test]
+fn monitors_are_kept_from_admin_commands_by_their_flags() {
+    let hidden = |words: &[&str]| hidden_from_monitors(words[0], &req(words));
+    // A user's password must not reach a monitor.
+    assert!(hidden(&["acl", "setuser", "u", ">secret"]));
+    assert!(!hidden(&["acl", "whoami"]));
+    assert!(hidden(&["config", "set", "maxmemory", "1"]));
+    assert!(!hidden(&["config", "help"]));
+    assert!(hidden(&["client", "kill", "id", "1"]));
+    assert!(!hidden(&["client", "setname", "x"]));
+    assert!(hidden(&["monitor"]) && hidden(&["debug", "sleep", "0"]));
+    assert!(!hidden(&["lastsave"]) && !hidden(&["get", "k"]));
+    assert!(!hidden(&["eval", "return 1", "0"]) && !hidden(&["fcall", "f", "0"]));
+}

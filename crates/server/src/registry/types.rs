@@ -190,7 +190,7 @@ impl Command {
     }
 
     /// The flags of `req`: its subcommand's for a container, else its own.
-    pub fn flags_of(&self, req: &Request) -> Flags {
+    pub fn flags_of(&self, req: &[Vec<u8>]) -> Flags {
         match req.get(1).and_then(|sub| self.subcommand(sub)) {
             Some(sub) => sub.flags,
             None => self.flags,

@@ -73,7 +73,9 @@ pub(super) fn run_command(
     if s.replicas_short() && writes(&name) {
         return Reply::err(crate::session::NO_REPLICAS);
     }
-    s.monitors.feed(&name, &req, None);
+    s.monitors.feed(&name, &req, None, || {
+        crate::registry::hidden_from_monitors(&name, &req)
+    });
     match name.as_str() {
         "ping" => match req.get(1) {
             Some(m) => Reply::Bulk(m.clone()),

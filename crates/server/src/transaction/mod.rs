@@ -239,7 +239,9 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
                 // Shown to monitors and counted once they have run for good.
                 for (req, reply) in queued.iter().zip(&replies) {
                     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
-                    s.monitors.feed(&name, req, Some(&session.client.addr));
+                    let hidden = || registry::hidden_from_monitors(&name, req);
+                    s.monitors
+                        .feed(&name, req, Some(&session.client.addr), hidden);
                     let in_tx = registry::find(&name).is_some_and(|c| match c.run {
                         Run::Data { .. } | Run::Script { .. } => true,
                         Run::Control { in_tx, .. } => in_tx.is_some(),

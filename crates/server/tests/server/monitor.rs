@@ -97,6 +97,14 @@ fn monitors_see_every_command_as_redis_shows_it() {
             .unwrap();
         let _: redis::RedisResult<()> = cmd("AUTH").arg("secret").query(&mut c);
         let _: Vec<String> = cmd("CONFIG").arg("GET").arg("port").query(&mut c).unwrap();
+        // Hidden as Redis hides it (`acl|setuser` is `admin`): its
+        // passwords never reach a monitor.
+        let _: () = cmd("ACL")
+            .arg("SETUSER")
+            .arg(format!("mon{proto}"))
+            .arg(">pw-never-shown")
+            .query(&mut c)
+            .unwrap();
         let _: Option<String> = cmd("EVAL")
             .arg("return redis.call('get', KEYS[1])")
             .arg(1)

@@ -52,6 +52,7 @@ fn exec(s: &Shared, session: &mut Session, name: &str, req: &Request) -> (Reply,
     session.in_exec = true;
     let reply = transaction::exec(s, session);
     session.in_exec = false;
-    s.monitors.feed(name, req, Some(&session.client.addr));
+    s.monitors
+        .feed(name, req, Some(&session.client.addr), || false);
     answer(reply)
 }
