@@ -14,12 +14,14 @@
 //! Redis as flags a row adds (each with its reason).
 //!
 //! Everything that decides by a command reads it here: the shape check
-//! before a command runs or is queued (`shape`), dispatch
-//! (`dispatch`), `EXEC`, scripts' `redis.call`, the pipeline's grouping,
-//! `CLIENT PAUSE WRITE`, the busy-script gate, `INFO commandstats`, and
-//! the cluster's choice of what goes through the log.
+//! before a command runs or is queued (`shape.rs`), the door
+//! (`crate::dispatch`), `EXEC`, scripts' `redis.call`, the pipeline's
+//! grouping, `CLIENT PAUSE WRITE`, the busy-script gate, `MONITOR`,
+//! `INFO commandstats`, and the cluster's choice of what goes through the
+//! log. The row types are `types.rs`'s, the table `table.rs`'s.
 //!
-//! * **Owns**: the table, built once and read-only after.
+//! * **Owns**: the table (`table.rs`), built once at start and read-only
+//!   after.
 //! * **Thread safety**: a `OnceLock`; every lookup is a shared read.
 
 mod flags;
