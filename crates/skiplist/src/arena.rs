@@ -262,9 +262,9 @@ mod tests {
         assert!(first_huge.is_some());
         assert!(a.memory_usage() >= HUGE_AFTER + HUGE_CHUNK);
         assert!(!last.is_null());
-        // SAFETY: every block is still live and was filled above.
-        assert!(fresh
-            .iter()
-            .all(|&p| unsafe { *p == 0xAB && *p.add(999) == 0xAB }));
+        assert!(fresh.iter().all(|&p| {
+            // SAFETY: every block is still live and was filled above.
+            unsafe { *p == 0xAB && *p.add(999) == 0xAB }
+        }));
     }
 }

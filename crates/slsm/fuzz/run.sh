@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for a short fixed time, starting from the committed
-# seeds. Needs nightly and cargo-fuzz (`cargo install cargo-fuzz`).
+# Runs every fuzz target of a fuzz directory for a short fixed time,
+# starting from its committed seeds. Needs nightly and cargo-fuzz
+# (`cargo install cargo-fuzz`).
 #
-#   crates/slsm/fuzz/run.sh            # 20 s per target
+#   crates/slsm/fuzz/run.sh                       # the engine's, 20 s each
+#   crates/slsm/fuzz/run.sh crates/server/fuzz    # the server's
 #   SECONDS_PER_TARGET=180 crates/slsm/fuzz/run.sh
 #
-# Exits non-zero on the first crash (the reproducer is in fuzz/artifacts/).
+# FUZZ_TARGET_DIR, when set, is the build directory of every directory's
+# targets (the engine's and the server's then share the engine's build).
+#
+# Exits non-zero on the first crash (the reproducer is in the directory's
+# artifacts/).
 set -euo pipefail
-cd "$(dirname "$0")"
+dir="$(cd "${1:-$(dirname "$0")}" && pwd)"
+cd "$dir"
 secs="${SECONDS_PER_TARGET:-20}"
-targets=(run_reader wal_reader manifest_decode db_model resp_parser dump_payload)
+mapfile -t targets < <(cargo +nightly fuzz list)
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"
     echo "== $t (${secs}s)"
@@ -19,7 +26,7 @@ for t in "${targets[@]}"; do
     cp "corpus/$t"/* "$work"/ 2>/dev/null || true
     log="$work.log"
     set +e
-    cargo +nightly fuzz run "$t" "$work" -- \
+    cargo +nightly fuzz run ${FUZZ_TARGET_DIR:+--target-dir "$FUZZ_TARGET_DIR"} "$t" "$work" -- \
         -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=4096 \
         -print_final_stats=1 >"$log" 2>&1
     status=$?
@@ -28,7 +35,7 @@ for t in "${targets[@]}"; do
     rm -f "$log"
     rm -rf "$work"
     if [ "$status" -ne 0 ]; then
-        echo "fuzz target $t failed (exit $status); see crates/slsm/fuzz/artifacts/$t" >&2
+        echo "fuzz target $t failed (exit $status); see $dir/artifacts/$t" >&2
         exit "$status"
     fi
 done
