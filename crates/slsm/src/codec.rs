@@ -97,6 +97,11 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// Bytes left to read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
     /// True when everything was consumed.
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()

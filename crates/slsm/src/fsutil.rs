@@ -25,7 +25,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, StdFs};
+use crate::fs::{FileSystem, FsFile, StdFs};
 
 /// Suffix of the temporary file [`write_file_atomic`] writes before renaming.
 pub const TMP_SUFFIX: &str = ".tmp";
@@ -77,6 +77,17 @@ pub fn write_file_atomic_with(
     name: &str,
     bytes: &[u8],
 ) -> Result<()> {
+    replace_file_with(fs, dir, name, bytes).map(drop)
+}
+
+/// [`write_file_atomic_with`], returning the new file open for appending
+/// (the manifest appends its edits to it).
+pub fn replace_file_with(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Box<dyn FsFile>> {
     if name.is_empty() || name.contains(['/', '\\']) {
         return Err(Error::InvalidArgument(format!(
             "write_file_atomic: {name:?} is not a plain file name"
@@ -84,22 +95,27 @@ pub fn write_file_atomic_with(
     }
     let tmp = dir.join(format!("{name}{TMP_SUFFIX}"));
     let target = dir.join(name);
-    if let Err(e) = write_and_sync(fs, &tmp, bytes) {
-        let _ = fs.remove_file(&tmp);
-        return Err(e);
-    }
+    let file = match write_and_sync(fs, &tmp, bytes) {
+        Ok(file) => file,
+        Err(e) => {
+            let _ = fs.remove_file(&tmp);
+            return Err(e);
+        }
+    };
     if let Err(e) = fs.rename(&tmp, &target) {
         let _ = fs.remove_file(&tmp);
         return Err(Error::io(&target, e));
     }
-    sync_dir_with(fs, dir)
+    sync_dir_with(fs, dir)?;
+    Ok(file)
 }
 
 /// Creates or truncates `path`, writes `bytes` and syncs data and metadata.
-fn write_and_sync(fs: &dyn FileSystem, path: &Path, bytes: &[u8]) -> Result<()> {
+fn write_and_sync(fs: &dyn FileSystem, path: &Path, bytes: &[u8]) -> Result<Box<dyn FsFile>> {
     let mut file = fs.create_truncate(path).map_err(|e| Error::io(path, e))?;
     file.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    file.sync_all().map_err(|e| Error::io(path, e))
+    file.sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(file)
 }
 
 #[cfg(test)]

@@ -127,6 +127,13 @@ pub struct Stats {
     pub user_bytes_written: u64,
     /// Bytes appended to the write-ahead log.
     pub wal_bytes_written: u64,
+    /// Bytes written to the manifest: edits appended, and files written
+    /// whole (at open, and when the edits outgrew the snapshot).
+    pub manifest_bytes_written: u64,
+    /// Edits appended to the manifest.
+    pub manifest_edits: u64,
+    /// Manifest files written whole.
+    pub manifest_files_written: u64,
     /// Times a writer waited because every memory run was full.
     pub stall_count: u64,
     /// Total time writers waited, in microseconds.
@@ -185,6 +192,9 @@ impl Stats {
             merge_bytes_written: c.merge_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: c.user_bytes_written.get(),
             wal_bytes_written: c.wal_bytes_written.load(Ordering::Relaxed),
+            manifest_bytes_written: 0,
+            manifest_edits: 0,
+            manifest_files_written: 0,
             stall_count: c.stall_count.load(Ordering::Relaxed),
             stall_micros: c.stall_micros.load(Ordering::Relaxed),
             last_sequence,
@@ -254,6 +264,13 @@ impl fmt::Display for Stats {
             self.merges,
             self.space_merges,
             self.write_amplification()
+        )?;
+        writeln!(
+            f,
+            "manifest: {:.1} KiB in {} edits and {} whole files",
+            self.manifest_bytes_written as f64 / 1024.0,
+            self.manifest_edits,
+            self.manifest_files_written
         )?;
         writeln!(
             f,

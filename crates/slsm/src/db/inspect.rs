@@ -42,6 +42,10 @@ impl Db {
         let version = self.inner.versions.current();
         let mut stats = Stats::collect(&version, &self.inner.counters, self.inner.commit.visible());
         stats.memory = self.memory_usage();
+        let (bytes, edits, files) = self.inner.versions.manifest_writes();
+        stats.manifest_bytes_written = bytes;
+        stats.manifest_edits = edits;
+        stats.manifest_files_written = files;
         stats.background_error = self.inner.background.error().map(|e| e.to_string());
         stats
     }

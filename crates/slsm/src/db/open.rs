@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::fsutil;
 use crate::jobs::Jobs;
-use crate::manifest::{self, FileKind, Manifest};
+use crate::manifest::{self, FileKind, Manifest, ManifestLog};
 use crate::memtable::MemRun;
 use crate::options::Options;
 use crate::recovery;
@@ -84,8 +84,7 @@ pub(super) fn open(dir: &Path, opts: Options) -> Result<(Arc<Components>, Vec<Jo
         .chain(replayed.runs.into_iter().rev())
         .collect();
     let versions = Arc::new(VersionSet::new(
-        dir,
-        Arc::clone(&opts.fs),
+        ManifestLog::new(Arc::clone(&opts.fs), dir, opts.max_manifest_file_size),
         &manifest,
         Version::new(mems, levels),
         log_number + 1,

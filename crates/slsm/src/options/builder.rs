@@ -49,6 +49,7 @@ setters! {
     block_size: usize,
     compression: Compression,
     memory_budget: usize,
+    max_manifest_file_size: u64,
     sync_writes: bool,
     disable_wal: bool,
     recovery: RecoveryMode,

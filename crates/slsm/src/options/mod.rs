@@ -132,6 +132,11 @@ pub struct Options {
     /// less [`memory_budget`](Self::memory_budget) cannot hold the run
     /// files: pages kept there would only make the kernel reclaim.
     pub os_page_cache: Option<bool>,
+    /// Bytes the MANIFEST may grow to by appending edits: a change that
+    /// finds it larger than this and than three times the snapshot at its
+    /// start writes a new one instead (RocksDB's `max_manifest_file_size`).
+    /// Default 64 KiB.
+    pub max_manifest_file_size: u64,
     /// `fdatasync` the WAL before acknowledging every write. Default `false`.
     pub sync_writes: bool,
     /// Do not write a WAL at all (see the durability notes). Default `false`.
@@ -169,6 +174,7 @@ impl Default for Options {
             memory_budget: 128 << 20,
             block_cache_size: None,
             os_page_cache: None,
+            max_manifest_file_size: 64 << 10,
             sync_writes: false,
             disable_wal: false,
             recovery: RecoveryMode::Strict,

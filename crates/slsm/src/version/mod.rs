@@ -16,9 +16,10 @@
 //!   current version without locking ([`VersionSet::current`]) and keep it
 //!   as long as they like.
 //! * **Durability**: when an edit changes the levels or the flushed
-//!   sequence, `apply` returns only after the new manifest is durable
-//!   (written, synced, renamed, directory synced); run files an edit adds
-//!   must be durable before it is applied. If the manifest cannot be
+//!   sequence, `apply` returns only after the manifest records it durably
+//!   (`manifest::ManifestLog`: an edit appended and synced, or a new file
+//!   written whole and renamed into place); run files an edit adds must be
+//!   durable before it is applied. If the manifest cannot be
 //!   written, the current version is unchanged and the error returned.
 
 mod edit;
@@ -27,7 +28,6 @@ mod runs;
 pub(crate) use edit::VersionEdit;
 pub(crate) use runs::{DiskRun, Source, Version};
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -35,14 +35,12 @@ use arc_swap::{ArcSwap, Guard};
 use parking_lot::Mutex;
 
 use crate::error::Result;
-use crate::fs::FileSystem;
 use crate::keyspace::Catalog;
-use crate::manifest::{DbId, Manifest};
+use crate::manifest::log::Written;
+use crate::manifest::{DbId, Manifest, ManifestLog};
 
 /// The versions of one database. See the [module docs](self).
 pub(crate) struct VersionSet {
-    dir: PathBuf,
-    fs: Arc<dyn FileSystem>,
     db_id: DbId,
     current: ArcSwap<Version>,
     /// Every write with a sequence number `<=` this is in run files;
@@ -51,27 +49,46 @@ pub(crate) struct VersionSet {
     next_file: AtomicU64,
     /// The keyspaces; changed through `apply` like the runs.
     catalog: ArcSwap<Catalog>,
+    /// The manifest file; locked only inside `apply` and `persist`, under
+    /// `flushed_sequence`.
+    manifest: Mutex<ManifestLog>,
+    manifest_writes: ManifestWrites,
+}
+
+/// What the manifest's writer has written since open.
+#[derive(Default)]
+struct ManifestWrites {
+    bytes: AtomicU64,
+    edits: AtomicU64,
+    files: AtomicU64,
 }
 
 impl VersionSet {
     /// The version set of a database whose manifest said `manifest` and
     /// whose runs are `initial` (recovery builds it).
     pub fn new(
-        dir: &Path,
-        fs: Arc<dyn FileSystem>,
+        manifest_log: ManifestLog,
         manifest: &Manifest,
         initial: Version,
         next_file: u64,
     ) -> VersionSet {
         VersionSet {
-            dir: dir.to_path_buf(),
-            fs,
+            manifest: Mutex::new(manifest_log),
             db_id: manifest.db_id,
             current: ArcSwap::from_pointee(initial),
             flushed_sequence: Mutex::new(manifest.last_sequence),
             next_file: AtomicU64::new(next_file.max(manifest.next_file_number)),
             catalog: ArcSwap::from_pointee(manifest.catalog.clone()),
+            manifest_writes: ManifestWrites::default(),
         }
+    }
+
+    /// Bytes written to the manifest since open, edits appended and files
+    /// written whole.
+    pub fn manifest_writes(&self) -> (u64, u64, u64) {
+        let w = &self.manifest_writes;
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        (get(&w.bytes), get(&w.edits), get(&w.files))
     }
 
     /// The current version, for a short look (no reference count taken).
@@ -183,6 +200,19 @@ impl VersionSet {
             catalog,
             ..Manifest::new()
         };
-        manifest.store_with(&*self.fs, &self.dir)
+        let written = self.manifest.lock().record(&manifest)?;
+        let w = &self.manifest_writes;
+        match written {
+            Written::Nothing => {}
+            Written::Edit(bytes) => {
+                w.bytes.fetch_add(bytes, Ordering::Relaxed);
+                w.edits.fetch_add(1, Ordering::Relaxed);
+            }
+            Written::File(bytes) => {
+                w.bytes.fetch_add(bytes, Ordering::Relaxed);
+                w.files.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
     }
 }

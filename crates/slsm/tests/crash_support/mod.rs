@@ -67,6 +67,10 @@ pub fn crash_options() -> Options {
         memory_runs: 3,
         level_runs: 2,
         fence_entries: 8,
+        // A new MANIFEST whenever the edits pass twice the snapshot, so
+        // crashes and faults meet both of its ways of changing (an edit
+        // appended, a new file renamed into place) often.
+        max_manifest_file_size: 0,
         ..Options::default()
     }
 }
