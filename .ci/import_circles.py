@@ -4,7 +4,7 @@
     python3 .ci/import_circles.py crates/server/src
 
 Reads every `.rs` file under the directory (test modules left out: a
-`#[cfg(test)] mod tests { ... }` body, and the item after any other
+`#[cfg(test)] mod name { ... }` body, and the line after any other
 `#[cfg(test)]`), finds which files each one refers to — `crate::a::b`
 paths, `use crate::{a, b::c}` groups, `super::` paths, and in a `mod.rs`
 or `lib.rs` the paths through its own child modules (a `pub use` of a
@@ -35,11 +35,24 @@ def module_files(root):
     return files
 
 
+def without_test_modules(src):
+    """`src` less every `#[cfg(test)] mod name { ... }` (braces matched)."""
+    out, at = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+\s*\{", src):
+        if m.start() < at:
+            continue
+        depth, i = 1, m.end()
+        while i < len(src) and depth:
+            depth += {"{": 1, "}": -1}.get(src[i], 0)
+            i += 1
+        out.append(src[at:m.start()])
+        at = i
+    return "".join(out) + src[at:]
+
+
 def production_text(src):
-    i = src.find("#[cfg(test)]\nmod tests {")
-    if i >= 0:
-        src = src[:i]
     src = re.sub(r"//[^\n]*", "", src)
+    src = without_test_modules(src)
     return re.sub(r"#\[cfg\(test\)\]\s*\n[^\n]*", "", src)
 
 

@@ -13,7 +13,7 @@ use crate::codec::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
 use crate::key::{MAX_KEY_SIZE, MAX_STORED_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::keyspace::tag::{Tag, DEFAULT_TAG};
-use crate::keyspace::{Keyspace, KeyspaceState};
+use crate::keyspace::KeyspaceState;
 
 const HEADER_LEN: usize = 12;
 const TAG_PUT: u8 = 1;
@@ -118,8 +118,10 @@ impl WriteBatch {
         self.count += 1;
     }
 
-    fn note_keyspace(&mut self, keyspace: &Keyspace) -> Tag {
-        let state = keyspace.state();
+    /// The tag of the keyspace of `state`, which the batch now writes to
+    /// (`Db::write` fails if it is dropped meanwhile). The `*_in` methods
+    /// that take a `Keyspace` handle are the facade's (`db/keyspace.rs`).
+    pub(crate) fn note_keyspace(&mut self, state: &Arc<KeyspaceState>) -> Tag {
         if state.id != 0 && !self.keyspaces.iter().any(|k| Arc::ptr_eq(k, state)) {
             self.keyspaces.push(Arc::clone(state));
         }
@@ -129,35 +131,6 @@ impl WriteBatch {
     /// Sets `key` to `value` in the default keyspace.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
         self.put_tagged(&DEFAULT_TAG, key.as_ref(), value.as_ref())
-    }
-
-    /// Sets `key` to `value` in `keyspace`.
-    pub fn put_in(
-        &mut self,
-        keyspace: &Keyspace,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-    ) -> &mut Self {
-        let tag = self.note_keyspace(keyspace);
-        let value = keyspace.state().stored_value(value.as_ref());
-        self.put_tagged(&tag, key.as_ref(), &value)
-    }
-
-    /// Deletes `key` in `keyspace`.
-    pub fn delete_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> &mut Self {
-        let tag = self.note_keyspace(keyspace);
-        self.delete_tagged(&tag, key.as_ref())
-    }
-
-    /// Deletes every key `k` with `start <= k < end` in `keyspace`.
-    pub fn delete_range_in(
-        &mut self,
-        keyspace: &Keyspace,
-        start: impl AsRef<[u8]>,
-        end: impl AsRef<[u8]>,
-    ) -> &mut Self {
-        let tag = self.note_keyspace(keyspace);
-        self.delete_range_tagged(&tag, start.as_ref(), end.as_ref())
     }
 
     /// Fails if a keyspace the batch writes to was dropped.

@@ -21,7 +21,17 @@ use std::sync::Arc;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
 
-pub use crate::run::RangeTombstone;
+/// A range deletion stored in a run: user keys in `start..end` (end
+/// exclusive) written before `seq` are deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RangeTombstone {
+    /// First deleted user key.
+    pub start: Vec<u8>,
+    /// First user key after the deleted range.
+    pub end: Vec<u8>,
+    /// Sequence number of the deletion.
+    pub seq: u64,
+}
 
 /// Non-overlapping fragments of a set of range tombstones, sorted by start.
 #[derive(Debug, Default)]

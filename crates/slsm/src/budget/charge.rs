@@ -10,18 +10,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::MemoryBudget;
-
-/// The two kinds of job that run at once, each with a floor of its own
-/// (`Options::flush_floor`, `Options::merge_floor`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum JobKind {
-    /// Memory runs to a level-0 file: never waits for room.
-    Flush = 0,
-    /// Run files into the next level (or all into the deepest): may wait
-    /// for room, for a bounded time.
-    Merge = 1,
-}
+use super::{JobKind, MemoryBudget};
+use crate::memtable::MemRun;
+use crate::version::Version;
 
 /// What one job holds, charged to the budget; dropping it releases it.
 pub(crate) struct JobCharge {
@@ -37,7 +28,7 @@ impl std::fmt::Debug for JobCharge {
 }
 
 impl JobCharge {
-    pub(super) fn new(budget: Arc<MemoryBudget>, kind: JobKind) -> JobCharge {
+    fn new(budget: Arc<MemoryBudget>, kind: JobKind) -> JobCharge {
         JobCharge {
             budget,
             kind,
@@ -86,10 +77,25 @@ impl JobCharge {
         }
     }
 
-    /// The budget took back what this charge held (in
-    /// `MemoryBudget::rebalance_releasing`): dropping it gives back nothing.
-    pub(super) fn forget(&mut self) {
+    /// Ends the job whose output files `version` now holds: their indexes
+    /// and filters move from this charge to the budget's pinned bytes in one
+    /// step (`MemoryBudget::rebalance_releasing`), never counted twice or
+    /// not at all, and what the memory runs it `flushed` were given past
+    /// their reserve comes back.
+    pub fn end(mut self, version: &Version, flushed: &[Arc<MemRun>]) {
+        self.budget
+            .rebalance_releasing(version, Some(self.kind), flushed);
+        // The budget took back what this charge held: dropping it gives
+        // back nothing.
         self.held = 0;
+    }
+}
+
+/// Handing out a job's charge.
+impl MemoryBudget {
+    /// A charge for the memory one flush or merge holds while it runs.
+    pub fn job_charge(self: &Arc<Self>, kind: JobKind) -> JobCharge {
+        JobCharge::new(Arc::clone(self), kind)
     }
 }
 

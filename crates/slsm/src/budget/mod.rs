@@ -128,8 +128,6 @@ use crate::options::Options;
 use crate::run::{BlockCache, CacheStats};
 use crate::version::Version;
 
-pub(crate) use charge::{JobCharge, JobKind};
-
 /// Where the memory goes right now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemoryUsage {
@@ -186,6 +184,17 @@ struct Split {
     /// What memory runs holding one write bigger than a run were given
     /// past their reserve (`MemRun::oversize`, summed).
     oversize: usize,
+}
+
+/// The two kinds of job that run at once, each with a floor of its own
+/// (`Options::flush_floor`, `Options::merge_floor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JobKind {
+    /// Memory runs to a level-0 file: never waits for room.
+    Flush = 0,
+    /// Run files into the next level (or all into the deepest): may wait
+    /// for room, for a bounded time.
+    Merge = 1,
 }
 
 /// The split of the budget. See the [module docs](self).
@@ -270,14 +279,14 @@ impl MemoryBudget {
     }
 
     /// [`rebalance`](Self::rebalance), and in the same step the end of the
-    /// job whose files `version` now holds: their indexes and filters move
-    /// from the job's charge to the pinned bytes without being counted
-    /// twice or not at all, and what the memory runs it `flushed` were
-    /// given past their reserve comes back.
+    /// job of kind `ended` whose files `version` now holds (its charge's
+    /// `JobCharge::end`): what it held becomes the files' pinned bytes, and
+    /// what the memory runs it `flushed` were given past their reserve
+    /// comes back.
     pub fn rebalance_releasing(
         &self,
         version: &Version,
-        job: Option<JobCharge>,
+        ended: Option<JobKind>,
         flushed: &[Arc<MemRun>],
     ) {
         let pinned: usize = version
@@ -291,9 +300,8 @@ impl MemoryBudget {
                 split.oversize = split.oversize.saturating_sub(run.oversize());
             }
             self.live_runs.store(version.mems.len(), Ordering::Relaxed);
-            if let Some(mut job) = job {
-                split.held[job.kind() as usize] = 0;
-                job.forget();
+            if let Some(kind) = ended {
+                split.held[kind as usize] = 0;
             }
             self.resize_cache(&split);
         }
@@ -349,11 +357,6 @@ impl MemoryBudget {
                 .saturating_sub(self.committed(split, self.memory_runs_limit()));
             self.cache.set_capacity(left);
         }
-    }
-
-    /// A charge for the memory one flush or merge holds while it runs.
-    pub fn job_charge(self: &Arc<Self>, kind: JobKind) -> JobCharge {
-        JobCharge::new(Arc::clone(self), kind)
     }
 
     /// The floor of `kind`'s job.

@@ -115,7 +115,7 @@ impl MemoryBudget {
         run: &MemRun,
         extra: usize,
         patience: Duration,
-    ) -> crate::Result<bool> {
+    ) -> crate::error::Result<bool> {
         let deadline = Instant::now() + patience;
         let mut split = self.split.lock();
         loop {
@@ -126,7 +126,7 @@ impl MemoryBudget {
                 return Ok(true);
             }
             if extra > self.room_without_jobs(&split) {
-                return Err(crate::Error::InvalidArgument(format!(
+                return Err(crate::error::Error::InvalidArgument(format!(
                     "a write needing {extra} bytes of memory past its memory run does not \
                      fit the memory budget ({} bytes) beside what the engine holds; raise \
                      Options::memory_budget",

@@ -178,7 +178,7 @@ impl CommitPipeline {
         placed: &mut dyn FnMut(),
     ) -> Result<()> {
         if let Some(dir) = &self.read_only {
-            return Err(crate::Error::ReadOnly(dir.clone()));
+            return Err(crate::error::Error::ReadOnly(dir.clone()));
         }
         batch.validate()?;
         if batch.is_empty() {
@@ -229,7 +229,7 @@ impl CommitPipeline {
     /// succeeds. For work that must see the database still (a bulk load).
     pub fn exclusive<T>(&self, f: impl FnOnce(&mut Exclusive<'_>) -> Result<T>) -> Result<T> {
         if let Some(dir) = &self.read_only {
-            return Err(crate::Error::ReadOnly(dir.clone()));
+            return Err(crate::error::Error::ReadOnly(dir.clone()));
         }
         let mut q = self.queue.lock();
         while !q.is_idle() {
@@ -381,8 +381,7 @@ fn sync_unlocked(q: &mut MutexGuard<'_, Queue>) -> Result<()> {
     match q.log.writer() {
         Some(log) => log.end_sync(pending, outcome),
         // Closed meanwhile (closing syncs the log whole).
-        None => {
-            outcome.map_err(|e| crate::Error::io(std::path::Path::new("the write-ahead log"), e))
-        }
+        None => outcome
+            .map_err(|e| crate::error::Error::io(std::path::Path::new("the write-ahead log"), e)),
     }
 }

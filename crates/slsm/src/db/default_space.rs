@@ -1,5 +1,5 @@
 //! The key-value calls on [`Db`] itself: those of its default keyspace,
-//! each handed to [`Keyspace`](crate::Keyspace) (whose methods take the same arguments), and
+//! each handed to [`Keyspace`](crate::db::Keyspace) (whose methods take the same arguments), and
 //! the atomic write of a batch across keyspaces, handed to the commit
 //! pipeline.
 
@@ -11,7 +11,7 @@ use crate::options::WriteOptions;
 use crate::slice::Slice;
 
 impl Db {
-    /// Sets `key` to `value`. Durable as described on [`Options`](crate::Options).
+    /// Sets `key` to `value`. Durable as described on [`Options`](crate::options::Options).
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.default.put(key, value)
     }
@@ -59,7 +59,7 @@ impl Db {
         self.default.get(key)
     }
 
-    /// [`Keyspace::ingest`](crate::Keyspace::ingest) into the default keyspace.
+    /// [`Keyspace::ingest`](crate::db::Keyspace::ingest) into the default keyspace.
     pub fn ingest<K, V>(&self, entries: impl IntoIterator<Item = (K, V)>) -> Result<u64>
     where
         K: AsRef<[u8]>,
@@ -83,7 +83,7 @@ impl Db {
 
     /// [`multi_get`](Self::multi_get) handing each value found to
     /// `found(i, value)`, borrowed, instead of returning a `Slice` per value
-    /// (see [`Keyspace::multi_get_with`](crate::Keyspace::multi_get_with)).
+    /// (see [`Keyspace::multi_get_with`](crate::db::Keyspace::multi_get_with)).
     pub fn multi_get_with<K: AsRef<[u8]>>(
         &self,
         keys: &[K],

@@ -20,7 +20,7 @@ use crate::slice::Slice;
 /// A keyspace (column family) of a [`Db`]: its own sorted key space, in the
 /// same tree, WAL and snapshots as every other keyspace. Cheap to clone,
 /// `Send + Sync`. A write through a handle of a dropped keyspace fails with
-/// [`Error::InvalidArgument`]. Like a [`Snapshot`](crate::Snapshot), a
+/// [`Error::InvalidArgument`]. Like a [`Snapshot`](crate::db::Snapshot), a
 /// handle keeps the database's files and lock until it is dropped; once
 /// the `Db` is dropped, writes through it fail.
 ///
@@ -68,7 +68,7 @@ impl Keyspace {
         }
     }
 
-    /// Sets `key` to `value`. Durable as described on [`Options`](crate::Options).
+    /// Sets `key` to `value`. Durable as described on [`Options`](crate::options::Options).
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
@@ -313,5 +313,38 @@ pub(super) fn as_bytes<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<&[u8]> {
         Bound::Included(k) => Bound::Included(k.as_ref()),
         Bound::Excluded(k) => Bound::Excluded(k.as_ref()),
         Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// A batch's writes to a keyspace named by its handle (the batch itself
+/// knows keyspaces only by their state, `batch.rs`).
+impl WriteBatch {
+    /// Sets `key` to `value` in `keyspace`.
+    pub fn put_in(
+        &mut self,
+        keyspace: &Keyspace,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let tag = self.note_keyspace(keyspace.state());
+        let value = keyspace.state().stored_value(value.as_ref());
+        self.put_tagged(&tag, key.as_ref(), &value)
+    }
+
+    /// Deletes `key` in `keyspace`.
+    pub fn delete_in(&mut self, keyspace: &Keyspace, key: impl AsRef<[u8]>) -> &mut Self {
+        let tag = self.note_keyspace(keyspace.state());
+        self.delete_tagged(&tag, key.as_ref())
+    }
+
+    /// Deletes every key `k` with `start <= k < end` in `keyspace`.
+    pub fn delete_range_in(
+        &mut self,
+        keyspace: &Keyspace,
+        start: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let tag = self.note_keyspace(keyspace.state());
+        self.delete_range_tagged(&tag, start.as_ref(), end.as_ref())
     }
 }

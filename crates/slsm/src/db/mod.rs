@@ -124,14 +124,14 @@ impl Components {
 
     fn refuse_if_closed(&self) -> Result<()> {
         match self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            true => Err(crate::Error::Closed(self.dir.clone())),
+            true => Err(crate::error::Error::Closed(self.dir.clone())),
             false => Ok(()),
         }
     }
 
     fn refuse_if_read_only(&self) -> Result<()> {
         match self.opts.read_only {
-            true => Err(crate::Error::ReadOnly(self.dir.clone())),
+            true => Err(crate::error::Error::ReadOnly(self.dir.clone())),
             false => Ok(()),
         }
     }
@@ -166,11 +166,11 @@ pub struct Db {
 impl Db {
     /// Opens (or creates) the database in directory `path`.
     ///
-    /// Errors: [`Error::Locked`](crate::Error::Locked) if another `Db` has it
-    /// open, [`Error::NotADatabase`](crate::Error::NotADatabase) for a
+    /// Errors: [`Error::Locked`](crate::error::Error::Locked) if another `Db` has it
+    /// open, [`Error::NotADatabase`](crate::error::Error::NotADatabase) for a
     /// non-empty directory that is not an slsm database,
-    /// [`Error::Corruption`](crate::Error::Corruption) if recovery finds
-    /// damaged data, [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// [`Error::Corruption`](crate::error::Error::Corruption) if recovery finds
+    /// damaged data, [`Error::InvalidArgument`](crate::error::Error::InvalidArgument)
     /// for invalid options.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let (inner, threads) = open::open(path.as_ref(), opts)?;
@@ -260,8 +260,8 @@ impl Db {
     /// changed), copied otherwise; the memory runs are flushed first, so no
     /// log is needed. The copy opens with [`Db::open`] like any database.
     ///
-    /// Errors: [`Error::InvalidArgument`](crate::Error::InvalidArgument) if
-    /// `dest` is not empty, [`Error::ReadOnly`](crate::Error::ReadOnly) for
+    /// Errors: [`Error::InvalidArgument`](crate::error::Error::InvalidArgument) if
+    /// `dest` is not empty, [`Error::ReadOnly`](crate::error::Error::ReadOnly) for
     /// a read-only database, I/O errors (a partial copy is removed).
     pub fn checkpoint(&self, dest: impl AsRef<Path>) -> Result<()> {
         self.inner.flush()?;

@@ -40,11 +40,11 @@ impl MemState {
     }
 }
 
-/// A file system held in memory: what [`Options::in_memory`](crate::Options::in_memory)
+/// A file system held in memory: what [`Options::in_memory`](crate::options::Options::in_memory)
 /// opens a database on, and what crash tests run on.
 ///
 /// * Contents live as long as any clone of this `MemFs` (or of the
-///   [`Options`](crate::Options) holding it): reopening a database on the
+///   [`Options`](crate::options::Options) holding it): reopening a database on the
 ///   same `MemFs` finds what the previous `Db` left; the last clone dropped
 ///   frees everything.
 /// * Every operation takes effect at once. Durability is tracked like a

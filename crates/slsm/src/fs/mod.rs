@@ -1,7 +1,7 @@
 //! The file-system layer: every file operation of the engine goes through a
 //! [`FileSystem`], so the same engine runs on
 //! * [`StdFs`], the operating system's (the default);
-//! * [`MemFs`], in memory (behind [`Options::in_memory`](crate::Options::in_memory)),
+//! * [`MemFs`], in memory (behind [`Options::in_memory`](crate::options::Options::in_memory)),
 //!   which also tracks what was made durable, so tests can cut the power
 //!   ([`MemFs::crash`]) and see what a machine crash would leave;
 //! * [`FaultFs`], a wrapper over any of them that injects I/O errors and

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use slsm_skiplist::OwnedIter;
 
-use super::InternalIter;
+use super::internal::InternalIter;
 use crate::error::Result;
 use crate::key;
 

@@ -9,13 +9,14 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::budget::{JobCharge, JobKind, MemoryBudget, MERGE_PATIENCE};
+use crate::budget::charge::JobCharge;
+use crate::budget::{JobKind, MemoryBudget, MERGE_PATIENCE};
+use crate::db_id::DbId;
 use crate::error::Result;
 use crate::files;
 use crate::fsutil;
 use crate::iter::{InternalIter, MergingIter};
 use crate::key;
-use crate::manifest::DbId;
 use crate::merge::{merge_into, MergePolicy, RunSink};
 use crate::options::Options;
 use crate::rangedel::RangeTombstone;

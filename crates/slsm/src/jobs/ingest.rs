@@ -121,8 +121,7 @@ impl Jobs {
             flushed_sequence: Some(seq),
             ..VersionEdit::default()
         })?;
-        self.budget
-            .rebalance_releasing(&next, Some(built.charge), &[]);
+        built.charge.end(&next, &[]);
         Ok(count)
     }
 }

@@ -288,8 +288,7 @@ impl Jobs {
             edit.added.push((job.target, Arc::clone(run)));
         }
         let next = self.versions.apply(edit)?;
-        self.budget
-            .rebalance_releasing(&next, Some(built.charge), &flushed_mems);
+        built.charge.end(&next, &flushed_mems);
         for (run, _) in &built.runs {
             crate::run::warm_after(&run.file, replaced.clone());
         }

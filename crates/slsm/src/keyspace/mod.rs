@@ -17,7 +17,6 @@ mod catalog;
 pub(crate) mod rules;
 pub(crate) mod tag;
 
-pub use crate::db::Keyspace;
 pub(crate) use catalog::check_name;
 pub use catalog::{Catalog, KeyspaceRecord, DEFAULT_KEYSPACE};
 pub use rules::{CompactionFilter, FilterDecision, KeyspaceOptions};

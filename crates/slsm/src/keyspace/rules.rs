@@ -46,7 +46,7 @@ impl<F: Fn(&[u8], &[u8]) -> FilterDecision + Send + Sync> CompactionFilter for F
     }
 }
 
-/// Options of one keyspace, for [`Db::keyspace_with`](crate::Db::keyspace_with).
+/// Options of one keyspace, for [`Db::keyspace_with`](crate::db::Db::keyspace_with).
 #[derive(Clone, Default)]
 pub struct KeyspaceOptions {
     /// Values expire this long after they are written: reads no longer see

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::{put_len, Cursor, Manifest, MANIFEST_FORMAT_VERSION};
+use super::state::{put_len, Cursor, Manifest, MANIFEST_FORMAT_VERSION};
 use crate::codec::{put_u64, Reader};
 use crate::error::Result;
 use crate::run::RunProperties;

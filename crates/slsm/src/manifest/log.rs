@@ -17,9 +17,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{
-    edit, snapshot, Cursor, Manifest, MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC, PREFIX_LEN,
-};
+use super::state::{Cursor, Manifest, MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC, PREFIX_LEN};
+use super::{edit, snapshot};
 use crate::codec::{masked_crc, put_u32, u32_at, Reader};
 use crate::error::{Error, Result};
 use crate::files::MANIFEST_FILE;

@@ -5,10 +5,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{
-    check_counters, check_run, put_len, Cursor, DbId, Manifest, MANIFEST_FORMAT_VERSION, PREFIX_V3,
+use super::state::{
+    check_counters, check_run, put_len, Cursor, Manifest, MANIFEST_FORMAT_VERSION, PREFIX_V3,
 };
 use crate::codec::{masked_crc, put_u64, Reader};
+use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::keyspace::Catalog;
 use crate::run::RunProperties;

@@ -1,6 +1,10 @@
 //! The manifest's codec, log and writer, against its invariants.
 
+use super::state::{Cursor, PREFIX_LEN};
 use super::*;
+use crate::codec::Reader;
+use crate::keyspace::Catalog;
+use crate::run::RunProperties;
 use proptest::prelude::*;
 use std::fs;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::run::Codec;
+use crate::run::compress::Codec;
 use crate::wal::RecoveryMode;
 
 mod builder;
@@ -49,7 +49,7 @@ pub struct Options {
     /// Fail with [`Error::InvalidArgument`] if a database already exists.
     /// Default `false`.
     pub error_if_exists: bool,
-    /// Open for reading only ([`Db::open_read_only`](crate::Db::open_read_only)):
+    /// Open for reading only ([`Db::open_read_only`](crate::db::Db::open_read_only)):
     /// no lock is taken, nothing in the directory is created or changed
     /// (the logs are replayed in memory), no background thread runs, and
     /// every write fails with [`Error::ReadOnly`]. Works on a read-only file
@@ -191,7 +191,7 @@ impl Options {
     /// background), so memory holds the data once, compactly, and lookups
     /// stay fast however much is written.
     ///
-    /// The path given to [`Db::open`](crate::Db::open) names the database
+    /// The path given to [`Db::open`](crate::db::Db::open) names the database
     /// inside that file system. Data lives as long as the file system: a
     /// clone of these options reopens the same database after the `Db` is
     /// dropped; when the last clone is gone, so is the data.

@@ -1,6 +1,6 @@
 //! A point lookup: one key, every source newest to oldest.
 
-use super::{answer_of, check_stored_key, value_of, ReadView, Tally};
+use super::view::{answer_of, check_stored_key, value_of, ReadView, Tally};
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;

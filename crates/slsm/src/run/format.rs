@@ -4,7 +4,7 @@
 
 use super::{RangeTombstone, RunProperties};
 use crate::codec::{masked_crc, put_bytes, put_u64, u32_at, Reader};
-use crate::manifest::DbId;
+use crate::db_id::DbId;
 
 /// Magic number at the end of every run file ("sLSMrun1").
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"sLSMrun1");

@@ -92,7 +92,7 @@ mod block;
 mod builder;
 mod cache;
 mod chunks;
-mod compress;
+pub(crate) mod compress;
 mod fetch;
 mod format;
 mod index;
@@ -106,6 +106,7 @@ mod tests;
 mod verify;
 mod warm;
 
+pub use crate::rangedel::RangeTombstone;
 pub use builder::RunBuilder;
 pub use cache::{BlockCache, CacheStats};
 pub use compress::Codec;
@@ -115,8 +116,8 @@ pub(crate) use pages::{page_beside_caches, PageBesideCaches, PAGE};
 pub use reader::{Entry, KeyValue, RunFile};
 pub(crate) use warm::{warm_after, warm_room};
 
+use crate::db_id::DbId;
 use crate::error::{Error, Result};
-use crate::manifest::DbId;
 
 /// Options for writing a run file.
 #[derive(Clone, Debug, PartialEq)]
@@ -271,18 +272,6 @@ impl RunProperties {
             max_user_key: r.length_prefixed()?.to_vec(),
         })
     }
-}
-
-/// A range deletion stored in a run: user keys in `start..end` (end
-/// exclusive) written before `seq` are deleted.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RangeTombstone {
-    /// First deleted user key.
-    pub start: Vec<u8>,
-    /// First user key after the deleted range.
-    pub end: Vec<u8>,
-    /// Sequence number of the deletion.
-    pub seq: u64,
 }
 
 #[cfg(test)]

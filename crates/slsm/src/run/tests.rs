@@ -213,7 +213,7 @@ fn small_opts() -> RunOptions {
     }
 }
 
-fn ok_or_corrupt<T>(r: crate::Result<T>) -> Option<T> {
+fn ok_or_corrupt<T>(r: crate::error::Result<T>) -> Option<T> {
     match r {
         Ok(v) => Some(v),
         Err(e) => {
@@ -308,7 +308,8 @@ fn out_of_order_and_invalid_adds_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = RunBuilder::create(&dir.path().join("run"), RunOptions::default()).unwrap();
     b.add(&key::encode(b"b", 5, Kind::Value), b"x").unwrap();
-    let bad = |r: crate::Result<()>| matches!(r, Err(crate::Error::InvalidArgument(_)));
+    let bad =
+        |r: crate::error::Result<()>| matches!(r, Err(crate::error::Error::InvalidArgument(_)));
     assert!(
         bad(b.add(&key::encode(b"b", 5, Kind::Value), b"x")),
         "duplicate"
@@ -331,7 +332,10 @@ fn out_of_order_and_invalid_adds_are_rejected() {
     assert!(RunBuilder::create(&dir.path().join("x"), bad_opts).is_err());
     assert!(!dir.path().join("x").exists());
     let again = RunBuilder::create(&dir.path().join("run"), RunOptions::default());
-    assert!(matches!(again, Err(crate::Error::Io { .. })), "create_new");
+    assert!(
+        matches!(again, Err(crate::error::Error::Io { .. })),
+        "create_new"
+    );
 }
 
 #[test]
@@ -822,7 +826,7 @@ fn short_file_is_corruption() {
     assert!(RunFile::open(&path).unwrap_err().is_corruption());
     assert!(matches!(
         RunFile::open(&dir.path().join("missing")),
-        Err(crate::Error::Io { .. })
+        Err(crate::error::Error::Io { .. })
     ));
 }
 

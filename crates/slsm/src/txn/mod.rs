@@ -31,35 +31,23 @@
 //! * **Durability**: none of its own: a transaction's writes are one batch
 //!   of the commit pipeline.
 
+mod range;
 mod tracker;
 
-use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
+pub(crate) use range::{admits_keys, KeyRange};
 use tracker::Tracker;
-
-/// A range of stored keys.
-pub(crate) type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 
 /// What one transaction read.
 #[derive(Default)]
 pub(crate) struct ReadSet {
     pub keys: Vec<Vec<u8>>,
     pub ranges: Vec<KeyRange>,
-}
-
-/// False for bounds no key satisfies (`start > end`, or equal and not
-/// both included).
-pub(crate) fn admits_keys(range: &KeyRange) -> bool {
-    match range {
-        (Bound::Included(l), Bound::Included(u)) => l <= u,
-        (Bound::Included(l) | Bound::Excluded(l), Bound::Included(u) | Bound::Excluded(u)) => l < u,
-        _ => true,
-    }
 }
 
 /// See the [module docs](self).

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use super::{admits_keys, KeyRange};
+use super::range::{admits_keys, KeyRange};
 use crate::batch::{Op, WriteBatch};
 
 /// The most bytes the tracker may hold: its keys (each twice) and

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{DiskRun, Version};
+use super::runs::{DiskRun, Version};
 use crate::keyspace::Catalog;
 use crate::memtable::MemRun;
 

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::resync::{find_valid_record, Scan};
-use super::{
+use super::format::{
     encode_file_header, record_crc, RecoveryMode, TailDrop, TailDropKind, FILE_HEADER_LEN,
     MAX_RECORD_LEN, RECORD_HEADER_LEN, WAL_FORMAT_VERSION, WAL_MAGIC,
 };
+use super::resync::{find_valid_record, Scan};
 use crate::codec::{mask_crc, u32_at as le_u32, u64_at as le_u64};
 use crate::error::{Error, Result};
 

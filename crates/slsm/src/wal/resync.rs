@@ -13,7 +13,7 @@
 //! `A || B` is the checksum of `A` shifted by `|B|` bytes, xor that of `B`),
 //! so every candidate costs about the same, whatever its length.
 
-use super::{MAX_RECORD_LEN, RECORD_HEADER_LEN};
+use super::format::{MAX_RECORD_LEN, RECORD_HEADER_LEN};
 use crate::codec::{mask_crc, u32_at as le_u32};
 
 /// Bytes between two kept prefix checksums: a candidate checksums at most

@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
+use super::format::encode_record_into;
 use super::resync::{find_valid_record, Scan};
 use super::writer::check_payload_len;
 use super::*;
+use crate::codec::mask_crc;
 use crate::error::Error;
 
 /// Writes `records` to a new log `dir/log.wal` with number `n`; returns the

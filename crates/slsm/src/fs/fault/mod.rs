@@ -205,7 +205,7 @@ impl FaultFs {
         }
     }
 
-    /// The same file system as an `Arc<dyn FileSystem>` for [`Options`](crate::Options).
+    /// The same file system as an `Arc<dyn FileSystem>` for [`Options`](crate::options::Options).
     pub fn as_dyn(&self) -> Arc<dyn FileSystem> {
         Arc::new(self.clone())
     }

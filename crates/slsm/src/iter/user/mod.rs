@@ -5,8 +5,9 @@ mod steps;
 
 use std::ops::Bound;
 
-use super::{run_cursor, InternalIter, MergingIter};
 use crate::error::{Error, Result};
+use crate::iter::internal::{run_cursor, InternalIter};
+use crate::iter::merging::MergingIter;
 use crate::key::{self, Kind, MAX_SEQUENCE};
 use crate::rangedel::Fragments;
 use crate::slice::Slice;

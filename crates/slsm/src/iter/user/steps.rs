@@ -5,7 +5,8 @@
 
 use super::Iter;
 use crate::error::Result;
-use crate::iter::{InternalIter, MergingIter};
+use crate::iter::internal::InternalIter;
+use crate::iter::merging::MergingIter;
 use crate::key::{self, Kind};
 use crate::slice::Slice;
 

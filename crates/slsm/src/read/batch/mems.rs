@@ -18,10 +18,10 @@
 //! run answers is searched for in the run files as well, and that answer
 //! dropped.
 
-use super::{report, Batch};
+use super::keys::{report, Batch};
 use crate::key::InternalOrder;
 use crate::memtable::{newest_version, MemRun};
-use crate::read::{answer_of, ReadView};
+use crate::read::view::{answer_of, ReadView};
 use slsm_skiplist::LowerBounds;
 
 /// Whether `keys` keys in ascending order are found faster by finger

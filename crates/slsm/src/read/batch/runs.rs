@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use super::keys::{report, Batch};
 use super::mems::MemSearch;
-use super::{report, Batch};
 use crate::error::Result;
 use crate::memtable::newest_stored_version;
-use crate::read::{answer_of, ReadView};
+use crate::read::view::{answer_of, ReadView};
 use crate::run::RunFile;
 use crate::version::DiskRun;
 

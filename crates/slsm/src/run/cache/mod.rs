@@ -47,7 +47,7 @@ use self::shard::{NewBlock, Shard};
 use self::slot::{BlockSlot, PREFETCHED};
 use super::block::Block;
 use super::pages;
-use crate::stats::StripedCounter;
+use crate::counter::StripedCounter;
 
 /// Bytes charged per cached block beyond its data: its queue entry, the
 /// `Block` header and the allocations' headers.

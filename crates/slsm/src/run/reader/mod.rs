@@ -20,9 +20,9 @@ use super::index::Index;
 use super::meta::read_meta;
 use super::{RangeTombstone, RunProperties};
 use crate::bloom::Filter;
+use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::fs::{Advice, FileSystem, RandomAccessFile};
-use crate::manifest::DbId;
 
 /// An entry borrowed from a run's block: `(internal key, value)`.
 pub type KeyValue<'a> = (&'a [u8], &'a [u8]);

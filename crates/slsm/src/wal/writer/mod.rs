@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{
+use super::format::{
     encode_file_header, encode_record_header_into, encode_record_into, MAX_RECORD_LEN,
     RECORD_HEADER_LEN,
 };
@@ -11,9 +11,7 @@ use crate::error::{Error, Result};
 use crate::fs::{FileSystem, LogFile, StdFs};
 use crate::fsutil;
 
-mod sync;
-
-pub use sync::PendingSync;
+pub(super) mod sync;
 
 /// Space is reserved in steps of at most this many bytes.
 const GROW_STEP: u64 = 4 << 20;
@@ -302,7 +300,7 @@ impl WalWriter {
 
     /// True if no record has been appended (the log holds only its header).
     pub fn is_empty(&self) -> bool {
-        self.len() <= super::FILE_HEADER_LEN as u64
+        self.len() <= super::format::FILE_HEADER_LEN as u64
     }
 
     /// Bytes that have reached the file system (survive a process crash).
