@@ -3,7 +3,7 @@
 //! the atomic write of a batch across keyspaces, handed to the commit
 //! pipeline.
 
-use super::Db;
+use super::handle::Db;
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::iter::Iter;

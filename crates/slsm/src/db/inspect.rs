@@ -1,7 +1,7 @@
 //! Looking at a database without changing it: `check` (every checksum),
 //! `stats` and `memory_usage`.
 
-use super::Db;
+use super::handle::Db;
 use crate::budget::MemoryUsage;
 use crate::error::Result;
 use crate::stats::Stats;

@@ -5,7 +5,7 @@
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::Components;
+use super::components::Components;
 use crate::batch::WriteBatch;
 use crate::commit::take_batch;
 use crate::error::Result;

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{Db, Keyspace};
+use super::handle::Db;
+use super::keyspace::Keyspace;
 use crate::error::{Error, Result};
 use crate::keyspace::rules::Rules;
 use crate::keyspace::tag::Tag;

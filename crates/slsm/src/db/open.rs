@@ -13,11 +13,11 @@ use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
 use crate::txn::Transactions;
 use std::thread::JoinHandle;
 
+use super::components::Components;
 use super::dir::{
     load_existing_manifest, load_or_create_manifest, lock_dir, prepare_dir, refuse_foreign,
     require_dir, scan_dir,
 };
-use super::Components;
 use crate::background::Background;
 use crate::budget::MemoryBudget;
 use crate::buffer::{ActiveLog, MemoryBuffer};

@@ -3,8 +3,10 @@
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
+use super::components::Components;
+use super::handle::Db;
+use super::keyspace::Keyspace;
 use super::keyspace::{get_at, iter_at, multi_get_at};
-use super::{Components, Db, Keyspace};
 use crate::error::Result;
 use crate::iter::Iter;
 use crate::read;

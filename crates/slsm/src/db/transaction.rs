@@ -4,9 +4,10 @@
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
+use super::components::Components;
+use super::handle::Db;
 use super::keyspace::{as_bytes, get_at, user_value, Keyspace};
 use super::snapshot::Snapshot;
-use super::{Components, Db};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::keyspace::tag::NO_TAG;

@@ -124,6 +124,18 @@ fn with_aligned<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
     })
 }
 
+/// One read of [`read_direct_batch`](super::read_direct_batch): `len` bytes at `offset` of the file
+/// whose [`RandomAccessFile::direct_fd`](super::RandomAccessFile::direct_fd) is `fd`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DirectRead {
+    /// The file's direct descriptor.
+    pub(crate) fd: std::os::fd::RawFd,
+    /// First byte.
+    pub(crate) offset: u64,
+    /// Bytes.
+    pub(crate) len: usize,
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
+use super::file_system::{FileSystem, FsFile, FsLock, LogFile, LogSync, RandomAccessFile};
 
 /// A file's bytes and how many of them are durable. The bytes are shared
 /// with mappings: an append copies them only while a reader still maps an
@@ -226,7 +226,7 @@ impl LogFile for MemLog {
         inode.synced = inode.data.len();
         Ok(())
     }
-    fn detached_sync(&self) -> Option<Arc<dyn super::LogSync>> {
+    fn detached_sync(&self) -> Option<Arc<dyn LogSync>> {
         Some(Arc::new(MemLogSync(Arc::clone(&self.node))))
     }
 }
@@ -235,7 +235,7 @@ impl LogFile for MemLog {
 #[derive(Debug)]
 struct MemLogSync(Node);
 
-impl super::LogSync for MemLogSync {
+impl LogSync for MemLogSync {
     fn sync(&self, upto: u64) -> io::Result<()> {
         let mut inode = self.0.lock();
         inode.synced = inode.synced.max((upto as usize).min(inode.data.len()));

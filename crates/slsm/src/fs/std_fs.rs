@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use memmap2::{MmapMut, MmapOptions};
 
+use super::file_system::{Advice, FileSystem, FsFile, FsLock, LogFile, LogSync, RandomAccessFile};
 use super::sigbus::Guard;
-use super::{Advice, FileSystem, FsFile, FsLock, LogFile, RandomAccessFile};
 
 /// The operating system's file system (the default).
 #[derive(Clone, Copy, Debug, Default)]
@@ -418,7 +418,7 @@ struct FileSync {
     failed: parking_lot::Mutex<Option<String>>,
 }
 
-impl super::LogSync for FileSync {
+impl LogSync for FileSync {
     fn sync(&self, _upto: u64) -> io::Result<()> {
         let mut failed = self.failed.lock();
         if let Some(why) = failed.as_ref() {
@@ -602,7 +602,7 @@ impl LogFile for MappedLog {
             }
         }
         if let Some(detached) = &self.detached {
-            return super::LogSync::sync(&**detached, upto);
+            return LogSync::sync(&**detached, upto);
         }
         #[cfg(target_os = "linux")]
         let _ = upto;
@@ -615,9 +615,9 @@ impl LogFile for MappedLog {
         self.reserved = self.reserved.min(len);
         self.file.sync_all()
     }
-    fn detached_sync(&self) -> Option<Arc<dyn super::LogSync>> {
+    fn detached_sync(&self) -> Option<Arc<dyn LogSync>> {
         self.detached
             .as_ref()
-            .map(|s| Arc::clone(s) as Arc<dyn super::LogSync>)
+            .map(|s| Arc::clone(s) as Arc<dyn LogSync>)
     }
 }

@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use io_uring::{opcode, types, IoUring};
 
+use super::direct::DirectRead;
 use super::direct::ALIGN;
-use super::DirectRead;
 
 /// Submission entries of a thread's ring: reads of one submission at most
 /// (a batch of more is read in rounds). The device gains nothing past a

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FaultOp, Faults};
-use crate::fs::{Advice, FsFile, LogFile, LogSync, RandomAccessFile};
+use super::rules::{FaultOp, Faults};
+use crate::fs::file_system::{Advice, FsFile, LogFile, LogSync, RandomAccessFile};
 
 /// A file of a [`FaultFs`]: faults first, then the wrapped file.
 #[derive(Debug)]
