@@ -2,10 +2,10 @@
 //! is written ([`KeyHashes`]) and the serialized filter over them
 //! ([`build_filter`]; the layout is in the [parent module](super)).
 
-use super::{
-    block_index, block_masks, num_blocks, params, prefetch, BLOCK_BYTES, FORMAT_BLOCKED_V1,
-    HEADER_LEN,
+use super::layout::{
+    block_index, block_masks, num_blocks, params, BLOCK_BYTES, FORMAT_BLOCKED_V1, HEADER_LEN,
 };
+use slsm_skiplist::prefetch;
 
 /// The key hashes a run file's filter is built from, gathered while the
 /// file is written, in 4 KiB pages of the block cache's pool
@@ -26,19 +26,19 @@ pub struct KeyHashes {
 }
 
 /// Hashes per chunk: one 4 KiB page.
-const HASHES_PER_CHUNK: usize = crate::run::PAGE / 8;
+const HASHES_PER_CHUNK: usize = crate::run::pages::PAGE / 8;
 
 /// A page of the pool, or of the heap when the pool cannot map one.
 enum Chunk {
-    Pooled(crate::run::PageBesideCaches),
-    Heap(Box<[u8; crate::run::PAGE]>),
+    Pooled(crate::run::pages::PageBesideCaches),
+    Heap(Box<[u8; crate::run::pages::PAGE]>),
 }
 
 impl Chunk {
     fn new() -> Chunk {
-        match crate::run::page_beside_caches() {
+        match crate::run::pages::page_beside_caches() {
             Some(page) => Chunk::Pooled(page),
-            None => Chunk::Heap(Box::new([0; crate::run::PAGE])),
+            None => Chunk::Heap(Box::new([0; crate::run::pages::PAGE])),
         }
     }
 
@@ -88,7 +88,8 @@ impl KeyHashes {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.chunks.len() * crate::run::PAGE + self.chunks.capacity() * std::mem::size_of::<Chunk>()
+        self.chunks.len() * crate::run::pages::PAGE
+            + self.chunks.capacity() * std::mem::size_of::<Chunk>()
     }
 
     /// Hashes the pages held have room for.
@@ -106,8 +107,8 @@ impl KeyHashes {
             true => (self.chunks.capacity() * 2).max(4),
             false => self.chunks.capacity(),
         };
-        let bytes =
-            (self.chunks.len() + 1) * crate::run::PAGE + slots * std::mem::size_of::<Chunk>();
+        let bytes = (self.chunks.len() + 1) * crate::run::pages::PAGE
+            + slots * std::mem::size_of::<Chunk>();
         (bytes, self.capacity() + HASHES_PER_CHUNK)
     }
 

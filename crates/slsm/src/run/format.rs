@@ -2,9 +2,10 @@
 //! checksum), block handles, the footer, and the properties and
 //! range-tombstone blocks (byte codecs: [`crate::codec`]).
 
-use super::{RangeTombstone, RunProperties};
+use super::properties::RunProperties;
 use crate::codec::{masked_crc, put_bytes, put_u64, u32_at, Reader};
 use crate::db_id::DbId;
+use crate::rangedel::RangeTombstone;
 
 /// Magic number at the end of every run file ("sLSMrun1").
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"sLSMrun1");

@@ -19,8 +19,9 @@
 //! * **Owns**: the compression estimate and the current block's size limit.
 //! * **Thread safety**: one builder's, not shared.
 
+use super::compress::Codec;
 use super::format::TRAILER_LEN;
-use super::{Codec, RunOptions};
+use super::options::RunOptions;
 
 /// The share of a page's room a compressed block aims its stored size at:
 /// the margin absorbs blocks that compress worse than the estimate.

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use super::format::{self, check_block, Corrupt, Footer, Handle, FOOTER_LEN};
 use super::index::Index;
-use super::{RangeTombstone, RunProperties};
+use super::properties::RunProperties;
 use crate::bloom::Filter;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::key;
+use crate::rangedel::RangeTombstone;
 
 /// The metadata decoded from the footer and meta blocks.
 pub(super) struct Meta {

@@ -99,7 +99,9 @@ mod index;
 mod iter;
 mod layout;
 mod meta;
-mod pages;
+mod options;
+pub(crate) mod pages;
+mod properties;
 mod reader;
 #[cfg(test)]
 mod tests;
@@ -112,171 +114,16 @@ pub use cache::{BlockCache, CacheStats};
 pub use compress::Codec;
 pub(crate) use fetch::{fetch, fetch_wanted};
 pub use iter::RunIter;
-pub(crate) use pages::{page_beside_caches, PageBesideCaches, PAGE};
+pub use options::RunOptions;
+pub(crate) use pages::PAGE;
+pub use properties::RunProperties;
 pub use reader::{Entry, KeyValue, RunFile};
 pub(crate) use warm::{warm_after, warm_room};
-
-use crate::db_id::DbId;
-use crate::error::{Error, Result};
-
-/// Options for writing a run file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunOptions {
-    /// Entries per fence pointer (the paper's mu): the most entries in one
-    /// data block. Default 128 (blocks are usually closed by size first).
-    pub fence_entries: usize,
-    /// A data block is closed once it holds this many bytes (a single
-    /// bigger entry gets its own block). Default 4 KiB.
-    pub max_block_bytes: usize,
-    /// Target false-positive rate of the run's Bloom filter (the paper's
-    /// epsilon), in `(0, 1)`. Default 0.01.
-    pub bloom_fp_rate: f64,
-    /// How data blocks are compressed. Default none.
-    pub codec: Codec,
-    /// Blocks that fit a page of this many bytes are kept from straddling
-    /// two (a power of two; 0: blocks are packed with no padding). Default
-    /// 4096. See the [module docs](self).
-    pub block_align: u64,
-    /// The file's number in its database (recorded in the file).
-    pub file_number: u64,
-    /// The database the file belongs to (recorded in the file).
-    pub db_id: DbId,
-    /// Bytes buffered before a write to the file. Default 1 MiB.
-    pub write_buffer: usize,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            fence_entries: 128,
-            max_block_bytes: 4 * 1024,
-            bloom_fp_rate: 0.01,
-            codec: Codec::None,
-            block_align: 4096,
-            write_buffer: 1 << 20,
-            file_number: 0,
-            db_id: [0; 16],
-        }
-    }
-}
-
-impl RunOptions {
-    /// Checks the options: `fence_entries` in `1..=1_000_000`,
-    /// `max_block_bytes` in `64..=64 MiB`, `bloom_fp_rate` in `(0, 1)`.
-    pub fn validate(&self) -> Result<()> {
-        if !(1..=1_000_000).contains(&self.fence_entries) {
-            return Err(Error::InvalidArgument(format!(
-                "fence_entries must be between 1 and 1000000, got {}",
-                self.fence_entries
-            )));
-        }
-        if !(64..=64 << 20).contains(&self.max_block_bytes) {
-            return Err(Error::InvalidArgument(format!(
-                "max_block_bytes must be between 64 and 64 MiB, got {}",
-                self.max_block_bytes
-            )));
-        }
-        if !(self.bloom_fp_rate > 0.0 && self.bloom_fp_rate < 1.0) {
-            return Err(Error::InvalidArgument(format!(
-                "bloom_fp_rate must be strictly between 0 and 1, got {}",
-                self.bloom_fp_rate
-            )));
-        }
-        if self.block_align != 0
-            && !(self.block_align.is_power_of_two() && (512..=1 << 20).contains(&self.block_align))
-        {
-            return Err(Error::InvalidArgument(format!(
-                "block_align must be 0 or a power of two from 512 bytes to 1 MiB, got {}",
-                self.block_align
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// What is known of a run file: its identity, size, checksum and contents.
-/// The same record lives in the manifest (one per run of every level) and in
-/// the run file itself (its properties block and footer).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct RunProperties {
-    /// The file's number; its name is [`crate::files::run_file_name`] of it.
-    pub file_number: u64,
-    /// Point entries (values and tombstones).
-    pub entries: u64,
-    /// Entries of kind `Kind::Delete`.
-    pub tombstones: u64,
-    /// Range tombstones.
-    pub range_tombstones: u64,
-    /// Smallest user key of the point entries (empty for an empty run).
-    pub min_user_key: Vec<u8>,
-    /// Largest user key of the point entries (empty for an empty run).
-    pub max_user_key: Vec<u8>,
-    /// Smallest sequence number of any entry or range tombstone (0 if none).
-    pub min_seq: u64,
-    /// Largest sequence number of any entry or range tombstone (0 if none).
-    pub max_seq: u64,
-    /// Size of the whole file in bytes.
-    pub file_size: u64,
-    /// Bytes of the data blocks as stored (compressed).
-    pub data_bytes: u64,
-    /// Bytes of the data blocks uncompressed.
-    pub raw_data_bytes: u64,
-    /// CRC32C of every byte of the file before its footer.
-    pub checksum: u32,
-}
-
-impl RunProperties {
-    /// Appends the record as the manifest stores it: the integers, then the
-    /// two keys, length-prefixed.
-    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
-        use crate::codec::{put_bytes, put_u64};
-        for v in [
-            self.file_number,
-            self.file_size,
-            self.entries,
-            self.tombstones,
-            self.range_tombstones,
-            self.min_seq,
-            self.max_seq,
-            self.data_bytes,
-            self.raw_data_bytes,
-            u64::from(self.checksum),
-        ] {
-            put_u64(out, v);
-        }
-        put_bytes(out, &self.min_user_key);
-        put_bytes(out, &self.max_user_key);
-    }
-
-    /// Decodes what [`encode_into`](Self::encode_into) wrote; `None` if the
-    /// input is short or malformed.
-    pub(crate) fn decode_from(r: &mut crate::codec::Reader<'_>) -> Option<RunProperties> {
-        let mut ints = [0u64; 10];
-        for v in &mut ints {
-            *v = r.u64()?;
-        }
-        let [file_number, file_size, entries, tombstones, range_tombstones, min_seq, max_seq, data_bytes, raw_data_bytes, checksum] =
-            ints;
-        Some(RunProperties {
-            file_number,
-            file_size,
-            entries,
-            tombstones,
-            range_tombstones,
-            min_seq,
-            max_seq,
-            data_bytes,
-            raw_data_bytes,
-            checksum: u32::try_from(checksum).ok()?,
-            min_user_key: r.length_prefixed()?.to_vec(),
-            max_user_key: r.length_prefixed()?.to_vec(),
-        })
-    }
-}
 
 #[cfg(test)]
 mod option_tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn validate_rejects_out_of_range() {

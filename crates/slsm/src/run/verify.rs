@@ -8,11 +8,18 @@ use super::reader::RunFile;
 use crate::error::{Error, Result};
 use crate::key;
 
-/// Checks the checksum of the whole file (the footer records it), and of
-/// every block; that keys are valid, strictly sorted, match the index and
-/// the properties; that the filter knows every user key. Returns the
-/// number of entries.
-pub(super) fn verify(run: &RunFile) -> Result<u64> {
+impl RunFile {
+    /// Reads the whole file: checks its checksum, every block's checksum,
+    /// that keys are valid and strictly sorted and match the index and the
+    /// properties, and that the filter knows every user key. Returns the
+    /// number of entries checked.
+    pub fn verify(&self) -> Result<u64> {
+        verify(self)
+    }
+}
+
+/// [`RunFile::verify`] of `run`.
+fn verify(run: &RunFile) -> Result<u64> {
     check_body_crc(run)?;
     let mut chunks = ChunkReader::new(false);
     let mut prev: Option<Vec<u8>> = None;

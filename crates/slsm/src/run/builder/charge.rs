@@ -1,13 +1,8 @@
 //! What a [`RunBuilder`]'s buffers hold, asked of its memory charge before
 //! they grow (the engine's memory budget: see `budget`).
 
-use super::RunBuilder;
+use super::{MemoryCharge, RunBuilder};
 use crate::bloom;
-
-/// Asked for the bytes a builder's buffers are about to hold: true if
-/// granted. With `must` the bytes are taken whether or not there is room
-/// (the answer is then ignored).
-pub(crate) type MemoryCharge = Box<dyn FnMut(usize, bool) -> bool + Send>;
 
 /// Bytes the index grows by at once: growth is asked for before it is
 /// taken, in steps this size (not by doubling, whose last step could be

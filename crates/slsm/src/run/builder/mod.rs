@@ -8,17 +8,23 @@ use std::sync::Arc;
 use super::block::BlockBuilder;
 use super::compress::compress_into;
 use super::format::{self, seal_block, FileProperties, Footer, Handle};
+use super::index;
 use super::layout::BlockLayout;
-use super::{index, RangeTombstone, RunOptions, RunProperties};
+use super::options::RunOptions;
+use super::properties::RunProperties;
 use crate::bloom;
 use crate::codec::put_varint;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, FsFile};
 use crate::key::{self, Kind};
+use crate::rangedel::RangeTombstone;
 
 mod charge;
 
-pub(crate) use charge::MemoryCharge;
+/// Asked for the bytes a builder's buffers are about to hold: true if
+/// granted. With `must` the bytes are taken whether or not there is room
+/// (the answer is then ignored).
+pub(crate) type MemoryCharge = Box<dyn FnMut(usize, bool) -> bool + Send>;
 
 /// Writes a run file. Entries must be added in strictly increasing
 /// [`key::compare`] order. Dropping a builder without calling

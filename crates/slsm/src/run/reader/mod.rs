@@ -18,11 +18,12 @@ use super::cache::{BlockCache, CachedBlocks};
 use super::format::{Corrupt, FOOTER_LEN};
 use super::index::Index;
 use super::meta::read_meta;
-use super::{RangeTombstone, RunProperties};
+use super::properties::RunProperties;
 use crate::bloom::Filter;
 use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::fs::{Advice, FileSystem, RandomAccessFile};
+use crate::rangedel::RangeTombstone;
 
 /// An entry borrowed from a run's block: `(internal key, value)`.
 pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
@@ -216,14 +217,6 @@ impl RunFile {
     /// The range tombstones of the run, in the order they were written.
     pub fn range_tombstones(&self) -> &[RangeTombstone] {
         &self.range_dels
-    }
-
-    /// Reads the whole file: checks its checksum, every block's checksum,
-    /// that keys are valid and strictly sorted and match the index and the
-    /// properties, and that the filter knows every user key. Returns the
-    /// number of entries checked.
-    pub fn verify(&self) -> Result<u64> {
-        super::verify::verify(self)
     }
 
     /// Marks the file for deletion when the last reference is dropped (used
