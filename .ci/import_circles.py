@@ -14,8 +14,8 @@ components of that graph). Exits 1 if there is one.
 
 It reads text, not the compiler's view: a path is taken to name the
 longest module prefix that is a file, which is what the crate's own
-layout makes true. Written for issue 66's "no import circle" target, so
-that CI keeps it."""
+layout makes true. Written for the "no import circle" targets of issues
+63 (the engine) and 66 (the server), so that CI keeps them."""
 import os
 import re
 import sys

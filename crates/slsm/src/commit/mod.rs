@@ -29,8 +29,14 @@
 //! behind it. That saves the hand-off (an allocation and a dozen atomic
 //! operations) on every single-threaded write.
 //!
-//! * **Owns**: the queue, the last sequence number handed out, the
-//!   published (visible) sequence number, the active write-ahead log.
+//! The protocol is `queue.rs` (`Committer`), over the stages of
+//! `stages.rs`; the engine's stages are [`EngineStages`] here, and the
+//! protocol's tests (`tests.rs`) run it over a fake environment.
+//!
+//! * **Owns**: the published (visible) sequence number; through the
+//!   protocol, the queue, the last sequence number handed out and the
+//!   active write-ahead log (`ActiveLog`: started, retired and closed only
+//!   with the queue locked).
 //! * **Calls**: the memory buffer (room, sealing, log rotation) and the
 //!   memory run's `apply`; the WAL writer.
 //! * **Thread safety**: `commit` may be called from any number of threads.
@@ -45,25 +51,32 @@
 //!   disk) is gone.
 
 mod queue;
+mod spare;
+mod stages;
+#[cfg(test)]
+mod tests;
 
-use std::cell::Cell;
+pub(crate) use spare::take_batch;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 
 use crate::batch::WriteBatch;
 use crate::buffer::{ActiveLog, MemoryBuffer};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memtable::{Inserters, MemRun};
 use crate::options::WriteOptions;
 use crate::stats::Counters;
-use queue::Queue;
+use crate::wal::PendingSync;
+use queue::{Committer, Queue};
+use stages::{Durability, Stages};
 
 /// The commit pipeline held by [`CommitPipeline::exclusive`].
 pub(crate) struct Exclusive<'a> {
     pipeline: &'a CommitPipeline,
-    q: MutexGuard<'a, Queue>,
+    q: MutexGuard<'a, Queue<EngineStages>>,
     taken: Option<u64>,
 }
 
@@ -71,10 +84,8 @@ impl Exclusive<'_> {
     /// Seals the active memory run if it holds anything (its writes can
     /// then be flushed).
     pub fn seal_active(&mut self) -> Result<()> {
-        self.pipeline
-            .buffer
-            .make_room(&mut self.q.log, true, 0)
-            .map(drop)
+        let stages = self.pipeline.committer.env();
+        stages.make_room(&mut self.q.log, true, 0).map(drop)
     }
 
     /// A sequence number above every write so far, published when the
@@ -87,53 +98,101 @@ impl Exclusive<'_> {
     }
 }
 
-/// Largest spent batch a thread keeps for its next `put` or `delete`.
-const SPARE_BATCH_MAX: usize = 4096;
-
-thread_local! {
-    /// A spent batch kept for the thread's next one-key write, so that the
-    /// common `put` allocates nothing.
-    static SPARE_BATCH: Cell<Option<WriteBatch>> = const { Cell::new(None) };
-}
-
-/// An empty batch: the thread's spare one if it has it. (`try_with`: a
-/// write from another thread-local's destructor still works.)
-pub(crate) fn take_batch() -> WriteBatch {
-    SPARE_BATCH
-        .try_with(Cell::take)
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// Keeps a spent batch for the thread's next write, unless it is large.
-fn recycle_batch(mut batch: WriteBatch) {
-    if batch.capacity() <= SPARE_BATCH_MAX {
-        batch.clear();
-        let _ = SPARE_BATCH.try_with(|spare| spare.set(Some(batch)));
-    }
-}
-
-/// How one write wants to be logged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Durability {
-    /// Sync the log before acknowledging.
-    pub sync: bool,
-    /// Skip the log.
-    pub no_wal: bool,
-}
-
-/// The write path. See the [module docs](self).
-pub(crate) struct CommitPipeline {
+/// The engine's stages: the memory buffer makes room (and rotates the
+/// log), the WAL writer logs, the memory run applies, and the visible
+/// sequence number publishes.
+pub(crate) struct EngineStages {
     buffer: MemoryBuffer,
     counters: Arc<Counters>,
-    sync_writes: bool,
-    disable_wal: bool,
-    queue: Mutex<Queue>,
     /// Highest sequence number whose batch is fully applied: what reads see.
     visible_seq: AtomicU64,
     /// Some write skipped the log since the last flush.
     unlogged: AtomicBool,
+}
+
+impl Stages for EngineStages {
+    type Log = ActiveLog;
+    type Run = MemRun;
+    type PendingSync = PendingSync;
+
+    fn make_room(&self, log: &mut ActiveLog, seal: bool, bytes: usize) -> Result<Arc<MemRun>> {
+        self.buffer.make_room(log, seal, bytes)
+    }
+
+    fn log_batch(
+        &self,
+        log: &mut ActiveLog,
+        batch: &mut WriteBatch,
+        first_seq: u64,
+        no_wal: bool,
+    ) -> Result<u64> {
+        self.counters
+            .user_bytes_written
+            .add(batch.encoded_size() as u64);
+        let payload = batch.seal(first_seq);
+        match (log.writer(), no_wal) {
+            (Some(log), false) => {
+                log.append(payload)?;
+                Ok(payload.len() as u64)
+            }
+            _ => {
+                self.unlogged.store(true, Ordering::Release);
+                Ok(0)
+            }
+        }
+    }
+
+    fn flush_log(&self, log: &mut ActiveLog) -> Result<()> {
+        match log.writer() {
+            Some(log) => log.flush(),
+            None => Ok(()),
+        }
+    }
+
+    fn begin_sync(&self, log: &mut ActiveLog) -> Result<Option<PendingSync>> {
+        match log.writer() {
+            Some(log) => log.begin_sync(),
+            None => Ok(None),
+        }
+    }
+
+    fn run_sync(&self, pending: &PendingSync) -> std::io::Result<()> {
+        pending.run()
+    }
+
+    fn end_sync(
+        &self,
+        log: &mut ActiveLog,
+        pending: PendingSync,
+        outcome: std::io::Result<()>,
+    ) -> Result<()> {
+        match log.writer() {
+            Some(log) => log.end_sync(pending, outcome),
+            // Closed meanwhile (closing syncs the log whole).
+            None => outcome.map_err(|e| Error::io(std::path::Path::new("the write-ahead log"), e)),
+        }
+    }
+
+    fn count_logged(&self, bytes: u64) {
+        self.counters
+            .wal_bytes_written
+            .fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn apply(&self, run: &MemRun, batch: &WriteBatch, first_seq: u64, inserters: Inserters) {
+        run.apply(batch.ops(), first_seq, inserters);
+    }
+
+    fn publish(&self, last_seq: u64) {
+        self.visible_seq.store(last_seq, Ordering::Release);
+    }
+}
+
+/// The write path. See the [module docs](self).
+pub(crate) struct CommitPipeline {
+    committer: Committer<EngineStages>,
+    sync_writes: bool,
+    disable_wal: bool,
     /// The database directory, if it was opened read-only: writes fail.
     read_only: Option<std::path::PathBuf>,
 }
@@ -148,15 +207,17 @@ impl CommitPipeline {
         log: ActiveLog,
     ) -> CommitPipeline {
         let read_only = opts.read_only.then(|| buffer.dir().to_path_buf());
-        CommitPipeline {
-            read_only,
+        let stages = EngineStages {
             buffer,
             counters,
-            sync_writes: opts.sync_writes,
-            disable_wal: opts.disable_wal,
-            queue: Mutex::new(Queue::new(last_seq, log)),
             visible_seq: AtomicU64::new(last_seq),
             unlogged: AtomicBool::new(false),
+        };
+        CommitPipeline {
+            read_only,
+            committer: Committer::new(stages, last_seq, log),
+            sync_writes: opts.sync_writes,
+            disable_wal: opts.disable_wal,
         }
     }
 
@@ -173,12 +234,12 @@ impl CommitPipeline {
     /// batch), nor for an unsynced batch on an idle queue.
     pub fn commit(
         &self,
-        mut batch: WriteBatch,
+        batch: WriteBatch,
         opts: &WriteOptions,
         placed: &mut dyn FnMut(),
     ) -> Result<()> {
         if let Some(dir) = &self.read_only {
-            return Err(crate::error::Error::ReadOnly(dir.clone()));
+            return Err(Error::ReadOnly(dir.clone()));
         }
         batch.validate()?;
         if batch.is_empty() {
@@ -188,38 +249,13 @@ impl CommitPipeline {
             sync: opts.sync || self.sync_writes,
             no_wal: opts.disable_wal || self.disable_wal,
         };
-        let mut q = self.queue.lock();
-        // Whoever takes the queue lock after us commits after us: an idle
-        // queue is marked busy (later writers queue behind) before the lock
-        // is released, and a busy one gets `batch` at its back first. The
-        // place is announced only when others could share the commit: when
-        // it syncs, or when others are committing already. An unsynced
-        // batch on an idle queue commits in microseconds, and a caller
-        // let go on so short a commit (a transaction releasing its gate)
-        // only queues behind it alone: measured on `slsm serve` with 50
-        // clients, `INCR -P 1` (one transaction each) fell ~10% when every
-        // transaction let its gate go here.
-        if durability.sync || !q.is_idle() {
-            placed();
-        }
-        if q.is_idle() {
-            let result = self.commit_uncontended(&mut q, &mut batch, durability);
-            drop(q);
-            recycle_batch(batch);
-            return result;
-        }
-        queue::wait_in_line(self, q, batch, durability, false)
+        self.committer.commit(batch, durability, placed)
     }
 
     /// Seals the active run if it holds anything, through the queue so that
     /// no group is inserting into it (a flush starts this way).
     pub fn seal_active(&self) -> Result<()> {
-        let q = self.queue.lock();
-        let durability = Durability {
-            sync: false,
-            no_wal: false,
-        };
-        queue::wait_in_line(self, q, WriteBatch::new(), durability, true)
+        self.committer.seal_active()
     }
 
     /// Runs `f` while no write commits: it waits until nobody is queued or
@@ -229,9 +265,9 @@ impl CommitPipeline {
     /// succeeds. For work that must see the database still (a bulk load).
     pub fn exclusive<T>(&self, f: impl FnOnce(&mut Exclusive<'_>) -> Result<T>) -> Result<T> {
         if let Some(dir) = &self.read_only {
-            return Err(crate::error::Error::ReadOnly(dir.clone()));
+            return Err(Error::ReadOnly(dir.clone()));
         }
-        let mut q = self.queue.lock();
+        let mut q = self.committer.lock();
         while !q.is_idle() {
             // Leaders and uncontended writers finish within microseconds.
             MutexGuard::unlocked(&mut q, || {
@@ -245,7 +281,7 @@ impl CommitPipeline {
         };
         let result = f(&mut ex);
         if let (Ok(_), Some(seq)) = (&result, ex.taken) {
-            self.publish(seq);
+            self.committer.env().publish(seq);
         }
         ex.q.wake_front();
         result
@@ -253,24 +289,24 @@ impl CommitPipeline {
 
     /// The highest sequence number readers may see.
     pub fn visible(&self) -> u64 {
-        self.visible_seq.load(Ordering::Acquire)
+        self.committer.env().visible_seq.load(Ordering::Acquire)
     }
 
     /// True if a write skipped the log since the last call (and clears it):
     /// such writes live only in memory until flushed.
     pub fn take_unlogged(&self) -> bool {
-        self.unlogged.swap(false, Ordering::AcqRel)
+        self.committer.env().unlogged.swap(false, Ordering::AcqRel)
     }
 
     /// Syncs the log (`Db::sync`).
     pub fn sync_log(&self) -> Result<()> {
-        let mut q = self.queue.lock();
-        sync_unlocked(&mut q)
+        let mut q = self.committer.lock();
+        self.committer.sync_unlocked(&mut q)
     }
 
     /// Syncs and trims the log for a clean close; later writes fail.
     pub fn close_log(&self) -> Result<()> {
-        let mut q = self.queue.lock();
+        let mut q = self.committer.lock();
         match std::mem::replace(&mut q.log, ActiveLog::Closed) {
             ActiveLog::Open(log) => log.close(),
             ActiveLog::Off => {
@@ -279,109 +315,5 @@ impl CommitPipeline {
             }
             _ => Ok(()),
         }
-    }
-
-    /// Commits `batch` in place while nobody else commits.
-    fn commit_uncontended(
-        &self,
-        q: &mut MutexGuard<'_, Queue>,
-        batch: &mut WriteBatch,
-        d: Durability,
-    ) -> Result<()> {
-        q.busy = true;
-        let result = self
-            .buffer
-            .make_room(&mut q.log, false, batch.encoded_size())
-            .and_then(|run| self.commit_single(q, &run, batch, d));
-        q.busy = false;
-        q.wake_front();
-        result
-    }
-
-    /// Stamps, logs and applies one batch whose writer is the only one
-    /// inserting into `run`, then publishes it. The queue lock is released
-    /// during the insert.
-    fn commit_single(
-        &self,
-        q: &mut MutexGuard<'_, Queue>,
-        run: &MemRun,
-        batch: &mut WriteBatch,
-        d: Durability,
-    ) -> Result<()> {
-        let (first_seq, last_seq) = q.sequences_for(batch.len() as u64)?;
-        let logged = self.log_batch(q, batch, first_seq, d.no_wal)?;
-        self.finish_log(q, logged, d.sync && logged > 0)?;
-        q.last_seq = last_seq;
-        MutexGuard::unlocked(q, || run.apply(batch.ops(), first_seq, Inserters::Alone));
-        self.publish(last_seq);
-        Ok(())
-    }
-
-    /// Makes every write up to `last_seq` visible to readers.
-    fn publish(&self, last_seq: u64) {
-        self.visible_seq.store(last_seq, Ordering::Release);
-    }
-
-    /// Appends one stamped batch to the log unless `no_wal`; returns the
-    /// bytes logged.
-    fn log_batch(
-        &self,
-        q: &mut Queue,
-        batch: &mut WriteBatch,
-        first_seq: u64,
-        no_wal: bool,
-    ) -> Result<u64> {
-        self.counters
-            .user_bytes_written
-            .add(batch.encoded_size() as u64);
-        let payload = batch.seal(first_seq);
-        match (q.log.writer(), no_wal) {
-            (Some(log), false) => {
-                log.append(payload)?;
-                Ok(payload.len() as u64)
-            }
-            _ => {
-                self.unlogged.store(true, Ordering::Release);
-                Ok(0)
-            }
-        }
-    }
-
-    /// Hands the records just appended to the file system, or makes them
-    /// durable if `sync` (the device flush runs with the queue unlocked:
-    /// the caller leads, so no other writer touches the log meanwhile).
-    fn finish_log(&self, q: &mut MutexGuard<'_, Queue>, logged: u64, sync: bool) -> Result<()> {
-        if sync {
-            sync_unlocked(q)?;
-        } else if let (Some(log), true) = (q.log.writer(), logged > 0) {
-            log.flush()?;
-        }
-        self.counters
-            .wal_bytes_written
-            .fetch_add(logged, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
-/// Syncs the active log, running the device flush with `q` unlocked: the
-/// records are handed to the file system first (so nothing is buffered
-/// while unlocked), and only the queue's leader (or a `Db::sync`, which
-/// appends nothing) syncs, so no record is appended to the log until the
-/// sync's outcome is recorded. Writers arriving meanwhile queue up and
-/// share the next group's sync instead of blocking on the lock.
-fn sync_unlocked(q: &mut MutexGuard<'_, Queue>) -> Result<()> {
-    let pending = match q.log.writer() {
-        Some(log) => log.begin_sync()?,
-        None => None,
-    };
-    let Some(pending) = pending else {
-        return Ok(());
-    };
-    let outcome = MutexGuard::unlocked(q, || pending.run());
-    match q.log.writer() {
-        Some(log) => log.end_sync(pending, outcome),
-        // Closed meanwhile (closing syncs the log whole).
-        None => outcome
-            .map_err(|e| crate::error::Error::io(std::path::Path::new("the write-ahead log"), e)),
     }
 }
