@@ -115,10 +115,12 @@ impl Stages for EngineStages {
     type Run = MemRun;
     type PendingSync = PendingSync;
 
+    #[inline]
     fn make_room(&self, log: &mut ActiveLog, seal: bool, bytes: usize) -> Result<Arc<MemRun>> {
         self.buffer.make_room(log, seal, bytes)
     }
 
+    #[inline]
     fn log_batch(
         &self,
         log: &mut ActiveLog,
@@ -142,6 +144,7 @@ impl Stages for EngineStages {
         }
     }
 
+    #[inline]
     fn flush_log(&self, log: &mut ActiveLog) -> Result<()> {
         match log.writer() {
             Some(log) => log.flush(),
@@ -149,6 +152,7 @@ impl Stages for EngineStages {
         }
     }
 
+    #[inline]
     fn begin_sync(&self, log: &mut ActiveLog) -> Result<Option<PendingSync>> {
         match log.writer() {
             Some(log) => log.begin_sync(),
@@ -156,10 +160,12 @@ impl Stages for EngineStages {
         }
     }
 
+    #[inline]
     fn run_sync(&self, pending: &PendingSync) -> std::io::Result<()> {
         pending.run()
     }
 
+    #[inline]
     fn end_sync(
         &self,
         log: &mut ActiveLog,
@@ -173,16 +179,19 @@ impl Stages for EngineStages {
         }
     }
 
+    #[inline]
     fn count_logged(&self, bytes: u64) {
         self.counters
             .wal_bytes_written
             .fetch_add(bytes, Ordering::Relaxed);
     }
 
+    #[inline]
     fn apply(&self, run: &MemRun, batch: &WriteBatch, first_seq: u64, inserters: Inserters) {
         run.apply(batch.ops(), first_seq, inserters);
     }
 
+    #[inline]
     fn publish(&self, last_seq: u64) {
         self.visible_seq.store(last_seq, Ordering::Release);
     }

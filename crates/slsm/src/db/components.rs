@@ -55,6 +55,7 @@ pub(crate) struct Components {
 impl Components {
     /// A view of the current version at `snapshot` (or what is visible now),
     /// for one read: the sequence number is read after the version.
+    #[inline]
     pub(super) fn read<T>(&self, snapshot: Option<u64>, f: impl FnOnce(&ReadView<'_>) -> T) -> T {
         let version = self.versions.current();
         let view = ReadView {
@@ -66,6 +67,7 @@ impl Components {
     }
 
     /// Every write outside a transaction comes through here.
+    #[inline]
     pub(super) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.refuse_if_closed()?;
         self.txns
@@ -74,6 +76,7 @@ impl Components {
 
     /// Commits `batch`; returns the visible sequence number after it (at
     /// least the batch's own).
+    #[inline]
     pub(super) fn commit_and_see(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<u64> {
         self.commit_in_order(batch, opts, &mut || {})
     }
@@ -91,10 +94,12 @@ impl Components {
     }
 
     /// The default keyspace's state.
+    #[inline]
     pub(super) fn default_space(&self) -> &Arc<KeyspaceState> {
         &self.default_space
     }
 
+    #[inline]
     pub(super) fn refuse_if_closed(&self) -> Result<()> {
         match self.closed.load(std::sync::atomic::Ordering::Acquire) {
             true => Err(crate::error::Error::Closed(self.dir.clone())),
@@ -102,6 +107,7 @@ impl Components {
         }
     }
 
+    #[inline]
     pub(super) fn refuse_if_read_only(&self) -> Result<()> {
         match self.opts.read_only {
             true => Err(crate::error::Error::ReadOnly(self.dir.clone())),

@@ -44,6 +44,7 @@ impl Tally {
 
 /// Checks a stored key (tag and user key), defensively: the facade has
 /// checked the user's key already.
+#[inline]
 pub(crate) fn check_stored_key(key: &[u8]) -> Result<()> {
     match key.len() > MAX_STORED_KEY_SIZE {
         true => check_key(key),
@@ -52,6 +53,7 @@ pub(crate) fn check_stored_key(key: &[u8]) -> Result<()> {
 }
 
 /// Checks a user's key.
+#[inline]
 pub(crate) fn check_key(key: &[u8]) -> Result<()> {
     if key.len() > MAX_KEY_SIZE {
         return Err(Error::InvalidArgument(format!(

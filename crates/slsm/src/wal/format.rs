@@ -63,6 +63,7 @@ pub struct TailDrop {
 
 /// The CRC stored for a record with `payload`: CRC32C over the 4 length
 /// bytes and then the payload, masked.
+#[inline]
 pub(super) fn record_crc(len_bytes: [u8; 4], payload: &[u8]) -> u32 {
     let crc = crc32c::crc32c(&len_bytes);
     mask_crc(crc32c::crc32c_append(crc, payload))
@@ -81,6 +82,7 @@ pub(super) fn encode_file_header(log_number: u64) -> [u8; FILE_HEADER_LEN] {
 
 /// Appends one encoded record (header + payload) to `out`. The caller has
 /// checked `payload.len() <= MAX_RECORD_LEN`.
+#[inline]
 pub(super) fn encode_record_into(out: &mut Vec<u8>, payload: &[u8]) {
     encode_record_header_into(out, payload);
     out.extend_from_slice(payload);
@@ -88,6 +90,7 @@ pub(super) fn encode_record_into(out: &mut Vec<u8>, payload: &[u8]) {
 
 /// The header of the record holding `payload` (its checksum and length),
 /// for a writer that writes the payload itself from where it lies.
+#[inline]
 pub(super) fn encode_record_header_into(out: &mut Vec<u8>, payload: &[u8]) {
     let len_bytes = (payload.len() as u32).to_le_bytes();
     out.extend_from_slice(&record_crc(len_bytes, payload).to_le_bytes());

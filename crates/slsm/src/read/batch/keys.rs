@@ -54,6 +54,7 @@ impl LookupKeys {
     }
 
     /// The lookup key of `keys[i]`.
+    #[inline]
     pub(super) fn get(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.bytes[start..self.ends[i]]
