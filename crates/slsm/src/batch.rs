@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::codec::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
 use crate::key::{MAX_KEY_SIZE, MAX_STORED_KEY_SIZE, MAX_VALUE_SIZE};
+use crate::keyspace::state::KeyspaceState;
 use crate::keyspace::tag::{Tag, DEFAULT_TAG};
-use crate::keyspace::KeyspaceState;
 
 const HEADER_LEN: usize = 12;
 const TAG_PUT: u8 = 1;

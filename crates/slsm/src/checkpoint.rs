@@ -18,8 +18,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::files::run_file_name;
+use crate::fs::durable;
 use crate::fs::FileSystem;
-use crate::fsutil;
 use crate::manifest::Manifest;
 use crate::version::Version;
 
@@ -96,5 +96,5 @@ fn clean_up(fs: &dyn FileSystem, dest: &Path) {
             let _ = fs.remove_file(&dest.join(name));
         }
     }
-    let _ = fsutil::sync_dir_with(fs, dest);
+    let _ = durable::sync_dir_with(fs, dest);
 }

@@ -24,13 +24,13 @@ pub mod bloom;
 pub mod error;
 pub mod files;
 pub mod fs;
-pub mod fsutil;
 pub mod key;
 pub mod manifest;
 pub mod run;
 pub mod wal;
 
 // The engine's components, in the order data flows through them.
+mod answer;
 mod background;
 mod batch;
 mod budget;
@@ -61,16 +61,19 @@ mod stats;
 
 pub use batch::WriteBatch;
 pub use budget::MemoryUsage;
-pub use db::{CheckReport, Db, Keyspace, Snapshot, Transaction, TxIter};
+pub use db::{CheckReport, Db};
 pub use error::{Error, Result};
 pub use iter::Iter;
 pub use keyspace::{
-    Catalog, CompactionFilter, FilterDecision, KeyspaceOptions, KeyspaceRecord, DEFAULT_KEYSPACE,
+    Catalog, CompactionFilter, FilterDecision, Keyspace, KeyspaceOptions, KeyspaceRecord,
+    DEFAULT_KEYSPACE,
 };
 pub use options::{Compression, Options, WriteOptions, MIN_MEMORY_BUDGET};
 pub use run::{CacheStats, Codec};
 pub use slice::Slice;
+pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Stats};
+pub use txn::{Transaction, TxIter};
 pub use wal::RecoveryMode;
 
 /// The crate README's examples, compiled and run as doctests.

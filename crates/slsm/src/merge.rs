@@ -19,8 +19,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIter, MergingIter};
 use crate::key::{self, Kind};
+use crate::keyspace::catalog::Catalog;
 use crate::keyspace::rules::{Rules, Verdict};
-use crate::keyspace::{tag, Catalog};
+use crate::keyspace::tag;
 use crate::rangedel::{Fragments, RangeTombstone};
 use crate::run::RunBuilder;
 

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::files::LOCK_FILE;
+use crate::fs::durable;
 use crate::fs::{FileSystem, FsLock};
-use crate::fsutil;
 use crate::manifest::{self, FileKind, Manifest};
 use crate::options::Options;
 
@@ -59,7 +59,7 @@ pub(super) fn prepare_dir(dir: &Path, opts: &Options) -> Result<()> {
             fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             if let Some(parent) = dir.parent() {
                 if !parent.as_os_str().is_empty() {
-                    fsutil::sync_dir_with(fs, parent)?;
+                    durable::sync_dir_with(fs, parent)?;
                 }
             }
             Ok(())
@@ -88,7 +88,7 @@ pub(super) fn refuse_foreign(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     }
     match names
         .iter()
-        .find(|name| *name != LOCK_FILE && !name.ends_with(fsutil::TMP_SUFFIX))
+        .find(|name| *name != LOCK_FILE && !name.ends_with(durable::TMP_SUFFIX))
     {
         Some(name) => refuse(format!(
             "it holds {name:?} but no {}",
@@ -123,7 +123,7 @@ pub(super) fn load_or_create_manifest(dir: &Path, opts: &Options) -> Result<Mani
                 .read_dir(dir)
                 .map_err(|e| Error::io(dir, e))?
                 .into_iter()
-                .find(|name| name != LOCK_FILE && !name.ends_with(fsutil::TMP_SUFFIX));
+                .find(|name| name != LOCK_FILE && !name.ends_with(durable::TMP_SUFFIX));
             if let Some(name) = foreign {
                 return Err(Error::NotADatabase {
                     path: dir.to_path_buf(),

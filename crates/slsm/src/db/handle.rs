@@ -9,8 +9,8 @@ use crate::error::Result;
 use crate::options::Options;
 
 use super::components::Components;
-use super::keyspace::Keyspace;
 use super::open;
+use crate::keyspace::handle::Keyspace;
 
 /// An open slsm database.
 ///
@@ -23,10 +23,10 @@ use super::open;
 /// Durability is described on [`Options`]: by default an acknowledged write
 /// survives a process crash; with `sync` it also survives a power loss.
 pub struct Db {
-    pub(super) inner: Arc<Components>,
+    pub(crate) inner: Arc<Components>,
     /// The default keyspace, which `Db`'s own reads and writes use.
-    pub(super) default: Keyspace,
-    pub(super) threads: Vec<JoinHandle<()>>,
+    pub(crate) default: Keyspace,
+    pub(crate) threads: Vec<JoinHandle<()>>,
 }
 
 impl Db {

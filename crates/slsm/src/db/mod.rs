@@ -15,25 +15,16 @@
 //! Files: the handle (`handle.rs`) and the record of components every
 //! handle reaches them through (`components.rs`, wired by `open.rs` in the
 //! directory `dir.rs` prepares); the default keyspace's calls on `Db`
-//! (`default_space.rs`), `check` and `stats` (`inspect.rs`); keyspaces
-//! (`keyspace.rs`, opened and dropped in `keyspaces.rs`), snapshots
-//! (`snapshot.rs`) and transactions (`transaction.rs`, their iterator in
-//! `tx_iter.rs`).
+//! (`default_space.rs`), `check` and `stats` (`inspect.rs`). Keyspaces,
+//! snapshots and transactions have homes of their own (`keyspace/`,
+//! `snapshot/`, `txn/`), their handles over these components.
 
-mod components;
+pub(crate) mod components;
 mod default_space;
 mod dir;
-mod handle;
+pub(crate) mod handle;
 mod inspect;
-mod keyspace;
-mod keyspaces;
 mod open;
-mod snapshot;
-mod transaction;
-mod tx_iter;
 
 pub use handle::Db;
 pub use inspect::CheckReport;
-pub use keyspace::Keyspace;
-pub use snapshot::Snapshot;
-pub use transaction::{Transaction, TxIter};

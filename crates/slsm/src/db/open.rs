@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::keyspace::catalog::DEFAULT_KEYSPACE;
 use crate::keyspace::rules::{RuleBook, Rules};
-use crate::keyspace::{KeyspaceState, DEFAULT_KEYSPACE};
-use crate::txn::Transactions;
+use crate::keyspace::state::KeyspaceState;
+use crate::txn::gate::Transactions;
 use std::thread::JoinHandle;
 
 use super::components::Components;
@@ -23,15 +24,15 @@ use crate::budget::MemoryBudget;
 use crate::buffer::{ActiveLog, MemoryBuffer};
 use crate::commit::CommitPipeline;
 use crate::error::{Error, Result};
+use crate::fs::durable;
 use crate::fs::FileSystem;
-use crate::fsutil;
 use crate::jobs::Jobs;
 use crate::manifest::{self, FileKind, Manifest, ManifestLog};
 use crate::memtable::MemRun;
 use crate::options::Options;
 use crate::recovery;
 use crate::run::{BlockCache, RunFile, RunProperties};
-use crate::snapshot::SnapshotList;
+use crate::snapshot::list::SnapshotList;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version, VersionSet};
 use crate::wal::WalWriter;
@@ -377,5 +378,5 @@ fn remove_obsolete_files(
             let _ = fs.remove_file(&dir.join(name));
         }
     }
-    let _ = fsutil::sync_dir_with(fs, dir);
+    let _ = durable::sync_dir_with(fs, dir);
 }

@@ -16,6 +16,7 @@
 //! database directory.
 
 mod direct;
+pub mod durable;
 mod fault;
 mod file_system;
 mod lock;

@@ -14,7 +14,7 @@ use crate::budget::{JobKind, MemoryBudget, MERGE_PATIENCE};
 use crate::db_id::DbId;
 use crate::error::Result;
 use crate::files;
-use crate::fsutil;
+use crate::fs::durable;
 use crate::iter::{InternalIter, MergingIter};
 use crate::key;
 use crate::merge::{merge_into, MergePolicy, RunSink};
@@ -245,7 +245,7 @@ impl<'p> Outputs<'p> {
         let number = builder.file_number();
         let props = builder.finish()?;
         let fs = &self.plan.opts.fs;
-        fsutil::sync_dir_with(&**fs, self.plan.dir)?;
+        durable::sync_dir_with(&**fs, self.plan.dir)?;
         let path = self.plan.dir.join(files::run_file_name(number));
         let cache = Arc::clone(self.plan.budget.cache());
         let file = RunFile::open_in(fs.clone(), &path, cache)?;

@@ -41,7 +41,7 @@ use crate::options::Options;
 use crate::os_memory;
 use crate::rangedel::RangeTombstone;
 use crate::run::RunFile;
-use crate::snapshot::SnapshotList;
+use crate::snapshot::list::SnapshotList;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version, VersionEdit, VersionSet};
 

@@ -114,7 +114,7 @@ pub(super) fn decode_onto(
     let catalog_at = cur.r.pos();
     let catalog = match cur.field("catalog flag", Reader::u8)? {
         0 => before.catalog.clone(),
-        1 => crate::keyspace::Catalog::decode_from(&mut cur.r)
+        1 => crate::keyspace::catalog::Catalog::decode_from(&mut cur.r)
             .map_err(|r| cur.error_at(catalog_at, r))?,
         other => {
             return Err(cur.error_at(

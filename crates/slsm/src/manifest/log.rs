@@ -22,8 +22,8 @@ use super::{edit, snapshot};
 use crate::codec::{masked_crc, put_u32, u32_at, Reader};
 use crate::error::{Error, Result};
 use crate::files::MANIFEST_FILE;
+use crate::fs::durable;
 use crate::fs::{FileSystem, FsFile};
-use crate::fsutil;
 
 /// Bytes before a record's kind: its length and CRC.
 const RECORD_HEADER: usize = 8;
@@ -301,7 +301,7 @@ impl ManifestLog {
     fn write_new_file(&mut self, next: &Manifest) -> Result<Written> {
         self.open = None;
         let bytes = next.encode();
-        let file = fsutil::replace_file_with(&*self.fs, &self.dir, MANIFEST_FILE, &bytes)?;
+        let file = durable::replace_file_with(&*self.fs, &self.dir, MANIFEST_FILE, &bytes)?;
         let len = bytes.len() as u64;
         self.open = Some(OpenFile {
             file,

@@ -7,7 +7,7 @@
 //! flush); when the edits outgrow the snapshot ([`log::ManifestLog`] says
 //! by how much), the next change writes a new file holding one snapshot and
 //! replaces the old atomically (write `MANIFEST.tmp`, sync, rename over
-//! `MANIFEST`, sync the directory: [`fsutil::write_file_atomic`]). Every
+//! `MANIFEST`, sync the directory: [`durable::write_file_atomic`]). Every
 //! read-write open starts a new file, so a torn edit left by a crash is
 //! gone once the database has been opened. The version set
 //! (`version::VersionSet::apply`) is the only writer.
@@ -85,7 +85,7 @@ use std::io;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::fsutil;
+use crate::fs::durable;
 use state::{LEGACY_FORMAT_VERSION, PREFIX_V3};
 
 pub use crate::db_id::{new_db_id, DbId};
@@ -158,7 +158,7 @@ impl Manifest {
 
     /// Atomically replaces `dir/MANIFEST` with this manifest (a file
     /// holding its snapshot alone) and makes the change durable (see
-    /// [`fsutil::write_file_atomic`]). A database's own changes go through
+    /// [`durable::write_file_atomic`]). A database's own changes go through
     /// [`ManifestLog`] instead, which appends edits.
     ///
     /// Fails with [`Error::InvalidArgument`], writing nothing, if the
@@ -175,7 +175,7 @@ impl Manifest {
                 "refusing to store an inconsistent manifest: {reason}"
             ))
         })?;
-        fsutil::write_file_atomic_with(fs, dir, MANIFEST_FILE, &self.encode())
+        durable::write_file_atomic_with(fs, dir, MANIFEST_FILE, &self.encode())
     }
 }
 

@@ -11,7 +11,7 @@ use super::state::{
 use crate::codec::{masked_crc, put_u64, Reader};
 use crate::db_id::DbId;
 use crate::error::{Error, Result};
-use crate::keyspace::Catalog;
+use crate::keyspace::catalog::Catalog;
 use crate::run::RunProperties;
 
 /// The snapshot payload of `m`.

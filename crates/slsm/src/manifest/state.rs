@@ -9,7 +9,7 @@ use crate::codec::{put_u32, Reader};
 use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::key::MAX_STORED_KEY_SIZE;
-use crate::keyspace::Catalog;
+use crate::keyspace::catalog::Catalog;
 use crate::run::RunProperties;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 use super::state::{Cursor, PREFIX_LEN};
 use super::*;
 use crate::codec::Reader;
-use crate::keyspace::Catalog;
+use crate::keyspace::catalog::Catalog;
 use crate::run::RunProperties;
 use proptest::prelude::*;
 use std::fs;

@@ -17,9 +17,7 @@ use crate::key::{self, InternalOrder, Kind};
 use crate::options::Options;
 use crate::rangedel::{MemRangeDels, RangeTombstone};
 
-mod answer;
-
-pub(crate) use answer::{newest_stored_version, newest_version, Answer, NewestVersion};
+use crate::answer::{newest_version, NewestVersion};
 
 thread_local! {
     /// Each writing thread's splice (the search path of its last insert):

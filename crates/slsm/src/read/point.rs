@@ -1,10 +1,10 @@
 //! A point lookup: one key, every source newest to oldest.
 
 use super::view::{answer_of, check_stored_key, value_of, ReadView, Tally};
+use crate::answer::newest_stored_version;
 use crate::bloom::hash_key;
 use crate::error::Result;
 use crate::key;
-use crate::memtable::newest_stored_version;
 use crate::slice::Slice;
 use crate::version::{DiskRun, Source};
 

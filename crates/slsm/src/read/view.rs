@@ -3,9 +3,9 @@
 //! source's answer becomes the reader's (a leaf of `read/`: the point and
 //! batch searches build on it).
 
+use crate::answer::{Answer, NewestVersion};
 use crate::error::{Error, Result};
 use crate::key::{MAX_KEY_SIZE, MAX_STORED_KEY_SIZE};
-use crate::memtable::{Answer, NewestVersion};
 use crate::slice::Slice;
 use crate::stats::Counters;
 use crate::version::{Source, Version};

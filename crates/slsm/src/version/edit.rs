@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::runs::{DiskRun, Version};
-use crate::keyspace::Catalog;
+use crate::keyspace::catalog::Catalog;
 use crate::memtable::MemRun;
 
 /// A change to the runs of the database: memory runs sealed or flushed,

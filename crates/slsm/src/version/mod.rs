@@ -35,7 +35,7 @@ use arc_swap::{ArcSwap, Guard};
 use parking_lot::Mutex;
 
 use crate::error::Result;
-use crate::keyspace::Catalog;
+use crate::keyspace::catalog::Catalog;
 use crate::manifest::log::Written;
 use crate::manifest::{DbId, Manifest, ManifestLog};
 

@@ -3,8 +3,8 @@
 //! in what order (a leaf of `read/batch/`: the memory runs' and the run
 //! files' searches both work on it).
 
+use crate::answer::Answer;
 use crate::key;
-use crate::memtable::Answer;
 use crate::read::view::Tally;
 
 /// The keys of one batch, with what every source needs of them.

@@ -19,8 +19,9 @@
 //! dropped.
 
 use super::keys::{report, Batch};
+use crate::answer::newest_version;
 use crate::key::InternalOrder;
-use crate::memtable::{newest_version, MemRun};
+use crate::memtable::MemRun;
 use crate::read::view::{answer_of, ReadView};
 use slsm_skiplist::LowerBounds;
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::keys::{report, Batch};
 use super::mems::MemSearch;
+use crate::answer::newest_stored_version;
 use crate::error::Result;
-use crate::memtable::newest_stored_version;
 use crate::read::view::{answer_of, ReadView};
 use crate::run::RunFile;
 use crate::version::DiskRun;

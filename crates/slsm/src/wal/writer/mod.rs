@@ -8,8 +8,8 @@ use super::format::{
     RECORD_HEADER_LEN,
 };
 use crate::error::{Error, Result};
+use crate::fs::durable;
 use crate::fs::{FileSystem, LogFile, StdFs};
-use crate::fsutil;
 
 pub(super) mod sync;
 
@@ -135,7 +135,7 @@ impl WalWriter {
             .extend_from_slice(&encode_file_header(log_number));
         let made_durable = writer
             .sync()
-            .and_then(|()| fsutil::sync_parent_dir_with(fs, path));
+            .and_then(|()| durable::sync_parent_dir_with(fs, path));
         if let Err(e) = made_durable {
             drop(writer);
             let _ = fs.remove_file(path);

@@ -1,6 +1,7 @@
 //! What one source (a memory run, a run file) answers for a user key: the
 //! newest version it holds at or below a read's sequence number, read off
-//! the first entry at or after the lookup key.
+//! the first entry at or after the lookup key. A leaf beside `key.rs`: the
+//! memory runs and the read path over run files both answer this way.
 
 use crate::key::{self, Kind};
 

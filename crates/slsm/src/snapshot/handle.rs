@@ -3,12 +3,11 @@
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-use super::components::Components;
-use super::handle::Db;
-use super::keyspace::Keyspace;
-use super::keyspace::{get_at, iter_at, multi_get_at};
+use crate::db::components::Components;
+use crate::db::handle::Db;
 use crate::error::Result;
 use crate::iter::Iter;
+use crate::keyspace::handle::{get_at, iter_at, multi_get_at, Keyspace};
 use crate::read;
 use crate::slice::Slice;
 
@@ -32,7 +31,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub(super) fn take(inner: &Arc<Components>) -> Snapshot {
+    pub(crate) fn take(inner: &Arc<Components>) -> Snapshot {
         let inner = Arc::clone(inner);
         let seq = inner.snapshots.acquire(|| inner.commit.visible());
         Snapshot { inner, seq }

@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use super::handle::Db;
-use super::keyspace::Keyspace;
+use super::catalog::{check_name, DEFAULT_KEYSPACE};
+use super::handle::Keyspace;
+use super::rules::KeyspaceOptions;
+use super::rules::Rules;
+use super::state::KeyspaceState;
+use super::tag::Tag;
+use crate::db::handle::Db;
 use crate::error::{Error, Result};
-use crate::keyspace::rules::Rules;
-use crate::keyspace::tag::Tag;
-use crate::keyspace::{check_name, KeyspaceOptions, KeyspaceState, DEFAULT_KEYSPACE};
 use crate::version::VersionEdit;
 
 impl Db {

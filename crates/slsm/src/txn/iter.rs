@@ -16,12 +16,12 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::keyspace::user_value;
+use super::range::admits_keys;
 use crate::error::Result;
 use crate::iter::Iter;
-use crate::keyspace::KeyspaceState;
+use crate::keyspace::handle::user_value;
+use crate::keyspace::state::KeyspaceState;
 use crate::slice::Slice;
-use crate::txn::admits_keys;
 
 /// A transaction's own write: key (without tag), value or `None` for a
 /// delete.

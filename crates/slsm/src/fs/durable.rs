@@ -24,8 +24,9 @@
 use std::io::Write;
 use std::path::Path;
 
+use super::file_system::{FileSystem, FsFile};
+use super::std_fs::StdFs;
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, FsFile, StdFs};
 
 /// Suffix of the temporary file [`write_file_atomic`] writes before renaming.
 pub const TMP_SUFFIX: &str = ".tmp";

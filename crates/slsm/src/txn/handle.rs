@@ -4,21 +4,20 @@
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::components::Components;
-use super::handle::Db;
-use super::keyspace::{as_bytes, get_at, user_value, Keyspace};
-use super::snapshot::Snapshot;
+use super::gate::ReadSet;
 use crate::batch::WriteBatch;
+use crate::db::components::Components;
+use crate::db::handle::Db;
 use crate::error::Result;
+use crate::keyspace::handle::{as_bytes, get_at, user_value, Keyspace};
+use crate::keyspace::state::KeyspaceState;
 use crate::keyspace::tag::NO_TAG;
-use crate::keyspace::KeyspaceState;
 use crate::options::WriteOptions;
 use crate::read;
 use crate::slice::Slice;
-use crate::txn::ReadSet;
+use crate::snapshot::Snapshot;
 
-pub use super::tx_iter::TxIter;
-use super::tx_iter::{OwnWrites, Writes};
+use super::iter::{OwnWrites, TxIter, Writes};
 
 impl Db {
     /// Begins an optimistic, serializable transaction: it reads every

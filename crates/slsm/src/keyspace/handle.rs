@@ -5,14 +5,14 @@
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::components::Components;
+use super::rules;
+use super::state::KeyspaceState;
+use super::tag::TaggedKey;
 use crate::batch::WriteBatch;
 use crate::commit::take_batch;
+use crate::db::components::Components;
 use crate::error::Result;
 use crate::iter::Iter;
-use crate::keyspace::rules;
-use crate::keyspace::tag::TaggedKey;
-use crate::keyspace::KeyspaceState;
 use crate::options::WriteOptions;
 use crate::read;
 use crate::slice::Slice;
@@ -20,7 +20,7 @@ use crate::slice::Slice;
 /// A keyspace (column family) of a [`Db`]: its own sorted key space, in the
 /// same tree, WAL and snapshots as every other keyspace. Cheap to clone,
 /// `Send + Sync`. A write through a handle of a dropped keyspace fails with
-/// [`Error::InvalidArgument`]. Like a [`Snapshot`](crate::db::Snapshot), a
+/// [`Error::InvalidArgument`]. Like a [`Snapshot`](crate::snapshot::Snapshot), a
 /// handle keeps the database's files and lock until it is dropped; once
 /// the `Db` is dropped, writes through it fail.
 ///
@@ -43,7 +43,7 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
-    pub(super) fn new(inner: Arc<Components>, state: Arc<KeyspaceState>) -> Keyspace {
+    pub(crate) fn new(inner: Arc<Components>, state: Arc<KeyspaceState>) -> Keyspace {
         Keyspace { inner, state }
     }
 
@@ -211,7 +211,7 @@ impl std::fmt::Debug for Keyspace {
 }
 
 /// `key` of the keyspace `space`, at `snapshot` (or now).
-pub(super) fn get_at(
+pub(crate) fn get_at(
     inner: &Components,
     snapshot: Option<u64>,
     space: &KeyspaceState,
@@ -225,7 +225,7 @@ pub(super) fn get_at(
 
 /// The user's value of a stored one: without its expiry time in a TTL
 /// keyspace, and `None` once expired.
-pub(super) fn user_value(space: &KeyspaceState, stored: Option<Slice>) -> Option<Slice> {
+pub(crate) fn user_value(space: &KeyspaceState, stored: Option<Slice>) -> Option<Slice> {
     match (space.ttl_millis, stored) {
         (0, stored) => stored,
         (_, None) => None,
@@ -234,7 +234,7 @@ pub(super) fn user_value(space: &KeyspaceState, stored: Option<Slice>) -> Option
 }
 
 /// [`get_at`] for many keys: the tagged keys share one buffer.
-pub(super) fn multi_get_at<K: AsRef<[u8]>>(
+pub(crate) fn multi_get_at<K: AsRef<[u8]>>(
     inner: &Components,
     snapshot: Option<u64>,
     space: &KeyspaceState,
@@ -249,7 +249,7 @@ pub(super) fn multi_get_at<K: AsRef<[u8]>>(
 
 /// [`multi_get_at`] handing each value found to `found`, borrowed (see
 /// [`Keyspace::multi_get_with`]).
-pub(super) fn multi_get_at_with<K: AsRef<[u8]>>(
+pub(crate) fn multi_get_at_with<K: AsRef<[u8]>>(
     inner: &Components,
     snapshot: Option<u64>,
     space: &KeyspaceState,
@@ -290,7 +290,7 @@ pub(super) fn multi_get_at_with<K: AsRef<[u8]>>(
 }
 
 /// An iterator over `range` of the keyspace `space` at `seq`.
-pub(super) fn iter_at<K: AsRef<[u8]>, R: RangeBounds<K>>(
+pub(crate) fn iter_at<K: AsRef<[u8]>, R: RangeBounds<K>>(
     inner: &Components,
     seq: u64,
     space: &KeyspaceState,
@@ -308,7 +308,7 @@ pub(super) fn iter_at<K: AsRef<[u8]>, R: RangeBounds<K>>(
     it.expiring(space.ttl_millis > 0)
 }
 
-pub(super) fn as_bytes<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<&[u8]> {
+pub(crate) fn as_bytes<K: AsRef<[u8]>>(b: Bound<&K>) -> Bound<&[u8]> {
     match b {
         Bound::Included(k) => Bound::Included(k.as_ref()),
         Bound::Excluded(k) => Bound::Excluded(k.as_ref()),
