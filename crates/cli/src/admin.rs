@@ -233,6 +233,9 @@ pub fn stats(db: &Path, json: bool) -> Result<()> {
             "merge_bytes_written": s.merge_bytes_written,
             "user_bytes_written": s.user_bytes_written,
             "write_amplification": s.write_amplification(),
+            "manifest_bytes_written": s.manifest_bytes_written,
+            "manifest_edits": s.manifest_edits,
+            "manifest_files_written": s.manifest_files_written,
             "stall_count": s.stall_count,
             "stall_micros": s.stall_micros,
             "memory": {

@@ -62,6 +62,8 @@ fn put_get_delete_scan_round_trip() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["levels"].is_array());
     assert!(v["bloom_false_positive_rate"].is_number());
+    // `slsm stats` opens the database, which starts a new MANIFEST.
+    assert!(v["manifest_files_written"].as_u64() >= Some(1), "{v}");
     for level in v["levels"].as_array().unwrap() {
         assert!(level["filter_false_positive_rate"].is_number(), "{level}");
         assert!(level["filter_bits_per_entry"].is_number(), "{level}");
