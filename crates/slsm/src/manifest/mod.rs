@@ -18,11 +18,13 @@
 //! that many bytes.
 //!
 //! ```text
-//! +------------+---------+-------------------+--------+-----+--------+
-//! | "SLSMMANI" | version | snapshot record   | edit   | ... | edit   |
-//! | 8 B        | u32 = 4 |                   | record |     | record |
-//! +------------+---------+-------------------+--------+-----+--------+
+//! +------------+---------+------------+-----------------+--------+-----+
+//! | "SLSMMANI" | version | header CRC | snapshot record | edit   | ... |
+//! | 8 B        | u32 = 4 | u32 masked | (one)           | record |     |
+//! +------------+---------+------------+-----------------+--------+-----+
 //!
+//! header CRC: masked CRC32C of the 12 bytes before it (a damaged version
+//! number reads as damage, not as a newer format).
 //! record:
 //!   length u32 (of kind and payload) | masked CRC32C u32 (of kind and
 //!   payload) | kind u8 (1 snapshot, 2 edit) | payload
