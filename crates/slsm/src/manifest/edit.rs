@@ -69,9 +69,11 @@ pub(super) fn decode_onto(
     let min_wal_number = cur.field("min_wal_number", Reader::u64)?;
     let level_count = cur.field("level count", Reader::u32)? as usize;
     let changed_count = cur.field("changed level count", Reader::u32)? as usize;
-    // Every level past the old ones is listed, so this bounds what the
-    // levels below allocate by the record's own size.
-    if level_count > before.levels.len() + changed_count || changed_count > level_count {
+    // A changed level takes at least 8 bytes of the record, and every level
+    // past the old ones is listed: what the levels below allocate is
+    // bounded by the record's own size.
+    let fits = changed_count <= cur.r.remaining() / 8;
+    if !fits || level_count > before.levels.len() + changed_count || changed_count > level_count {
         let at = cur.r.pos();
         return Err(cur.error_at(
             at,

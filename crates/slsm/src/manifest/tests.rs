@@ -571,3 +571,22 @@ proptest! {
         prop_assert_eq!(edit::decode_onto(&before, &mut cur, 0).expect("apply"), moved);
     }
 }
+
+#[test]
+fn huge_counts_in_an_edit_do_not_allocate_or_panic() {
+    let before = sample();
+    for (levels, changed) in [(u32::MAX, u32::MAX), (u32::MAX, 0), (4, u32::MAX)] {
+        let mut b = Vec::new();
+        for counter in [20u64, 500, 17] {
+            b.extend_from_slice(&counter.to_le_bytes());
+        }
+        b.extend_from_slice(&levels.to_le_bytes());
+        b.extend_from_slice(&changed.to_le_bytes());
+        let mut cur = Cursor {
+            r: Reader::new(&b),
+            file: p(),
+        };
+        let err = edit::decode_onto(&before, &mut cur, 0).expect_err("huge counts");
+        assert!(err.is_corruption(), "{err}");
+    }
+}
