@@ -162,7 +162,10 @@ impl<E: Stages> Committer<E> {
 
     /// Commits `batch` (valid, not empty). `placed` is called once its
     /// place in the commit order is fixed, if others could share its commit
-    /// (see `CommitPipeline::commit`).
+    /// (see `CommitPipeline::commit`). Inlined into the pipeline's `commit`:
+    /// apart, the two cost a put 23 more instructions than the one function
+    /// they were (cachegrind, 200,000 puts).
+    #[inline]
     pub fn commit(
         &self,
         mut batch: WriteBatch,
