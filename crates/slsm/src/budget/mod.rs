@@ -359,54 +359,6 @@ impl MemoryBudget {
         }
     }
 
-    /// The floor of `kind`'s job.
-    fn floor(&self, kind: JobKind) -> usize {
-        self.floors[kind as usize]
-    }
-
-    /// Sets what `kind`'s job holds from `from` to `to` if the budget has
-    /// room (past the job's floor, the cache shrinks first), or if `force`
-    /// (counting an overrun if it went past the budget). False if refused.
-    fn set_held(&self, kind: JobKind, from: usize, to: usize, force: bool) -> bool {
-        let mut split = self.split.lock();
-        debug_assert_eq!(split.held[kind as usize], from);
-        let floor = self.floor(kind);
-        let need = to
-            .saturating_sub(floor)
-            .saturating_sub(from.saturating_sub(floor));
-        if need > 0 && need > self.room(&split) {
-            if !force {
-                return false;
-            }
-            self.overruns.fetch_add(1, Ordering::Relaxed);
-        }
-        split.held[kind as usize] = to;
-        self.resize_cache(&split);
-        drop(split);
-        if to < from {
-            self.room.notify_all();
-        }
-        true
-    }
-
-    /// Waits until `kind`'s job could hold `to` (up to `deadline`).
-    fn wait_for_held(&self, kind: JobKind, to: usize, deadline: Instant) -> bool {
-        let mut split = self.split.lock();
-        let floor = self.floor(kind);
-        loop {
-            let from = split.held[kind as usize];
-            let need = to
-                .saturating_sub(floor)
-                .saturating_sub(from.saturating_sub(floor));
-            if need <= self.room(&split) {
-                return true;
-            }
-            if self.room.wait_until(&mut split, deadline).timed_out() {
-                return false;
-            }
-        }
-    }
-
     /// Where the memory goes, with the memory runs of the version `current`
     /// returns: both read under the split's lock, so every term is from one
     /// instant of the split, and the version is never older than the split

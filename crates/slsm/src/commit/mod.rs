@@ -55,6 +55,7 @@ mod spare;
 mod stages;
 #[cfg(test)]
 mod tests;
+mod waiter;
 
 pub(crate) use spare::take_batch;
 

@@ -9,13 +9,14 @@
 //! * **Thread safety**: [`Committer::commit`] from any number of threads.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::spare::recycle_batch;
 use super::stages::{Durability, Stages};
+use super::waiter::{Group, State, Writer};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::key::MAX_SEQUENCE;
@@ -23,13 +24,6 @@ use crate::memtable::Inserters;
 
 /// Largest group a leader forms, in encoded bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
-
-/// Polls of its wake-up flag a queued writer makes before it sleeps on its
-/// condition variable (~10 us of `spin_loop`). The writer ahead usually
-/// finishes within a microsecond or two, while a futex sleep and wake-up
-/// costs several: with two threads writing single puts, sleeping at once
-/// made every put pay a full wake-up.
-const SPIN_POLLS: u32 = 512;
 
 /// What only the holder of the queue lock touches.
 pub(crate) struct Queue<E: Stages> {
@@ -61,71 +55,6 @@ impl<E: Stages> Queue<E> {
         match self.last_seq.checked_add(count) {
             Some(last) if last <= MAX_SEQUENCE => Ok((self.last_seq + 1, last)),
             _ => Err(Error::InvalidArgument("sequence numbers exhausted".into())),
-        }
-    }
-}
-
-enum State<R> {
-    Waiting,
-    /// Insert your batch into `run` starting at sequence `first_seq`.
-    Insert {
-        run: Arc<R>,
-        first_seq: u64,
-        group: Arc<Group>,
-    },
-    Done(Result<()>),
-}
-
-struct Writer<R> {
-    batch: Mutex<WriteBatch>,
-    durability: Durability,
-    /// Seal the active run (a flush); such a writer leads alone.
-    seal: bool,
-    state: Mutex<State<R>>,
-    cv: Condvar,
-    /// Set (with the queue lock held) whenever `cv` is notified, so that a
-    /// writer spinning before it sleeps notices without a system call.
-    signaled: AtomicBool,
-}
-
-impl<R> Writer<R> {
-    /// Wakes the writer, spinning or sleeping.
-    fn wake(&self) {
-        self.signaled.store(true, Ordering::Release);
-        self.cv.notify_one();
-    }
-
-    /// Spins up to `SPIN_POLLS` times for a wake-up; true if one came.
-    fn spin_for_wake(&self) -> bool {
-        for _ in 0..SPIN_POLLS {
-            if self.signaled.swap(false, Ordering::Acquire) {
-                return true;
-            }
-            std::hint::spin_loop();
-        }
-        false
-    }
-}
-
-/// Members of one group still inserting.
-struct Group {
-    remaining: Mutex<usize>,
-    cv: Condvar,
-}
-
-impl Group {
-    fn finish_one(&self) {
-        let mut left = self.remaining.lock();
-        *left -= 1;
-        if *left == 0 {
-            self.cv.notify_all();
-        }
-    }
-
-    fn wait_all(&self) {
-        let mut left = self.remaining.lock();
-        while *left > 0 {
-            self.cv.wait(&mut left);
         }
     }
 }
