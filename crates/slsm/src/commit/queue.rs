@@ -281,17 +281,14 @@ impl<E: Stages> Committer<E> {
         run: Arc<E::Run>,
     ) -> Result<()> {
         let members: Vec<Arc<Writer<E::Run>>> = q.waiting.iter().take(n).cloned().collect();
-        let lens: Vec<u64> = members
-            .iter()
-            .map(|w| w.batch.lock().len() as u64)
-            .collect();
-        let (first_seq, last_seq) = q.sequences_for(lens.iter().sum())?;
-        let starts: Vec<u64> = lens
-            .iter()
-            .scan(first_seq, |next, len| {
-                Some(std::mem::replace(next, *next + len))
-            })
-            .collect();
+        let mut starts = Vec::with_capacity(n);
+        let mut ops = 0;
+        for w in &members {
+            starts.push(ops);
+            ops += w.batch.lock().len() as u64;
+        }
+        let (first_seq, last_seq) = q.sequences_for(ops)?;
+        starts.iter_mut().for_each(|s| *s += first_seq);
         let (mut logged, mut sync) = (0u64, false);
         for (w, &start) in members.iter().zip(&starts) {
             let mut batch = w.batch.lock();
