@@ -26,7 +26,7 @@ pub mod files;
 pub mod fs;
 pub mod key;
 pub mod manifest;
-pub mod run;
+pub mod sst;
 pub mod wal;
 
 // The engine's components, in the order data flows through them.
@@ -35,6 +35,7 @@ mod background;
 mod batch;
 mod budget;
 mod buffer;
+mod cache;
 mod checkpoint;
 mod codec;
 mod commit;
@@ -69,9 +70,9 @@ pub use keyspace::{
     DEFAULT_KEYSPACE,
 };
 pub use options::{Compression, Options, WriteOptions, MIN_MEMORY_BUDGET};
-pub use run::{CacheStats, Codec};
 pub use slice::Slice;
 pub use snapshot::Snapshot;
+pub use sst::{CacheStats, Codec};
 pub use stats::{LevelStats, Stats};
 pub use txn::{Transaction, TxIter};
 pub use wal::RecoveryMode;

@@ -23,7 +23,7 @@ use crate::keyspace::catalog::Catalog;
 use crate::keyspace::rules::{Rules, Verdict};
 use crate::keyspace::tag;
 use crate::rangedel::{Fragments, RangeTombstone};
-use crate::run::RunBuilder;
+use crate::sst::RunBuilder;
 
 /// What a merge may drop.
 pub(crate) struct MergePolicy {

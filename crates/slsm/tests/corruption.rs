@@ -17,7 +17,7 @@ use std::sync::Arc;
 use slsm::fs::{FaultFs, FileSystem};
 use slsm::key::{self, Kind};
 use slsm::manifest::{self, Manifest};
-use slsm::run::{RunBuilder, RunFile, RunIter, RunOptions, RunProperties};
+use slsm::sst::{RunBuilder, RunFile, RunIter, RunOptions, RunProperties};
 use slsm::wal::{TailDropKind, WalReader, WalWriter};
 use slsm::Codec;
 use slsm::{Db, Error, Options, RecoveryMode};

@@ -139,7 +139,7 @@ fn the_check_tells_file_names_from_other_words() {
     assert_eq!(named_file("DIR/summary.json"), None);
     let root = workspace_root();
     let engine = root.join("crates/slsm");
-    assert!(resolves(&engine, &root, "run/format.rs"));
+    assert!(resolves(&engine, &root, "sst/format.rs"));
     assert!(resolves(&engine, &root, "charge.rs"));
     assert!(
         !resolves(&engine, &root, "run/reader.rs"),

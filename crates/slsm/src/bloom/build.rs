@@ -9,7 +9,7 @@ use slsm_skiplist::prefetch;
 
 /// The key hashes a run file's filter is built from, gathered while the
 /// file is written, in 4 KiB pages of the block cache's pool
-/// (`run::pages`) rather than one growing vector.
+/// (`cache::pages`) rather than one growing vector.
 ///
 /// Why the pool: the engine charges these hashes to its memory budget, and
 /// the block cache shrinks by as much while a large merge runs, giving its
@@ -26,19 +26,19 @@ pub struct KeyHashes {
 }
 
 /// Hashes per chunk: one 4 KiB page.
-const HASHES_PER_CHUNK: usize = crate::run::pages::PAGE / 8;
+const HASHES_PER_CHUNK: usize = crate::cache::pages::PAGE / 8;
 
 /// A page of the pool, or of the heap when the pool cannot map one.
 enum Chunk {
-    Pooled(crate::run::pages::PageBesideCaches),
-    Heap(Box<[u8; crate::run::pages::PAGE]>),
+    Pooled(crate::cache::pages::PageBesideCaches),
+    Heap(Box<[u8; crate::cache::pages::PAGE]>),
 }
 
 impl Chunk {
     fn new() -> Chunk {
-        match crate::run::pages::page_beside_caches() {
+        match crate::cache::pages::page_beside_caches() {
             Some(page) => Chunk::Pooled(page),
-            None => Chunk::Heap(Box::new([0; crate::run::pages::PAGE])),
+            None => Chunk::Heap(Box::new([0; crate::cache::pages::PAGE])),
         }
     }
 
@@ -88,7 +88,7 @@ impl KeyHashes {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.chunks.len() * crate::run::pages::PAGE
+        self.chunks.len() * crate::cache::pages::PAGE
             + self.chunks.capacity() * std::mem::size_of::<Chunk>()
     }
 
@@ -107,7 +107,7 @@ impl KeyHashes {
             true => (self.chunks.capacity() * 2).max(4),
             false => self.chunks.capacity(),
         };
-        let bytes = (self.chunks.len() + 1) * crate::run::pages::PAGE
+        let bytes = (self.chunks.len() + 1) * crate::cache::pages::PAGE
             + slots * std::mem::size_of::<Chunk>();
         (bytes, self.capacity() + HASHES_PER_CHUNK)
     }
@@ -174,7 +174,7 @@ fn filter_over(n: usize, hash_at: impl Fn(usize) -> u64, epsilon: f64) -> Vec<u8
 }
 
 /// Room left after a serialized filter for the trailer its run-file block
-/// is sealed with (`run::format::seal_block`), so sealing never regrows it.
+/// is sealed with (`sst::format::seal_block`), so sealing never regrows it.
 const SEAL_ROOM: usize = 8;
 
 /// The most bytes the serialized filter over `keys` keys at

@@ -39,9 +39,9 @@
 //! manager charges memtables to its cache in the same spirit): a database
 //! that is only read gets the budget for its cache. The next seal takes it
 //! back before the new run takes a write (the cache shrinks, its pages go
-//! back to the system: `run::pages`), so the budget holds at every write.
+//! back to the system: `cache::pages`), so the budget holds at every write.
 //! The cache's new room is then warmed with the run files' blocks
-//! (`run::warm_room`). Once quiet for [`IDLE_FLUSH`], the sealed runs
+//! (`cache::warm_room`). Once quiet for [`IDLE_FLUSH`], the sealed runs
 //! waiting for company are flushed as well (`Background::flush_loop`):
 //! their reserve joins the loan, and a lookup no longer searches their
 //! skiplists. Each holds an entry in ~30%
@@ -125,7 +125,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::memtable::MemRun;
 use crate::options::Options;
-use crate::run::{BlockCache, CacheStats};
+use crate::sst::{BlockCache, CacheStats};
 use crate::version::Version;
 
 /// Where the memory goes right now.
@@ -245,7 +245,7 @@ impl MemoryBudget {
                 .saturating_sub(buffers + floors[0] + floors[1])
         });
         let cache = BlockCache::new(cache_size);
-        cache.set_readahead_limit(readahead);
+        cache.readahead().set_limit(readahead);
         MemoryBudget {
             budget: opts.memory_budget,
             memory_runs: opts.memory_runs,

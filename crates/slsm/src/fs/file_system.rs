@@ -95,7 +95,7 @@ pub trait RandomAccessFile: Send + Sync + Debug {
     /// Like [`read_vec_at`](Self::read_vec_at), but only if every byte is
     /// already in memory (the operating system's page cache): `Ok(None)` if
     /// the read would wait for the device. Reads that would wait can then be
-    /// issued together (see `run::fetch`).
+    /// issued together (see `cache::fetch`).
     fn read_vec_at_if_cached(&self, offset: u64, len: usize) -> io::Result<Option<Vec<u8>>> {
         self.read_vec_at(offset, len).map(Some)
     }

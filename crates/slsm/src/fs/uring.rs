@@ -1,8 +1,8 @@
 //! Many direct reads submitted together through `io_uring`: the reads of
-//! a batched lookup's blocks (`run::fetch`) when the blocks are read with
+//! a batched lookup's blocks (`cache::fetch`) when the blocks are read with
 //! `O_DIRECT` (`fs::direct`).
 //!
-//! Why not only the pool of reader threads `run::fetch` hands reads to
+//! Why not only the pool of reader threads `cache::fetch` hands reads to
 //! otherwise: on this 2-core VM a read costs ~20 us of CPU in the kernel
 //! (the virtual disk's doorbell and completion interrupt), and a thread per
 //! outstanding read adds two context switches to each: a `multireadrandom`

@@ -8,7 +8,7 @@ use slsm_skiplist::OwnedIter;
 
 use crate::error::Result;
 use crate::key::InternalOrder;
-use crate::run::{RunFile, RunIter};
+use crate::sst::{RunFile, RunIter};
 
 /// A bidirectional cursor over internal keys in `key::compare` order.
 ///

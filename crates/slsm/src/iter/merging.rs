@@ -105,14 +105,14 @@ impl InternalIter for MergingIter {
         // Memory runs' skiplists are searched in lockstep (their cache
         // misses overlap); run files one by one, once the blocks they will
         // read have been fetched together.
-        if self.children.len() > 1 && crate::run::fetch_wanted() {
+        if self.children.len() > 1 && crate::cache::fetch_wanted() {
             let blocks: Vec<_> = self
                 .children
                 .iter()
                 .filter_map(|c| c.block_for_seek(ikey))
                 .collect();
             if blocks.len() > 1 {
-                crate::run::fetch(&blocks);
+                crate::cache::fetch(&blocks);
             }
         }
         for c in &mut self.children {

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 
 use crate::budget::charge::JobCharge;
 use crate::budget::{JobKind, MemoryBudget, MERGE_PATIENCE};
+use crate::cache::PAGE;
 use crate::db_id::DbId;
 use crate::error::Result;
 use crate::files;
@@ -20,7 +21,7 @@ use crate::key;
 use crate::merge::{merge_into, MergePolicy, RunSink};
 use crate::options::Options;
 use crate::rangedel::RangeTombstone;
-use crate::run::{RunBuilder, RunFile, RunOptions, PAGE};
+use crate::sst::{RunBuilder, RunFile, RunOptions};
 use crate::version::DiskRun;
 
 /// Where and how to write one job's runs.

@@ -40,8 +40,8 @@ use crate::merge::MergePolicy;
 use crate::options::Options;
 use crate::os_memory;
 use crate::rangedel::RangeTombstone;
-use crate::run::RunFile;
 use crate::snapshot::list::SnapshotList;
+use crate::sst::RunFile;
 use crate::stats::Counters;
 use crate::version::{DiskRun, Version, VersionEdit, VersionSet};
 
@@ -142,7 +142,7 @@ impl Jobs {
                 .map(|r| Arc::clone(&r.file))
                 .collect();
             drop(version);
-            crate::run::warm_room(&files);
+            crate::cache::warm_room(&files);
         }
     }
 
@@ -290,7 +290,7 @@ impl Jobs {
         let next = self.versions.apply(edit)?;
         built.charge.end(&next, &flushed_mems);
         for (run, _) in &built.runs {
-            crate::run::warm_after(&run.file, replaced.clone());
+            crate::cache::warm_after(&*run.file, replaced.clone());
         }
         os_memory::release_free_heap();
         if kind == JobKind::Merge {

@@ -188,7 +188,7 @@ mod tests {
     use super::*;
     use crate::fs::{FileSystem, MemFs};
     use crate::key::{encode, Kind};
-    use crate::run::{RunBuilder, RunFile, RunOptions};
+    use crate::sst::{RunBuilder, RunFile, RunOptions};
 
     /// A run file holding keys `lo..hi` with `value` bytes each.
     fn run(fs: &Arc<dyn FileSystem>, number: u64, lo: u32, hi: u32, value: usize) -> Arc<DiskRun> {

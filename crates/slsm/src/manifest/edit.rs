@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::state::{put_len, Cursor, Manifest, MANIFEST_FORMAT_VERSION};
 use crate::codec::{put_u64, Reader};
 use crate::error::Result;
-use crate::run::RunProperties;
+use crate::sst::RunProperties;
 
 /// The edit payload that turns `before` into `after`.
 pub(super) fn encode(before: &Manifest, after: &Manifest) -> Vec<u8> {

@@ -12,7 +12,7 @@ use crate::codec::{masked_crc, put_u64, Reader};
 use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::keyspace::catalog::Catalog;
-use crate::run::RunProperties;
+use crate::sst::RunProperties;
 
 /// The snapshot payload of `m`.
 pub(super) fn encode(m: &Manifest) -> Vec<u8> {

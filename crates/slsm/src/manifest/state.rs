@@ -10,7 +10,7 @@ use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::key::MAX_STORED_KEY_SIZE;
 use crate::keyspace::catalog::Catalog;
-use crate::run::RunProperties;
+use crate::sst::RunProperties;
 use std::path::Path;
 
 /// Magic bytes at the start of the manifest.

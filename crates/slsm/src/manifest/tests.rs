@@ -4,7 +4,7 @@ use super::state::{Cursor, PREFIX_LEN};
 use super::*;
 use crate::codec::Reader;
 use crate::keyspace::catalog::Catalog;
-use crate::run::RunProperties;
+use crate::sst::RunProperties;
 use proptest::prelude::*;
 use std::fs;
 

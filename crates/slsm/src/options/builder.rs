@@ -78,7 +78,7 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::Codec;
+    use crate::sst::Codec;
 
     #[test]
     fn setters_set_exactly_their_field() {

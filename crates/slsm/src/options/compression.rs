@@ -1,7 +1,7 @@
 //! [`Compression`]: how run files compress their data blocks, level by
 //! level.
 
-use crate::run::compress::Codec;
+use crate::sst::compress::Codec;
 
 /// How run files compress data blocks, level by level (RocksDB's
 /// `compression_per_level` and `bottommost_compression`).

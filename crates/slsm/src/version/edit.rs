@@ -69,7 +69,7 @@ mod tests {
     use crate::fs::{FileSystem, MemFs};
     use crate::key::{encode, Kind};
     use crate::options::Options;
-    use crate::run::{RunBuilder, RunFile, RunOptions};
+    use crate::sst::{RunBuilder, RunFile, RunOptions};
     use std::path::Path;
 
     fn disk_run(fs: &Arc<dyn FileSystem>, number: u64) -> Arc<DiskRun> {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::memtable::MemRun;
 use crate::rangedel::Fragments;
-use crate::run::{RunFile, RunProperties};
+use crate::sst::{RunFile, RunProperties};
 
 /// A run file on a disk level.
 pub(crate) struct DiskRun {

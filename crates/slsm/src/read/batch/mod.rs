@@ -11,7 +11,7 @@
 //! For the run files each key walks the runs newest to oldest on its own:
 //! its key range, range tombstones and Bloom filter (all in memory) pick
 //! the first run that may hold it. The blocks those picks need, for every
-//! key at once, are fetched concurrently (`run::fetch`); then each key is
+//! key at once, are fetched concurrently (`cache::fetch`); then each key is
 //! searched in its block. A key whose pick was a filter's false positive
 //! moves on to its next run in another round (about 1% of keys per run).
 

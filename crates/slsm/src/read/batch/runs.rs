@@ -10,7 +10,7 @@ use super::mems::MemSearch;
 use crate::answer::newest_stored_version;
 use crate::error::Result;
 use crate::read::view::{answer_of, ReadView};
-use crate::run::RunFile;
+use crate::sst::RunFile;
 use crate::version::DiskRun;
 
 /// Where one key's walk over the run files stands.
@@ -66,7 +66,7 @@ pub(super) fn search_runs(
             w.block = file.finish_block_for_point(b.lookups.get(w.key), w.block);
         }
         mems.step();
-        if walks.len() > 1 && crate::run::fetch_wanted() {
+        if walks.len() > 1 && crate::cache::fetch_wanted() {
             // A read costs more than the memory runs' remaining misses: a
             // key they answer is not read for.
             mems.finish(view, b);
@@ -136,7 +136,7 @@ pub(super) fn search_runs(
     Ok(())
 }
 
-/// Reads the blocks `walks` need concurrently (see `run::fetch`).
+/// Reads the blocks `walks` need concurrently (see `cache::fetch`).
 fn fetch_blocks(runs: &[&Arc<DiskRun>], walks: &[Walk]) {
     let mut reads: Vec<(Arc<RunFile>, usize)> = walks
         .iter()
@@ -147,7 +147,7 @@ fn fetch_blocks(runs: &[&Arc<DiskRun>], walks: &[Walk]) {
     reads.sort_by_key(|(f, i)| (Arc::as_ptr(f) as usize, *i));
     reads.dedup_by(|x, y| Arc::ptr_eq(&x.0, &y.0) && x.1 == y.1);
     if reads.len() > 1 {
-        crate::run::fetch(&reads);
+        crate::cache::fetch(&reads);
     }
 }
 

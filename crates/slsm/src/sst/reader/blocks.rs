@@ -1,33 +1,67 @@
-//! Where a [`RunFile`]'s data blocks come from: the file held in memory
-//! (read in place when stored raw, its checksum verified once), the block
-//! cache, or a positional read of the file, verified, decompressed and
-//! then cached.
+//! The one door to a [`RunFile`]'s data blocks, [`RunFile::block`], and
+//! where they come from: the file held in memory (read in place when
+//! stored raw, its checksum verified once), the block cache, or a
+//! positional read of the file, verified, decompressed and then cached.
+//! How a block is wanted (a lookup, a batch's fetch, a scan, a merge's
+//! pass, warming) is the caller's [`Want`]; the file's side of the cache's
+//! contract ([`BlockSource`]) is here too.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 
 use super::RunFile;
+use crate::cache::pages;
+use crate::cache::{Admission, BlockSource, Cacheable, ChunkReader, Want};
 use crate::error::{Error, Result};
 use crate::fs::DirectRead;
-use crate::run::block::{Block, BlockBytes};
-use crate::run::cache::Admission;
-use crate::run::chunks::ChunkReader;
-use crate::run::compress::{decompress, decompress_into, is_raw};
-use crate::run::format::{check_block, Handle, TRAILER_LEN};
-use crate::run::pages;
+use crate::sst::block::{Block, BlockBytes};
+use crate::sst::compress::{decompress, decompress_into, is_raw};
+use crate::sst::format::{check_block, Handle, TRAILER_LEN};
 
 impl RunFile {
-    /// Block `i` ([`RunFile::block`]), `None` past the last block.
-    pub(crate) fn block_at(&self, i: usize) -> Result<Option<Arc<Block>>> {
-        match i < self.num_blocks() {
-            true => self.block(i).map(Some),
-            false => Ok(None),
+    /// Data block `i` as `want` says (see [`Want`]): `None` past the last
+    /// block, for `Want::IfReady` when the block would wait for the
+    /// device, and for `Want::Ahead`.
+    #[inline]
+    pub(crate) fn block(&self, i: usize, want: Want<'_>) -> Result<Option<Arc<Block>>> {
+        if i >= self.num_blocks() {
+            return Ok(None);
+        }
+        match want {
+            Want::Lookup => self.lookup(i).map(Some),
+            Want::Missed => match self.in_memory {
+                Some(_) => self.lookup(i).map(Some),
+                None => self.read_and_admit(i, Admission::Read).map(Some),
+            },
+            Want::IfReady => self.if_ready(i),
+            Want::Ahead => self.ahead(i).map(|()| None),
+            Want::Fetched(stored) => self.admit(i, stored, Admission::Ahead).map(Some),
+            Want::Scan(window) => self.scanned(i, window).map(Some),
+            Want::Pass(chunks) => self.through_chunks(i, chunks).map(Some),
+            Want::Warm(chunks, how) => self.warm(i, chunks, how).map(Some),
         }
     }
 
-    /// Data block `i`, from the cache or read (and verified) from the file.
-    pub(crate) fn block(&self, i: usize) -> Result<Arc<Block>> {
+    /// Where block `i` lies for a direct read (`O_DIRECT`, when the memory
+    /// limit cannot hold the files): then a batch's reads are submitted
+    /// together, and each comes back through [`Want::Fetched`].
+    pub(crate) fn direct_read(&self, i: usize) -> Option<DirectRead> {
+        if !self.cache.bypasses_os_cache() || i >= self.num_blocks() {
+            return None;
+        }
+        let fd = self.file.direct_fd()?;
+        let h = self.index.handle(i);
+        Some(DirectRead {
+            fd,
+            offset: h.offset,
+            len: h.len as usize,
+        })
+    }
+
+    /// A lookup's block `i`: in place, cached, or read and cached.
+    #[inline]
+    fn lookup(&self, i: usize) -> Result<Arc<Block>> {
         if let Some(mem) = &self.in_memory {
             if let Some(block) = self.block_in_place(mem, i)? {
                 return Ok(block);
@@ -43,82 +77,11 @@ impl RunFile {
         self.read_and_admit(i, Admission::Read)
     }
 
-    /// How data block `i` is read if the cache lacks it and the read is
-    /// direct (`O_DIRECT`, when the memory limit cannot hold the files):
-    /// then a batch's reads can be submitted together.
-    pub(crate) fn direct_read(&self, i: usize) -> Option<DirectRead> {
-        if !self.cache.bypasses_os_cache() || i >= self.num_blocks() {
-            return None;
-        }
-        let fd = self.file.direct_fd()?;
-        let h = self.index.handle(i);
-        Some(DirectRead {
-            fd,
-            offset: h.offset,
-            len: h.len as usize,
-        })
-    }
-
-    /// Verifies, decodes and caches data block `i`, read as `stored` by a
-    /// batch's fetch ahead of the read that will need it.
-    pub(crate) fn admit_fetched(&self, i: usize, stored: &[u8]) -> Result<()> {
-        self.admit(i, stored, Admission::Ahead).map(|_| ())
-    }
-
-    /// Puts data block `i` in the cache ahead of the read that will need it
-    /// (a batch's concurrent fetch): that read then counts as its first use.
-    pub(crate) fn prefetch_block(&self, i: usize) -> Result<()> {
-        if self.in_memory.is_some() || self.cache.contains(&self.cached, i) {
-            return Ok(());
-        }
-        self.read_and_admit(i, Admission::Ahead).map(|_| ())
-    }
-
-    /// Data block `i` for a cursor scanning forward: from the cache if it
-    /// is there, else from the window of `ahead` (created on first use),
-    /// which reads the file in growing chunks; verified and decoded, but not
-    /// cached, so that a scan leaves the cache to the blocks lookups reuse.
-    pub(crate) fn block_read_ahead(
-        &self,
-        i: usize,
-        ahead: &mut Option<ChunkReader>,
-    ) -> Result<Arc<Block>> {
+    /// Block `i` if it is cached or in memory; `None` if it would wait for
+    /// the device.
+    fn if_ready(&self, i: usize) -> Result<Option<Arc<Block>>> {
         if self.in_memory.is_some() {
-            return self.block(i);
-        }
-        if let Some(block) = self.cache.get(&self.cached, i) {
-            return Ok(block);
-        }
-        let reader = ahead.get_or_insert_with(|| ChunkReader::readahead(Arc::clone(&self.cache)));
-        self.cache.note_read(self.index.handle(i).len as usize);
-        self.block_from_chunks(i, reader)
-    }
-
-    /// Data block `i` read through `chunks`' window, verified and decoded,
-    /// not cached: a merge's or `verify`'s pass over the file, a scan's
-    /// readahead. A compressed block is decompressed straight from the
-    /// window.
-    pub(crate) fn block_from_chunks(
-        &self,
-        i: usize,
-        chunks: &mut ChunkReader,
-    ) -> Result<Arc<Block>> {
-        let h = self.index.handle(i);
-        let stored = chunks
-            .bytes(self.file.as_ref(), h, self.props.data_bytes)
-            .map_err(|e| self.read_error(h, e))?;
-        let raw = match self.unseal(i, stored)? {
-            Some(raw) => raw,
-            None => stored[..stored.len() - TRAILER_LEN].to_vec(),
-        };
-        self.decode_raw(i, raw).map(Arc::new)
-    }
-
-    /// Data block `i` if it is in the cache or can be read without waiting
-    /// for the device (the page cache has it); `None` otherwise.
-    pub(crate) fn block_if_ready(&self, i: usize) -> Result<Option<Arc<Block>>> {
-        if self.in_memory.is_some() {
-            return self.block(i).map(Some);
+            return self.lookup(i).map(Some);
         }
         if let Some(block) = self.cache.get(&self.cached, i) {
             return Ok(Some(block));
@@ -136,11 +99,54 @@ impl RunFile {
         }
     }
 
+    /// Puts block `i` in the cache ahead of the read that will need it.
+    fn ahead(&self, i: usize) -> Result<()> {
+        if self.in_memory.is_some() || self.cache.contains(&self.cached, i) {
+            return Ok(());
+        }
+        self.read_and_admit(i, Admission::Ahead).map(|_| ())
+    }
+
+    /// A scanning cursor's block `i`: cached, or read through its window.
+    fn scanned(&self, i: usize, window: &mut Option<ChunkReader>) -> Result<Arc<Block>> {
+        if self.in_memory.is_some() {
+            return self.lookup(i);
+        }
+        if let Some(block) = self.cache.get(&self.cached, i) {
+            return Ok(block);
+        }
+        let reader = window.get_or_insert_with(|| {
+            let shared = Arc::clone(self.cache.readahead());
+            ChunkReader::readahead(shared, self.cache.bypasses_os_cache())
+        });
+        self.cache.note_read(self.index.handle(i).len as usize);
+        self.through_chunks(i, reader)
+    }
+
+    /// Block `i` read through `chunks`' window, verified and decoded, not
+    /// cached. A compressed block is decompressed straight from the
+    /// window.
+    fn through_chunks(&self, i: usize, chunks: &mut ChunkReader) -> Result<Arc<Block>> {
+        let stored = self.chunk_bytes(i, chunks)?;
+        let raw = match self.unseal(i, stored)? {
+            Some(raw) => raw,
+            None => stored[..stored.len() - TRAILER_LEN].to_vec(),
+        };
+        self.decode_raw(i, raw).map(Arc::new)
+    }
+
+    /// The stored bytes of block `i`, through `chunks`' window.
+    fn chunk_bytes<'c>(&self, i: usize, chunks: &'c mut ChunkReader) -> Result<&'c [u8]> {
+        let h = self.index.handle(i);
+        chunks
+            .bytes(self.file.as_ref(), (h.offset, h.len), self.props.data_bytes)
+            .map_err(|e| self.read_error(h, e))
+    }
+
     /// Reads block `i` from the file (leaving its pages in the OS page cache
     /// unless the cache says the memory limit cannot hold the files
-    /// anyway), verifies and decodes it, and caches it; `prefetched` if no
-    /// search uses it yet (see [`Block::note_reuse`]).
-    pub(super) fn read_and_admit(&self, i: usize, how: Admission) -> Result<Arc<Block>> {
+    /// anyway), verifies and decodes it, and caches it as `how` says.
+    fn read_and_admit(&self, i: usize, how: Admission) -> Result<Arc<Block>> {
         let h = self.index.handle(i);
         let block = with_scratch(h.len as usize, |stored| {
             let read = match self.cache.bypasses_os_cache() {
@@ -154,17 +160,9 @@ impl RunFile {
     }
 
     /// Reads block `i` through `chunks` (front to back) and caches it as
-    /// `how` says: warming the file (`run::warm`).
-    pub(crate) fn warm_block(
-        &self,
-        i: usize,
-        chunks: &mut ChunkReader,
-        how: Admission,
-    ) -> Result<()> {
-        let h = self.index.handle(i);
-        let stored = chunks
-            .bytes(self.file.as_ref(), h, self.props.data_bytes)
-            .map_err(|e| self.read_error(h, e))?;
+    /// `how` says: warming the file (`cache::warm`).
+    fn warm(&self, i: usize, chunks: &mut ChunkReader, how: Admission) -> Result<Arc<Block>> {
+        let stored = self.chunk_bytes(i, chunks)?;
         let block = self.decode_for_cache(i, stored)?;
         // A warmed block replaces one lookups were using, or fills room
         // the cache has (the data fits): it will be searched again, and
@@ -173,7 +171,7 @@ impl RunFile {
         // and the build (a first pass of random `get`s over 1M warmed keys
         // was 1.4x the second's time without it).
         block.index_prefixes();
-        self.cache_block(i, block, 0, how).map(|_| ())
+        self.cache_block(i, block, 0, how)
     }
 
     /// Verifies and decodes block `i` read as `stored`, and caches it.
@@ -197,7 +195,7 @@ impl RunFile {
     }
 
     /// Checks the trailer of block `i` stored as `stored` and decodes it
-    /// into a page of the pool (`run::pages`) if its raw form fits in one,
+    /// into a page of the pool (`cache::pages`) if its raw form fits in one,
     /// else onto the heap.
     fn decode_for_cache(&self, i: usize, stored: &[u8]) -> Result<Block> {
         let offset = self.index.handle(i).offset;
@@ -300,4 +298,50 @@ fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
         }
         Err(_) => f(&mut vec![0; len]),
     })
+}
+
+impl Cacheable for Block {
+    fn charge(&self) -> usize {
+        self.len()
+    }
+
+    fn prefetch_header(&self) {
+        self.prefetch_struct();
+    }
+}
+
+impl BlockSource for RunFile {
+    type Block = Block;
+
+    fn block(&self, i: usize, want: Want<'_>) -> Result<Option<Arc<Block>>> {
+        RunFile::block(self, i, want)
+    }
+
+    fn blocks(&self) -> usize {
+        self.num_blocks()
+    }
+
+    fn direct_read(&self, i: usize) -> Option<DirectRead> {
+        RunFile::direct_read(self, i)
+    }
+
+    fn last_key(&self, i: usize) -> &[u8] {
+        self.index.last_key(i)
+    }
+
+    fn cached_blocks(&self) -> Vec<usize> {
+        self.cached.cached()
+    }
+
+    fn forget_cached(&self) {
+        self.cache.forget(&self.cached);
+    }
+
+    fn worth_warming(&self) -> bool {
+        self.in_memory.is_none() && !self.cache.bypasses_os_cache()
+    }
+
+    fn cache_room(&self) -> u64 {
+        self.cache.room()
+    }
 }

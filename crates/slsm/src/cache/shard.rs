@@ -25,15 +25,15 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use super::CachedBlocks;
-use crate::run::block::Block;
+use super::block::Cacheable;
+use super::file::CachedBlocks;
 
 /// The small queue's share of the shard's capacity, as the paper sets it.
 const SMALL_SHARE: u64 = 10;
 
 /// A block to cache, and how.
-pub(super) struct NewBlock {
-    pub block: Arc<Block>,
+pub(super) struct NewBlock<B> {
+    pub block: Arc<B>,
     /// Its hit count to start with.
     pub hits: u8,
     /// What it is charged.
@@ -47,13 +47,13 @@ pub(super) struct NewBlock {
 /// A block in one of the queues. `file`'s slot `index` holds the block
 /// while the entry is live; once the file's forgetting empties the slot
 /// the entry is stale and only waits to be dropped.
-struct Entry {
-    file: Arc<CachedBlocks>,
+struct Entry<B> {
+    file: Arc<CachedBlocks<B>>,
     index: u32,
     weight: u32,
 }
 
-impl Entry {
+impl<B: Cacheable> Entry<B> {
     /// Whether [`CachedBlocks::forget`] took the block out of its slot. (Under
     /// the shard's lock only the shard and `forget` change the slot, so an
     /// empty slot means just that; a file being forgotten whose slot still
@@ -67,26 +67,31 @@ impl Entry {
     }
 }
 
-#[derive(Default)]
-pub(super) struct Shard {
+pub(super) struct Shard<B> {
     capacity: u64,
     /// Bytes of the live blocks (stale entries are not charged).
     usage: u64,
     live: usize,
     /// Entries of forgotten files still in the queues.
     stale: usize,
-    small: VecDeque<Entry>,
+    small: VecDeque<Entry<B>>,
     /// Bytes of the small queue's entries, stale ones included.
     small_bytes: u64,
-    main: VecDeque<Entry>,
+    main: VecDeque<Entry<B>>,
     ghost: Ghost,
 }
 
-impl Shard {
-    pub fn new(capacity: u64) -> Shard {
+impl<B: Cacheable> Shard<B> {
+    pub fn new(capacity: u64) -> Shard<B> {
         Shard {
             capacity,
-            ..Shard::default()
+            usage: 0,
+            live: 0,
+            stale: 0,
+            small: VecDeque::new(),
+            small_bytes: 0,
+            main: VecDeque::new(),
+            ghost: Ghost::default(),
         }
     }
 
@@ -113,7 +118,7 @@ impl Shard {
     /// Caches `new` as slot `index` of `file` (empty: the caller checked
     /// under this shard's lock), in the main queue if it says so (else as
     /// S3-FIFO places it). False if it cannot fit at all.
-    pub fn insert(&mut self, file: &Arc<CachedBlocks>, index: usize, new: NewBlock) -> bool {
+    pub fn insert(&mut self, file: &Arc<CachedBlocks<B>>, index: usize, new: NewBlock<B>) -> bool {
         let NewBlock {
             block,
             hits,
@@ -212,7 +217,7 @@ impl Shard {
 
     /// The head of the small queue or the main one, unless it is stale
     /// (then it is dropped, and `None`).
-    fn pop_live(&mut self, small: bool) -> Option<Entry> {
+    fn pop_live(&mut self, small: bool) -> Option<Entry<B>> {
         let entry = match small {
             true => self.small.pop_front()?,
             false => self.main.pop_front()?,
@@ -227,7 +232,7 @@ impl Shard {
         Some(entry)
     }
 
-    fn remove(&mut self, entry: Entry) {
+    fn remove(&mut self, entry: Entry<B>) {
         entry.file.slot(entry.index as usize).empty();
         self.usage -= u64::from(entry.weight);
         self.live -= 1;

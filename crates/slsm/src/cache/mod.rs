@@ -1,5 +1,12 @@
-//! [`BlockCache`]: the data blocks of run files kept in memory, decompressed
-//! and verified, within a budget of bytes.
+//! The block cache and what feeds it: [`BlockCache`] keeps the blocks of
+//! open files in memory, decompressed and verified, within a budget of
+//! bytes, in pages of the process's pool (`pages`); `fetch` reads a batch's
+//! blocks concurrently, `warm` fills a new file's blocks into room nobody
+//! uses, `chunks` reads a file front to back outside the cache. None of it
+//! knows the files' format: the cache holds any [`Cacheable`] block by file
+//! and block number, and reads through a [`BlockSource`] and its one door,
+//! `BlockSource::block`, with a [`Want`] (the run-file reader, `sst`, is
+//! the source).
 //!
 //! Hand-written rather than `quick_cache` (which fjall uses, and this
 //! engine used until stop 49) because a hit here reads no hash table: each
@@ -23,21 +30,40 @@
 //!
 //! Every block is charged its bytes plus [`ENTRY_OVERHEAD`], so the charge
 //! is what the cache costs in memory (a block in a page of the pool,
-//! `run::pages`, is charged the whole page); a file's slots (8 bytes per block)
-//! are charged with the file's index (16 bytes per block). A block handed out stays valid for as
-//! long as its borrower holds it, even if the cache evicts it meanwhile
+//! `pages`, is charged the whole page); a file's slots (8 bytes per block)
+//! are charged with the file's index (16 bytes per block). A block handed
+//! out stays valid for as long as its borrower holds it, even if the cache evicts it meanwhile
 //! (a slot's block is released by the epoch collector once no reader can
 //! be using it: [`slot`]).
 //!
 //! * **Owns**: the blocks (through the slots), the queues, the figures.
 //! * **Thread safety**: any number of threads; hits lock nothing.
 
+mod block;
+pub(crate) mod chunks;
+mod fetch;
+mod file;
+pub(crate) mod pages;
 mod shard;
 mod slot;
+mod source;
+#[cfg(test)]
+mod test_block;
 #[cfg(test)]
 mod tests;
+mod warm;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use block::{Admission, Cacheable, ENTRY_OVERHEAD};
+pub(crate) use chunks::{ChunkReader, Readahead, CHUNK};
+#[cfg(test)]
+pub(crate) use fetch::read_directly;
+pub(crate) use fetch::{fetch, fetch_wanted};
+pub(crate) use file::CachedBlocks;
+pub(crate) use pages::PAGE;
+pub(crate) use source::{BlockSource, Want};
+pub(crate) use warm::{warm_after, warm_room};
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_epoch::Guard;
@@ -45,13 +71,7 @@ use parking_lot::Mutex;
 
 use self::shard::{NewBlock, Shard};
 use self::slot::{BlockSlot, PREFETCHED};
-use super::block::Block;
-use super::pages;
 use crate::counter::StripedCounter;
-
-/// Bytes charged per cached block beyond its data: its queue entry, the
-/// `Block` header and the allocations' headers.
-pub(crate) const ENTRY_OVERHEAD: u64 = 128;
 
 /// Capacity per shard below which the cache has fewer shards (a shard
 /// must hold many blocks for its queues to work).
@@ -77,103 +97,24 @@ pub struct CacheStats {
     /// cache (the memory limit cannot hold the files; see `budget`).
     pub bypasses_os_cache: bool,
     /// Bytes the readahead windows of scanning iterators hold (not blocks
-    /// of the cache: within [`BlockCache::set_readahead_limit`]).
+    /// of the cache: within the readahead allowance, `Readahead`).
     pub readahead: u64,
 }
 
-/// How a block enters the cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Admission {
-    /// Read by the lookup that needs it (which is not a hit).
-    Read,
-    /// Put there ahead of the read that needs it (a batch's fetch, warming
-    /// a new file into free room): that read is not a hit either.
-    Ahead,
-    /// A new file's block that takes the place of a cached block of a file
-    /// it replaces (a merge): it goes straight to the main queue, as
-    /// reused as what it replaces (see `run::warm`).
-    Inherited,
-}
-
-/// One open run file's place in the cache: a slot per data block, holding
-/// the block while it is cached.
-pub(crate) struct CachedBlocks {
-    /// Unique in the process: files of different databases, or a file
-    /// opened twice, never share blocks.
-    id: u64,
-    slots: Box<[BlockSlot]>,
-    /// The file is gone: nothing may be cached for it any more.
-    forgotten: AtomicBool,
-}
-
-static NEXT_FILE_ID: AtomicU64 = AtomicU64::new(1);
-
-impl CachedBlocks {
-    fn new(blocks: usize) -> CachedBlocks {
-        CachedBlocks {
-            id: NEXT_FILE_ID.fetch_add(1, Ordering::Relaxed),
-            slots: (0..blocks).map(|_| BlockSlot::default()).collect(),
-            forgotten: AtomicBool::new(false),
-        }
-    }
-
-    fn slot(&self, index: usize) -> &BlockSlot {
-        &self.slots[index]
-    }
-
-    fn is_forgotten(&self) -> bool {
-        self.forgotten.load(Ordering::Acquire)
-    }
-
-    /// Starts loading the slots of blocks `first..first + n` into the CPU's
-    /// cache (a lookup knows the group of blocks it will land in before it
-    /// knows the block).
-    pub fn prefetch(&self, first: usize, n: usize) {
-        let end = first.saturating_add(n).min(self.slots.len());
-        let Some(slots) = self.slots.get(first..end) else {
-            return;
-        };
-        for line in slots.chunks(4) {
-            slsm_skiplist::prefetch((line.as_ptr()).cast());
-        }
-    }
-
-    /// The blocks now cached, in order.
-    pub fn cached(&self) -> Vec<usize> {
-        (0..self.slots.len())
-            .filter(|&i| !self.slots[i].is_empty())
-            .collect()
-    }
-
-    /// Bytes the slots take (charged with the file's index).
-    pub fn memory_usage(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<BlockSlot>()
-    }
-
-    /// A hash of block `index` of this file: picks its shard, names it in
-    /// the ghost queue.
-    fn key(&self, index: usize) -> u64 {
-        let x = self.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index as u64;
-        (x ^ x >> 29).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ x >> 32
-    }
-}
-
-/// A cache of data blocks shared by every run file of a database. See the
+/// A cache of data blocks shared by every file of a database. See the
 /// [module docs](self).
-pub struct BlockCache {
-    shards: Box<[Mutex<Shard>]>,
+pub struct BlockCache<B> {
+    shards: Box<[Mutex<Shard<B>>]>,
     capacity: AtomicU64,
     hits: StripedCounter,
     misses: StripedCounter,
     bytes_read: AtomicU64,
     bypass_os_cache: AtomicBool,
-    /// Bytes iterators' readahead windows hold (`run::chunks`), and the
-    /// most they may hold together.
-    readahead_held: AtomicUsize,
-    readahead_limit: AtomicUsize,
+    /// What iterators' readahead windows may hold together (`chunks`).
+    readahead: Arc<Readahead>,
 }
 
-impl Drop for BlockCache {
+impl<B> Drop for BlockCache<B> {
     fn drop(&mut self) {
         let capacity = self.capacity.load(Ordering::Relaxed);
         // The blocks go with the shards, after this: their pages are
@@ -182,7 +123,7 @@ impl Drop for BlockCache {
     }
 }
 
-impl std::fmt::Debug for BlockCache {
+impl<B: Cacheable> std::fmt::Debug for BlockCache<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockCache")
             .field("stats", &self.stats())
@@ -190,9 +131,9 @@ impl std::fmt::Debug for BlockCache {
     }
 }
 
-impl BlockCache {
+impl<B: Cacheable> BlockCache<B> {
     /// A cache of at most `capacity` bytes (0: nothing is cached).
-    pub fn new(capacity: usize) -> Arc<BlockCache> {
+    pub fn new(capacity: usize) -> Arc<BlockCache<B>> {
         let n = (capacity / MIN_SHARD_BYTES).clamp(1, MAX_SHARDS);
         let n = 1 << n.ilog2();
         let cache = BlockCache {
@@ -202,25 +143,24 @@ impl BlockCache {
             misses: StripedCounter::default(),
             bytes_read: AtomicU64::new(0),
             bypass_os_cache: AtomicBool::new(false),
-            readahead_held: AtomicUsize::new(0),
-            readahead_limit: AtomicUsize::new((capacity / 16).max(1 << 20)),
+            readahead: Arc::new(Readahead::new((capacity / 16).max(1 << 20))),
         };
         cache.set_capacity(capacity);
         Arc::new(cache)
     }
 
     /// The slots of a newly opened file of `blocks` data blocks.
-    pub(crate) fn register(&self, blocks: usize) -> Arc<CachedBlocks> {
+    pub(crate) fn register(&self, blocks: usize) -> Arc<CachedBlocks<B>> {
         Arc::new(CachedBlocks::new(blocks))
     }
 
-    fn shard(&self, key: u64) -> &Mutex<Shard> {
+    fn shard(&self, key: u64) -> &Mutex<Shard<B>> {
         &self.shards[(key >> 32) as usize & (self.shards.len() - 1)]
     }
 
     /// Block `index` of `file`, counted as a hit or a miss.
     #[inline]
-    pub(crate) fn get(&self, file: &CachedBlocks, index: usize) -> Option<Arc<Block>> {
+    pub(crate) fn get(&self, file: &CachedBlocks<B>, index: usize) -> Option<Arc<B>> {
         let slot = file.slots.get(index)?;
         let block = slot.get(&crossbeam_epoch::pin());
         self.count(slot, block.is_some());
@@ -232,14 +172,14 @@ impl BlockCache {
     #[inline]
     pub(crate) fn get_pinned<'g>(
         &self,
-        file: &CachedBlocks,
+        file: &CachedBlocks<B>,
         index: usize,
         guard: &'g Guard,
-    ) -> Option<&'g Block> {
+    ) -> Option<&'g B> {
         let slot = file.slots.get(index)?;
         let block = slot.peek(guard);
         if let Some(block) = block {
-            block.prefetch_struct();
+            block.prefetch_header();
         }
         self.count(slot, block.is_some());
         block
@@ -253,7 +193,7 @@ impl BlockCache {
     }
 
     #[inline]
-    fn count(&self, slot: &BlockSlot, hit: bool) {
+    fn count(&self, slot: &BlockSlot<B>, hit: bool) {
         match hit {
             true => {
                 slot.note_hit();
@@ -269,12 +209,12 @@ impl BlockCache {
     /// block.
     pub(crate) fn get_many<'g>(
         &self,
-        blocks: &[(&CachedBlocks, usize)],
+        blocks: &[(&CachedBlocks<B>, usize)],
         guard: &'g Guard,
-    ) -> Vec<Option<&'g Block>> {
+    ) -> Vec<Option<&'g B>> {
         for &(file, index) in blocks {
             if let Some(block) = file.slots.get(index).and_then(|s| s.peek(guard)) {
-                block.prefetch_struct();
+                block.prefetch_header();
             }
         }
         // Counted once for the batch: a locked add per block is a fence
@@ -298,7 +238,7 @@ impl BlockCache {
     }
 
     /// Whether block `index` of `file` is cached (not counted).
-    pub(crate) fn contains(&self, file: &CachedBlocks, index: usize) -> bool {
+    pub(crate) fn contains(&self, file: &CachedBlocks<B>, index: usize) -> bool {
         file.slots.get(index).is_some_and(|s| !s.is_empty())
     }
 
@@ -306,11 +246,11 @@ impl BlockCache {
     /// block another reader cached there first.
     pub(crate) fn insert(
         &self,
-        file: &Arc<CachedBlocks>,
+        file: &Arc<CachedBlocks<B>>,
         index: usize,
-        block: Arc<Block>,
+        block: Arc<B>,
         how: Admission,
-    ) -> Arc<Block> {
+    ) -> Arc<B> {
         if index >= file.slots.len() {
             return block;
         }
@@ -322,7 +262,7 @@ impl BlockCache {
         if let Some(cached) = file.slot(index).get(&crossbeam_epoch::pin()) {
             return cached;
         }
-        let weight = block.len() as u64 + ENTRY_OVERHEAD;
+        let weight = block.charge() as u64 + ENTRY_OVERHEAD;
         let hits = match how {
             Admission::Read => 0,
             Admission::Ahead | Admission::Inherited => PREFETCHED,
@@ -351,7 +291,7 @@ impl BlockCache {
     /// Drops every cached block of `file` (its file is gone: nobody can ask
     /// for them again, and left in place they would hold capacity until
     /// the eviction reached them), and caches nothing more for it.
-    pub(crate) fn forget(&self, file: &CachedBlocks) {
+    pub(crate) fn forget(&self, file: &CachedBlocks<B>) {
         file.forgotten.store(true, Ordering::Release);
         for index in 0..file.slots.len() {
             if file.slot(index).is_empty() {
@@ -380,25 +320,10 @@ impl BlockCache {
         self.bypass_os_cache.store(bypass, Ordering::Relaxed);
     }
 
-    /// Bounds what scanning iterators' readahead windows may hold together
-    /// (a database gives them part of its budget's buffer share).
-    pub(crate) fn set_readahead_limit(&self, bytes: usize) {
-        self.readahead_limit.store(bytes, Ordering::Relaxed);
-    }
-
-    /// Takes `bytes` of the readahead allowance if it has room.
-    pub(crate) fn reserve_readahead(&self, bytes: usize) -> bool {
-        let limit = self.readahead_limit.load(Ordering::Relaxed);
-        self.readahead_held
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
-                (held.saturating_add(bytes) <= limit).then_some(held + bytes)
-            })
-            .is_ok()
-    }
-
-    /// Gives back `bytes` taken by [`reserve_readahead`](Self::reserve_readahead).
-    pub(crate) fn release_readahead(&self, bytes: usize) {
-        self.readahead_held.fetch_sub(bytes, Ordering::Relaxed);
+    /// The allowance scanning iterators' readahead windows share (part
+    /// of the budget's buffer share).
+    pub(crate) fn readahead(&self) -> &Arc<Readahead> {
+        &self.readahead
     }
 
     /// Changes the capacity (evicting what no longer fits).
@@ -430,7 +355,7 @@ impl BlockCache {
             misses: self.misses.get(),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             bypasses_os_cache: self.bypasses_os_cache(),
-            readahead: self.readahead_held.load(Ordering::Relaxed) as u64,
+            readahead: self.readahead.held() as u64,
         }
     }
 }

@@ -9,11 +9,13 @@ use super::Block;
 #[cfg(doc)]
 use super::KeyPrefixes;
 use crate::key;
-use crate::run::format::Decoded;
+use crate::sst::format::Decoded;
 
 impl Block {
     /// Index of the first entry at or after `lo` whose key is `>= target`
-    /// (`count` if none).
+    /// (`count` if none): what the reader's entry step
+    /// (`RunFile::position_in`) finds, in one call, for the block's tests.
+    #[cfg(test)]
     pub fn lower_bound(&self, target: &[u8], lo: usize) -> Decoded<usize> {
         self.lower_bound_within(target, self.narrow(target, lo))
     }

@@ -1,5 +1,5 @@
 //! [`RunProperties`]: what is known of a run file, the record the manifest
-//! and the file itself both keep (a leaf of `run/`).
+//! and the file itself both keep (a leaf of `sst/`).
 
 /// What is known of a run file: its identity, size, checksum and contents.
 /// The same record lives in the manifest (one per run of every level) and in

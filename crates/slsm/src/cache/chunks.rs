@@ -7,10 +7,9 @@
 //! run files, a merge also drops the pages behind it (the file is being
 //! merged away; see `RunIter::sequential`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::cache::BlockCache;
-use super::format::Handle;
 use crate::fs::{Advice, RandomAccessFile};
 
 /// Bytes read at once by a merge or `verify`, and the most an iterator's
@@ -20,6 +19,13 @@ pub(crate) const CHUNK: usize = 256 << 10;
 /// An iterator's first readahead: a short scan that happens to cross a few
 /// blocks reads little more than it needs; each refill doubles it.
 const FIRST_READAHEAD: usize = 16 << 10;
+
+/// Where a block lies in its file.
+#[derive(Clone, Copy)]
+struct Span {
+    offset: u64,
+    len: u64,
+}
 
 /// A window over a file, moved forward chunk by chunk.
 #[derive(Debug, Default)]
@@ -37,11 +43,54 @@ pub(crate) struct ChunkReader {
     allowance: Option<Allowance>,
 }
 
-/// What an iterator's window holds of its block cache's readahead
-/// allowance (part of the memory budget), given back when it is dropped.
+/// The readahead allowance of a block cache's iterators (part of the
+/// memory budget): what their windows hold together, and the most they
+/// may.
+#[derive(Debug)]
+pub(crate) struct Readahead {
+    held: AtomicUsize,
+    limit: AtomicUsize,
+}
+
+impl Readahead {
+    pub fn new(limit: usize) -> Readahead {
+        Readahead {
+            held: AtomicUsize::new(0),
+            limit: AtomicUsize::new(limit),
+        }
+    }
+
+    /// Bounds what the windows may hold together (a database gives them
+    /// part of its budget's buffer share).
+    pub fn set_limit(&self, bytes: usize) {
+        self.limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes the windows hold now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Takes `bytes` of the allowance if it has room.
+    fn reserve(&self, bytes: usize) -> bool {
+        let limit = self.limit.load(Ordering::Relaxed);
+        self.held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held.saturating_add(bytes) <= limit).then_some(held + bytes)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `bytes` taken by [`reserve`](Self::reserve).
+    fn release(&self, bytes: usize) {
+        self.held.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// What one window holds of the allowance, given back when it is dropped.
 #[derive(Debug)]
 struct Allowance {
-    cache: Arc<BlockCache>,
+    shared: Arc<Readahead>,
     held: usize,
 }
 
@@ -50,9 +99,9 @@ impl Allowance {
     /// no room, holds nothing and returns `fallback` (one block: the read
     /// the cursor would make without readahead).
     fn claim(&mut self, want: usize, fallback: usize) -> usize {
-        self.cache.release_readahead(self.held);
+        self.shared.release(self.held);
         self.held = 0;
-        if want > fallback && self.cache.reserve_readahead(want) {
+        if want > fallback && self.shared.reserve(want) {
             self.held = want;
             return want;
         }
@@ -62,7 +111,7 @@ impl Allowance {
 
 impl Drop for Allowance {
     fn drop(&mut self) {
-        self.cache.release_readahead(self.held);
+        self.shared.release(self.held);
     }
 }
 
@@ -84,27 +133,28 @@ impl ChunkReader {
     }
 
     /// An iterator's readahead: chunks from 16 KiB doubling to 256 KiB
-    /// while `cache`'s readahead allowance has room (one block at a time
-    /// when it has none), read past the page cache when the cache says so
-    /// (the budget found that the page cache cannot hold the files).
-    pub fn readahead(cache: Arc<BlockCache>) -> ChunkReader {
+    /// while the `shared` allowance has room (one block at a time when it
+    /// has none), read past the page cache if `uncached` (the budget found
+    /// that the page cache cannot hold the files).
+    pub fn readahead(shared: Arc<Readahead>, uncached: bool) -> ChunkReader {
         ChunkReader {
             chunk: FIRST_READAHEAD,
-            uncached: cache.bypasses_os_cache(),
-            allowance: Some(Allowance { cache, held: 0 }),
+            uncached,
+            allowance: Some(Allowance { shared, held: 0 }),
             ..ChunkReader::default()
         }
     }
 
-    /// The bytes of `h` (`end` is where reading may stop: the data blocks'
-    /// end), reading a new chunk from `h.offset` if they are not in the
-    /// window.
+    /// The `len` bytes at `offset` (`end` is where reading may stop: the
+    /// data blocks' end), reading a new chunk from `offset` if they are not
+    /// in the window.
     pub fn bytes(
         &mut self,
         file: &dyn RandomAccessFile,
-        h: Handle,
+        (offset, len): (u64, u64),
         end: u64,
     ) -> std::io::Result<&[u8]> {
+        let h = Span { offset, len };
         let in_window =
             h.offset >= self.start && h.offset + h.len <= self.start + self.buf.len() as u64;
         if !in_window {

@@ -1,4 +1,4 @@
-//! [`RunOptions`]: how a run file is written (a leaf of `run/`).
+//! [`RunOptions`]: how a run file is written (a leaf of `sst/`).
 
 use super::compress::Codec;
 use crate::db_id::DbId;

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use crossbeam_epoch::Guard;
 
-use crate::run::block::Block;
+use super::block::Cacheable;
 
 /// The most hits a slot counts (S3-FIFO's two bits).
 const MAX_HITS: u8 = 3;
@@ -34,16 +34,16 @@ const MAX_HITS: u8 = 3;
 /// warming): that read is not a hit.
 pub(super) const PREFETCHED: u8 = 0x80;
 
-pub(super) struct BlockSlot {
-    block: AtomicPtr<Block>,
+pub(super) struct BlockSlot<B> {
+    block: AtomicPtr<B>,
     /// Hits since the eviction policy last looked (S3-FIFO's frequency),
     /// beside the pointer so that counting one writes the line the lookup
     /// has just read, not the block's.
     hits: AtomicU8,
 }
 
-impl Default for BlockSlot {
-    fn default() -> BlockSlot {
+impl<B> Default for BlockSlot<B> {
+    fn default() -> BlockSlot<B> {
         BlockSlot {
             block: AtomicPtr::new(ptr::null_mut()),
             hits: AtomicU8::new(0),
@@ -51,14 +51,14 @@ impl Default for BlockSlot {
     }
 }
 
-impl BlockSlot {
+impl<B: Cacheable> BlockSlot<B> {
     pub fn is_empty(&self) -> bool {
         self.block.load(Ordering::Acquire).is_null()
     }
 
     /// The block, with a reference of the caller's own.
     #[inline]
-    pub fn get(&self, guard: &Guard) -> Option<Arc<Block>> {
+    pub fn get(&self, guard: &Guard) -> Option<Arc<B>> {
         let _ = guard;
         let p = self.block.load(Ordering::Acquire);
         if p.is_null() {
@@ -76,7 +76,7 @@ impl BlockSlot {
 
     /// The block, borrowed for as long as `guard` is pinned.
     #[inline]
-    pub fn peek<'g>(&self, guard: &'g Guard) -> Option<&'g Block> {
+    pub fn peek<'g>(&self, guard: &'g Guard) -> Option<&'g B> {
         let _ = guard;
         let p = self.block.load(Ordering::Acquire);
         // SAFETY: as in `get`, the block lives while `guard` is pinned.
@@ -85,7 +85,7 @@ impl BlockSlot {
 
     /// Puts `block` in the empty slot, with `hits` as its count. Only the
     /// slot's shard calls it, under its lock.
-    pub fn fill(&self, block: Arc<Block>, hits: u8) {
+    pub fn fill(&self, block: Arc<B>, hits: u8) {
         self.hits.store(hits, Ordering::Relaxed);
         let old = self
             .block
@@ -96,7 +96,7 @@ impl BlockSlot {
         }
     }
 
-    /// Takes the block out, returning its `len()` (what it was charged
+    /// Takes the block out, returning its `charge()` (what it was charged
     /// for); the block goes once no reader can be using it. Only the
     /// slot's shard (evicting) and `forget` call it, under the shard's lock.
     pub fn empty(&self) -> Option<usize> {
@@ -106,7 +106,7 @@ impl BlockSlot {
         }
         // SAFETY: the slot's own reference keeps the block alive until
         // `retire` hands it over.
-        let len = unsafe { (*p).len() };
+        let len = unsafe { (*p).charge() };
         retire(p);
         Some(len)
     }
@@ -132,7 +132,7 @@ impl BlockSlot {
     }
 }
 
-impl Drop for BlockSlot {
+impl<B> Drop for BlockSlot<B> {
     fn drop(&mut self) {
         let p = *self.block.get_mut();
         if !p.is_null() {
@@ -144,13 +144,14 @@ impl Drop for BlockSlot {
 }
 
 /// A raw block reference on its way to the collector.
-struct Retired(*const Block);
-// SAFETY: it stands for an `Arc<Block>`, which is `Send`.
-unsafe impl Send for Retired {}
+struct Retired<B>(*const B);
+// SAFETY: it stands for an `Arc<B>`, which is `Send` because a cached
+// item is `Send + Sync` (`Cacheable`).
+unsafe impl<B: Cacheable> Send for Retired<B> {}
 
 /// Drops the reference `p` (from `Arc::into_raw`) once no thread pinned now
 /// is pinned any more.
-fn retire(p: *const Block) {
+fn retire<B: Cacheable>(p: *const B) {
     let retired = Retired(p);
     let guard = crossbeam_epoch::pin();
     // SAFETY: `p` was taken out of its slot, so no reader pinned from now on
@@ -167,18 +168,11 @@ fn retire(p: *const Block) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::block::{BlockBuilder, BlockBytes};
-
-    fn block(tag: u64) -> Arc<Block> {
-        let mut b = BlockBuilder::default();
-        let key = crate::key::encode(&tag.to_be_bytes(), 1, crate::key::Kind::Value);
-        b.add(&key, b"v");
-        Arc::new(Block::decode(BlockBytes::Owned(b.finish().into()), tag).unwrap())
-    }
+    use crate::cache::test_block::{block, Block};
 
     #[test]
     fn a_slot_hands_out_its_block_until_emptied() {
-        let slot = BlockSlot::default();
+        let slot = BlockSlot::<Block>::default();
         let guard = crossbeam_epoch::pin();
         assert!(slot.get(&guard).is_none() && slot.is_empty());
         let b = block(7);
@@ -199,7 +193,7 @@ mod tests {
     /// over and over: every block read is whole (Miri checks the rest).
     #[test]
     fn readers_race_with_emptying() {
-        let slot = BlockSlot::default();
+        let slot = BlockSlot::<Block>::default();
         let rounds = if cfg!(miri) { 50 } else { 20_000 };
         std::thread::scope(|s| {
             for _ in 0..2 {
@@ -221,7 +215,7 @@ mod tests {
 
     #[test]
     fn hits_count_up_to_three_and_prefetched_blocks_start_owing_one() {
-        let slot = BlockSlot::default();
+        let slot = BlockSlot::<Block>::default();
         slot.fill(block(1), PREFETCHED);
         slot.note_hit();
         assert!(!slot.take_hit(), "the read it was fetched for");

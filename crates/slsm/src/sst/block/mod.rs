@@ -31,7 +31,7 @@ pub(crate) use self::build::BlockBuilder;
 use self::build::{PREFIXED, SHORT_OFFSETS};
 use self::prefixes::{KeyPrefixes, MIN_ENTRIES};
 use super::format::{corrupt, Decoded};
-use super::pages::{Page, PAGE};
+use crate::cache::pages::{Page, PAGE};
 use crate::codec::Reader;
 use crate::key;
 
@@ -160,7 +160,7 @@ impl Block {
     /// was work thrown away (~4% of a lookup, perf). The block just read is
     /// in the CPU's cache anyway, where the plain search is cheap. A block
     /// whose entries do not parse keeps the plain search, which reports the
-    /// damage when it reaches it. Warming (`run::warm`) builds it for the
+    /// damage when it reaches it. Warming (`cache::warm`) builds it for the
     /// blocks it caches, which are meant to be searched again.
     pub fn index_prefixes(&self) {
         if self.count < MIN_ENTRIES {

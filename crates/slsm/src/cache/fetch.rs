@@ -43,7 +43,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::reader::RunFile;
+use super::source::{BlockSource, Want};
 use crate::fs::{read_direct_batch, DirectRead};
 
 /// Reader threads (the queue depth the device sees).
@@ -129,11 +129,11 @@ struct Pending {
 /// in neither the cache nor the page cache concurrently. A hint: a block
 /// that cannot be read is left for the read that needs it, which reports
 /// the error. Callers ask [`fetch_wanted`] first.
-pub(crate) fn fetch(blocks: &[(Arc<RunFile>, usize)]) {
-    let mut slow: Vec<&(Arc<RunFile>, usize)> = Vec::new();
+pub(crate) fn fetch<S: BlockSource>(blocks: &[(Arc<S>, usize)]) {
+    let mut slow: Vec<&(Arc<S>, usize)> = Vec::new();
     for entry in blocks {
         let (file, i) = entry;
-        if !matches!(file.block_if_ready(*i), Ok(Some(_)) | Err(_)) {
+        if !matches!(file.block(*i, Want::IfReady), Ok(Some(_)) | Err(_)) {
             slow.push(entry);
         }
     }
@@ -145,7 +145,7 @@ pub(crate) fn fetch(blocks: &[(Arc<RunFile>, usize)]) {
         (0, _) => {}
         (1, _) | (_, None) => {
             for (file, i) in slow {
-                let _ = file.prefetch_block(*i);
+                let _ = file.block(*i, Want::Ahead);
             }
         }
         (n, Some(pool)) => read_concurrently(pool, &slow, n),
@@ -155,18 +155,18 @@ pub(crate) fn fetch(blocks: &[(Arc<RunFile>, usize)]) {
 /// Reads `slow` with one submission of direct reads (`fs::uring`) if
 /// every one of them is read directly; false, with nothing read, if not.
 /// A read that fails is left to the read that needs the block.
-pub(super) fn read_directly(slow: &[&(Arc<RunFile>, usize)]) -> bool {
+pub(crate) fn read_directly<S: BlockSource>(slow: &[&(Arc<S>, usize)]) -> bool {
     let reads: Option<Vec<DirectRead>> = slow.iter().map(|(f, i)| f.direct_read(*i)).collect();
     let Some(reads) = reads else {
         return false;
     };
     read_direct_batch(&reads, |k, stored| {
         let (file, i) = slow[k];
-        let _ = file.admit_fetched(*i, stored);
+        let _ = file.block(*i, Want::Fetched(stored));
     })
 }
 
-fn read_concurrently(pool: &'static Pool, slow: &[&(Arc<RunFile>, usize)], n: usize) {
+fn read_concurrently<S: BlockSource>(pool: &'static Pool, slow: &[&(Arc<S>, usize)], n: usize) {
     let pending = Arc::new(Pending {
         left: Mutex::new(n),
         done: Condvar::new(),
@@ -176,7 +176,7 @@ fn read_concurrently(pool: &'static Pool, slow: &[&(Arc<RunFile>, usize)], n: us
         for (file, i) in slow.iter().map(|e| (Arc::clone(&e.0), e.1)) {
             let pending = Arc::clone(&pending);
             jobs.push_back(Box::new(move || {
-                let _ = file.prefetch_block(i);
+                let _ = file.block(i, Want::Ahead);
                 let mut left = pending.left.lock();
                 *left -= 1;
                 if *left == 0 {

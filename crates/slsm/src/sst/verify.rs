@@ -2,9 +2,9 @@
 
 use std::cmp::Ordering;
 
-use super::chunks::ChunkReader;
-use super::format::{Handle, FOOTER_LEN};
+use super::format::FOOTER_LEN;
 use super::reader::RunFile;
+use crate::cache::{ChunkReader, Want};
 use crate::error::{Error, Result};
 use crate::key;
 
@@ -26,7 +26,9 @@ fn verify(run: &RunFile) -> Result<u64> {
     let mut key = Vec::new();
     let (mut entries, mut tombstones) = (0u64, 0u64);
     for i in 0..run.num_blocks() {
-        let block = run.block_from_chunks(i, &mut chunks)?;
+        let Some(block) = run.block(i, Want::Pass(&mut chunks))? else {
+            break;
+        };
         for j in 0..block.count() {
             block.key_into(j, &mut key).map_err(|c| run.to_error(c))?;
             let k = key.as_slice();
@@ -69,7 +71,7 @@ fn check_body_crc(run: &RunFile) -> Result<()> {
     while offset < body_len {
         let len = (body_len - offset).min(1 << 20);
         let bytes = chunks
-            .bytes(file, Handle { offset, len }, body_len)
+            .bytes(file, (offset, len), body_len)
             .map_err(|e| Error::io(run.path(), e))?;
         crc = crc32c::crc32c_append(crc, bytes);
         offset += len;

@@ -29,15 +29,15 @@
 //! blocks went into `quick_cache`'s hot share and pushed out the blocks
 //! lookups needed, and their memory came on top of the freed blocks' (the
 //! heap kept those). Here replacements inherit the main queue, the rest
-//! waits in the small one, and pages go back to the pool (`run::pages`).
+//! waits in the small one, and pages go back to the pool (`pages`).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::cache::{Admission, ENTRY_OVERHEAD};
+use super::block::{Admission, ENTRY_OVERHEAD};
 use super::chunks::ChunkReader;
 use super::pages::PAGE;
-use super::reader::RunFile;
+use super::source::{BlockSource, Want};
 use crate::key;
 
 /// A key range of one cached block of a replaced file: above `lo` (the
@@ -49,8 +49,8 @@ struct Span<'a> {
 
 /// See the [module docs](self): `new` replaced `replaced` (none, for a
 /// flush).
-pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
-    let warms = !new.is_in_memory() && !new.block_cache().bypasses_os_cache();
+pub(crate) fn warm_after<S: BlockSource>(new: &S, replaced: Vec<Arc<S>>) {
+    let warms = new.worth_warming();
     let spans = match warms {
         true => owned(&merge_spans(cached_spans(&replaced))),
         false => Vec::new(),
@@ -68,7 +68,7 @@ pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
         return;
     }
     let charge = PAGE as u64 + ENTRY_OVERHEAD;
-    let mut room = new.block_cache().room();
+    let mut room = new.cache_room();
     let spans: Vec<Span<'_>> = spans
         .iter()
         .map(|(lo, hi)| Span {
@@ -86,7 +86,7 @@ pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
             false if fill >= charge => Admission::Ahead,
             _ => continue,
         };
-        if new.warm_block(i, &mut chunks, how).is_err() {
+        if new.block(i, Want::Warm(&mut chunks, how)).is_err() {
             return;
         }
         room = room.saturating_sub(charge);
@@ -106,13 +106,13 @@ pub(crate) fn warm_after(new: &RunFile, replaced: Vec<Arc<RunFile>>) {
 /// files held in memory and files whose page cache the budget bypasses
 /// (reading them would be device reads); a block that cannot be read ends
 /// it.
-pub(crate) fn warm_room(files: &[Arc<RunFile>]) {
+pub(crate) fn warm_room<S: BlockSource>(files: &[Arc<S>]) {
     let charge = PAGE as u64 + ENTRY_OVERHEAD;
     for file in files {
-        if file.is_in_memory() || file.block_cache().bypasses_os_cache() {
+        if !file.worth_warming() {
             continue;
         }
-        let mut cached = vec![false; file.num_blocks()];
+        let mut cached = vec![false; file.blocks()];
         for i in file.cached_blocks() {
             cached[i] = true;
         }
@@ -120,10 +120,13 @@ pub(crate) fn warm_room(files: &[Arc<RunFile>]) {
         for (n, i) in (0..cached.len()).filter(|&i| !cached[i]).enumerate() {
             // The room is looked at again now and then: writes may have
             // resumed and taken the loan back.
-            if n % ROOM_CHECK == 0 && file.block_cache().room() < charge * ROOM_CHECK as u64 {
+            if n % ROOM_CHECK == 0 && file.cache_room() < charge * ROOM_CHECK as u64 {
                 return;
             }
-            if file.warm_block(i, &mut chunks, Admission::Ahead).is_err() {
+            if file
+                .block(i, Want::Warm(&mut chunks, Admission::Ahead))
+                .is_err()
+            {
                 return;
             }
         }
@@ -134,14 +137,13 @@ pub(crate) fn warm_room(files: &[Arc<RunFile>]) {
 const ROOM_CHECK: usize = 32;
 
 /// The key ranges of the blocks of `files` now in the cache.
-fn cached_spans(files: &[Arc<RunFile>]) -> Vec<Span<'_>> {
+fn cached_spans<S: BlockSource>(files: &[Arc<S>]) -> Vec<Span<'_>> {
     let mut spans = Vec::new();
     for file in files {
-        let index = file.index();
         for i in file.cached_blocks() {
             spans.push(Span {
-                lo: i.checked_sub(1).map(|p| index.last_key(p)),
-                hi: index.last_key(i),
+                lo: i.checked_sub(1).map(|p| file.last_key(p)),
+                hi: file.last_key(i),
             });
         }
     }
@@ -180,9 +182,8 @@ fn merge_spans(mut spans: Vec<Span<'_>>) -> Vec<Span<'_>> {
 
 /// For each block of `new`, whether its key range overlaps one of `spans`
 /// (sorted, disjoint).
-fn inherited_blocks(new: &RunFile, spans: &[Span<'_>]) -> Vec<bool> {
-    let index = new.index();
-    overlaps(new.num_blocks(), |i| index.last_key(i), spans)
+fn inherited_blocks<S: BlockSource>(new: &S, spans: &[Span<'_>]) -> Vec<bool> {
+    overlaps(new.blocks(), |i| new.last_key(i), spans)
 }
 
 /// For each of `n` blocks whose last keys are `last_key(i)`, whether its

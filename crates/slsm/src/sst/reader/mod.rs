@@ -14,7 +14,6 @@ mod pinned;
 mod search;
 
 use super::block::Block;
-use super::cache::{BlockCache, CachedBlocks};
 use super::format::{Corrupt, FOOTER_LEN};
 use super::index::Index;
 use super::meta::read_meta;
@@ -24,6 +23,13 @@ use crate::db_id::DbId;
 use crate::error::{Error, Result};
 use crate::fs::{Advice, FileSystem, RandomAccessFile};
 use crate::rangedel::RangeTombstone;
+
+/// The block cache run files read through: the engine's cache
+/// (`crate::cache`) holding this format's decoded blocks.
+pub(crate) type BlockCache = crate::cache::BlockCache<Block>;
+
+/// One open run file's slots in the [`BlockCache`].
+pub(crate) type CachedBlocks = crate::cache::CachedBlocks<Block>;
 
 /// An entry borrowed from a run's block: `(internal key, value)`.
 pub type KeyValue<'a> = (&'a [u8], &'a [u8]);
@@ -98,7 +104,7 @@ impl std::fmt::Debug for RunFile {
 
 impl RunFile {
     /// Opens the run at `path` on the operating system's file system with a
-    /// cache of its own; see [`open_in`](Self::open_in).
+    /// cache of its own (`open_in` reads through a database's).
     pub fn open(path: &Path) -> Result<RunFile> {
         RunFile::open_with(crate::fs::std_fs(), path)
     }
@@ -112,7 +118,7 @@ impl RunFile {
     /// `cache`: reads and verifies the footer and the index, filter,
     /// range-tombstone and properties blocks (kept in memory while the file
     /// is open). Damage is reported as `Error::Corruption`.
-    pub fn open_in(
+    pub(crate) fn open_in(
         fs: Arc<dyn FileSystem>,
         path: &Path,
         cache: Arc<BlockCache>,
@@ -233,23 +239,6 @@ impl RunFile {
     /// The fence pointers.
     pub(crate) fn index(&self) -> &Index {
         &self.index
-    }
-
-    /// Whether the file lives in memory (read in place, never warmed).
-    pub(crate) fn is_in_memory(&self) -> bool {
-        self.in_memory.is_some()
-    }
-
-    /// The blocks of this file the cache holds now.
-    pub(crate) fn cached_blocks(&self) -> Vec<usize> {
-        self.cached.cached()
-    }
-
-    /// Takes this file's blocks out of the cache now, and caches no more of
-    /// them (a merge replaced it; readers of older versions read it from
-    /// the file).
-    pub(crate) fn forget_cached(&self) {
-        self.cache.forget(&self.cached);
     }
 
     /// The block cache this file reads through (and whose policy for the

@@ -8,8 +8,9 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::bloom::hash_key;
+use crate::cache::{BlockSource, Want, PAGE};
 use crate::key::{self, Kind};
-use crate::run::iter::READAHEAD_AFTER;
+use crate::sst::iter::READAHEAD_AFTER;
 
 type Model = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -589,20 +590,20 @@ fn a_cached_block_gets_its_search_index_when_it_is_reused() {
     let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
     let charged = |cache: &BlockCache| cache.stats().usage;
     // Read once: cached, charged for the index it may get, not indexed.
-    let first = run.block(3).unwrap();
+    let first = run.block(3, Want::Lookup).unwrap().unwrap();
     assert!(!first.is_indexed(), "indexed on its first read");
     let usage = charged(&cache);
     // Asked for again: indexed, and the charge does not change.
-    let again = run.block(3).unwrap();
+    let again = run.block(3, Want::Lookup).unwrap().unwrap();
     assert!(again.is_indexed(), "not indexed when reused");
     assert_eq!(charged(&cache), usage);
     // Fetched ahead of a batch: its first search is not a reuse.
-    run.prefetch_block(7).unwrap();
+    run.block(7, Want::Ahead).unwrap();
     assert!(
-        !run.block(7).unwrap().is_indexed(),
+        !run.block(7, Want::Lookup).unwrap().unwrap().is_indexed(),
         "a fetch counted as a use"
     );
-    assert!(run.block(7).unwrap().is_indexed());
+    assert!(run.block(7, Want::Lookup).unwrap().unwrap().is_indexed());
     // Lookups answer the same either way.
     for (k, v) in model.iter().step_by(7) {
         assert_eq!(found(run.seek(k).unwrap()), Some((k.clone(), v.clone())));
@@ -615,10 +616,10 @@ fn a_warmed_block_is_searched_by_its_index_from_its_first_use() {
     let cache = BlockCache::new(8 << 20);
     let (run, model) = many_block_run(dir.path(), 2000, cache.clone());
     // A flush's warming: the new file into the cache's free room.
-    super::warm_after(&run, Vec::new());
+    crate::cache::warm_after(&*run, Vec::new());
     assert!(cache.stats().entries > 3, "nothing warmed");
     let charged = cache.stats().usage;
-    let warmed = run.block(3).unwrap();
+    let warmed = run.block(3, Want::Lookup).unwrap().unwrap();
     assert!(
         warmed.is_indexed(),
         "a warmed block searched without its index"
@@ -647,11 +648,11 @@ fn new_room_in_the_cache_is_warmed_without_evicting() {
     let before = run.cached_blocks();
     assert_eq!(before.len(), 1);
     // No room: nothing happens.
-    super::warm_room(std::slice::from_ref(&run));
+    crate::cache::warm_room(std::slice::from_ref(&run));
     assert_eq!(run.cached_blocks(), before);
     // Room for about half of the blocks.
     cache.set_capacity((blocks / 2) * (PAGE + 128));
-    super::warm_room(std::slice::from_ref(&run));
+    crate::cache::warm_room(std::slice::from_ref(&run));
     let warmed = run.cached_blocks();
     assert!(warmed.contains(&before[0]), "a cached block was evicted");
     assert!(
@@ -727,7 +728,7 @@ fn readahead_stays_within_the_cache_s_allowance() {
     let dir = tempfile::tempdir().unwrap();
     let cache = BlockCache::new(8 << 20);
     let limit = 64 << 10;
-    cache.set_readahead_limit(limit);
+    cache.readahead().set_limit(limit);
     let (run, model) = many_block_run(dir.path(), 4000, cache.clone());
     // Four scans in step: their windows grow until the allowance is spent,
     // then the latecomers read block by block.
@@ -915,7 +916,7 @@ fn a_batch_s_direct_reads_are_submitted_together_and_cached() {
         .map(|i| (Arc::clone(&run), i))
         .collect();
     let slow: Vec<&(Arc<RunFile>, usize)> = wanted.iter().collect();
-    let submitted = super::fetch::read_directly(&slow);
+    let submitted = crate::cache::read_directly(&slow);
     // Where the kernel gives us a ring, the batch must have used it.
     let rings = io_uring::IoUring::new(2).is_ok();
     assert!(submitted || !rings, "io_uring is there but was not used");

@@ -188,7 +188,7 @@ fn short_offsets(data: usize) -> bool {
 mod tests {
     use super::*;
     use crate::key::{encode, Kind};
-    use crate::run::block::{Block, BlockBytes};
+    use crate::sst::block::{Block, BlockBytes};
 
     fn block_of(keys: &[Vec<u8>]) -> (Vec<u8>, usize) {
         let mut b = BlockBuilder::default();

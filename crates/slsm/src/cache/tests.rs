@@ -1,14 +1,15 @@
-use super::*;
-use crate::run::block::{BlockBuilder, BlockBytes};
+use super::{Admission, ENTRY_OVERHEAD};
+use crate::cache::test_block::{padded, Block};
 use proptest::prelude::*;
 use std::collections::HashMap;
+use std::sync::Arc;
+
+type BlockCache = super::BlockCache<Block>;
+type CachedBlocks = super::CachedBlocks<Block>;
 
 /// A block of `pad` bytes of payload that says which it is (its offset).
 fn block(tag: u64, pad: usize) -> Arc<Block> {
-    let mut b = BlockBuilder::default();
-    let key = crate::key::encode(&tag.to_be_bytes(), 1, crate::key::Kind::Value);
-    b.add(&key, &vec![tag as u8; pad]);
-    Arc::new(Block::decode(BlockBytes::Owned(b.finish().into()), tag).unwrap())
+    padded(tag, pad)
 }
 
 fn tag_of(b: &Block) -> u64 {
@@ -75,7 +76,7 @@ fn borrowed_blocks_outlive_eviction() {
     // shrinks below it.
     cache.set_capacity(1000);
     assert!(cache.get(&file, 0).is_none(), "evicted");
-    assert_eq!(held.stored_entry(0).unwrap().1, &vec![0u8; 5000][..]);
+    assert_eq!(held.bytes(), &vec![0u8; 5000][..]);
 }
 
 /// Two readers that missed the same block both get the one cached first.

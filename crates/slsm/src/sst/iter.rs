@@ -4,14 +4,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::block::Block;
-use super::chunks::ChunkReader;
 use super::reader::RunFile;
+use crate::cache::{ChunkReader, Want, CHUNK};
 use crate::error::{Error, Result};
 
 /// A cursor over the entries of a run in [`crate::key::compare`] order. It
 /// owns an `Arc` of the file, so it may outlive the run's place in the
 /// engine's version. Every block it enters is verified when read from the
-/// file (see the module docs of `run`); a corruption found while moving
+/// file (see the module docs of `sst`); a corruption found while moving
 /// makes the cursor invalid and is reported by [`RunIter::status`].
 /// Positioning calls (`seek*`) clear the status.
 pub struct RunIter {
@@ -77,7 +77,7 @@ impl RunIter {
     /// dropping its pages sent them to the device (in memory, 5M keys:
     /// `readwhilewriting` read 15-52 bytes from the device per lookup).
     pub fn sequential(file: Arc<RunFile>) -> RunIter {
-        RunIter::sequential_in_chunks(file, super::chunks::CHUNK)
+        RunIter::sequential_in_chunks(file, CHUNK)
     }
 
     /// [`sequential`](Self::sequential) reading `chunk` bytes at once (a
@@ -93,10 +93,7 @@ impl RunIter {
     pub fn seek(&mut self, ikey: &[u8]) {
         self.reposition();
         let i = self.file.block_for_point(ikey);
-        self.enter(i, |b| {
-            let j = b.lower_bound(ikey, 0).ok()?;
-            (j < b.count()).then_some(j)
-        });
+        self.enter(i, |file, b| file.position_in(b, ikey).ok());
     }
 
     /// Positions at the last entry `<= ikey`.
@@ -119,7 +116,7 @@ impl RunIter {
                 self.block_idx = i;
                 self.set_pos(block, j);
             }
-            Ok(None) if i > 0 => self.enter(i - 1, |b| Some(b.count() - 1)),
+            Ok(None) if i > 0 => self.enter(i - 1, |_, b| Some(b.count() - 1)),
             Ok(None) => self.invalidate(),
             Err(c) => self.fail(self.file.to_error(c)),
         }
@@ -128,14 +125,14 @@ impl RunIter {
     /// Positions at the first entry.
     pub fn seek_to_first(&mut self) {
         self.reposition();
-        self.enter(0, |_| Some(0));
+        self.enter(0, |_, _| Some(0));
     }
 
     /// Positions at the last entry.
     pub fn seek_to_last(&mut self) {
         self.reposition();
         match self.file.num_blocks().checked_sub(1) {
-            Some(i) => self.enter(i, |b| Some(b.count() - 1)),
+            Some(i) => self.enter(i, |_, b| Some(b.count() - 1)),
             None => self.invalidate(),
         }
     }
@@ -149,7 +146,7 @@ impl RunIter {
             self.move_to(self.pos + 1);
         } else {
             self.forward_steps = self.forward_steps.saturating_add(1);
-            self.enter(self.block_idx + 1, |_| Some(0));
+            self.enter(self.block_idx + 1, |_, _| Some(0));
         }
     }
 
@@ -162,7 +159,7 @@ impl RunIter {
             self.move_to(self.pos - 1);
         } else if self.block_idx > 0 {
             self.forward_steps = 0;
-            self.enter(self.block_idx - 1, |b| Some(b.count() - 1));
+            self.enter(self.block_idx - 1, |_, b| Some(b.count() - 1));
         } else {
             self.invalidate();
         }
@@ -213,19 +210,20 @@ impl RunIter {
 
     /// Block `i`: through the cache, or from the chunk reader for one pass.
     fn load(&mut self, i: usize) -> Result<Arc<Block>> {
-        let Some(chunks) = self.chunks.as_mut() else {
-            if self.forward_steps >= READAHEAD_AFTER {
-                return self.file.block_read_ahead(i, &mut self.ahead);
-            }
-            return self.file.block(i);
+        let want = match self.chunks.as_mut() {
+            Some(chunks) => Want::Pass(chunks),
+            None if self.forward_steps >= READAHEAD_AFTER => Want::Scan(&mut self.ahead),
+            None => Want::Lookup,
         };
-        self.file.block_from_chunks(i, chunks)
+        self.file
+            .block(i, want)?
+            .ok_or_else(|| self.file.corruption(0, "a block past the file's last"))
     }
 
     /// Loads block `i` (invalid if past the end) and moves to the entry
     /// `pick` selects; `None` from `pick` means the block contradicts its
     /// fence pointer.
-    fn enter(&mut self, i: usize, pick: impl FnOnce(&Block) -> Option<usize>) {
+    fn enter(&mut self, i: usize, pick: impl FnOnce(&RunFile, &Block) -> Option<usize>) {
         if i >= self.file.num_blocks() {
             return self.invalidate();
         }
@@ -234,7 +232,7 @@ impl RunIter {
             Err(e) => return self.fail(e),
         };
         self.block_idx = i;
-        match pick(&block) {
+        match pick(&self.file, &block) {
             Some(j) => self.set_pos(block, j),
             None => {
                 let e = self

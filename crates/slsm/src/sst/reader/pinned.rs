@@ -10,9 +10,9 @@ use std::sync::Arc;
 use crossbeam_epoch::Guard;
 
 use super::RunFile;
+use crate::cache::Want;
 use crate::error::Result;
-use crate::run::block::Block;
-use crate::run::cache::Admission;
+use crate::sst::block::Block;
 
 /// A block a lookup searches: borrowed from the cache while the lookup's
 /// epoch guard is pinned, or read for it. Borrowed, a cached block costs
@@ -36,8 +36,11 @@ impl Deref for BatchBlock<'_> {
 }
 
 impl RunFile {
-    /// Data block `i` ([`RunFile::block`]) if the cache holds it, borrowed
-    /// for as long as `guard` is pinned: no reference count taken.
+    /// Data block `i` if the cache holds it, borrowed for as long as
+    /// `guard` is pinned: no reference count taken (a counted hit or
+    /// miss; after a miss, [`Want::Missed`] reads it). Beside the door
+    /// ([`RunFile::block`]) because what it hands out is a borrow under
+    /// the caller's guard, not a block of the caller's own.
     pub(crate) fn cached_block<'g>(&self, i: usize, guard: &'g Guard) -> Option<&'g Block> {
         if self.in_memory.is_some() {
             return None;
@@ -46,15 +49,6 @@ impl RunFile {
         block.note_reuse();
         block.prefetch();
         Some(block)
-    }
-
-    /// Data block `i` once [`RunFile::cached_block`] found it missing (a
-    /// counted miss): read and cached, or read in place.
-    pub(crate) fn block_after_miss(&self, i: usize) -> Result<Arc<Block>> {
-        match self.in_memory {
-            Some(_) => self.block(i),
-            None => self.read_and_admit(i, Admission::Read),
-        }
     }
 
     /// The blocks of a batch's `wanted` that the cache lacks (`None` for
@@ -77,9 +71,9 @@ impl RunFile {
                 true if file.cache.contains(&file.cached, i) => Ok(None),
                 true => {
                     misses += 1;
-                    file.read_and_admit(i, Admission::Read).map(Some)
+                    file.block(i, Want::Missed)
                 }
-                false => file.block_at(i),
+                false => file.block(i, Want::Lookup),
             })
             .collect();
         cache.count_misses(misses);
@@ -123,7 +117,7 @@ impl RunFile {
                 };
                 match cached {
                     Some(block) => Ok(Some(BatchBlock::Cached(block))),
-                    None => Ok(file.block_at(i)?.map(BatchBlock::Read)),
+                    None => Ok(file.block(i, Want::Lookup)?.map(BatchBlock::Read)),
                 }
             })
             .collect()

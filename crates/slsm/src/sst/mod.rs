@@ -1,4 +1,5 @@
-//! Sorted run files ("The Skiplist-Based LSM Tree", section 2.4): immutable
+//! The run-file format (an SST: sorted string table) of the sorted runs
+//! of "The Skiplist-Based LSM Tree", section 2.4: immutable
 //! files of internal-key/value pairs sorted by [`crate::key::compare`],
 //! with fence pointers, a Bloom filter over the user keys, min/max keys and
 //! sequence numbers, the run's range tombstones, and the identity of the
@@ -82,43 +83,42 @@
 //! signal. Opening a run reads and verifies the footer and the index,
 //! filter, range-tombstone and properties blocks, which stay in memory
 //! (pinned) as long as the file is open. Data blocks are read through the
-//! database's [`BlockCache`]: a block is verified (checksum, codec, layout)
-//! when it is read from the file and kept decompressed. A file the file
+//! database's block cache (`crate::cache`, which knows nothing of this
+//! format: it holds blocks by file and block number), through one door,
+//! `RunFile::block`, that takes how the block is wanted (`cache::Want`: a
+//! lookup, a batch's fetch, a scan's readahead, a merge's pass, warming).
+//! A block is verified (checksum, codec, layout) when it is read from the
+//! file and kept decompressed. Every read positions itself in a file the
+//! same way: the fences pick the block, then the block the entry
+//! (`reader/search.rs`). A file the file
 //! system already holds in memory (`MemFs`) is read in place, each block
 //! verified the first time this process reads it. [`RunFile::verify`]
 //! checks the whole file, and its checksum, every time.
 
 mod block;
 mod builder;
-mod cache;
-mod chunks;
 pub(crate) mod compress;
-mod fetch;
 mod format;
 mod index;
 mod iter;
 mod layout;
 mod meta;
 mod options;
-pub(crate) mod pages;
 mod properties;
 mod reader;
 #[cfg(test)]
 mod tests;
 mod verify;
-mod warm;
 
+pub use crate::cache::CacheStats;
 pub use crate::rangedel::RangeTombstone;
 pub use builder::RunBuilder;
-pub use cache::{BlockCache, CacheStats};
 pub use compress::Codec;
-pub(crate) use fetch::{fetch, fetch_wanted};
 pub use iter::RunIter;
 pub use options::RunOptions;
-pub(crate) use pages::PAGE;
 pub use properties::RunProperties;
+pub(crate) use reader::BlockCache;
 pub use reader::{Entry, KeyValue, RunFile};
-pub(crate) use warm::{warm_after, warm_room};
 
 #[cfg(test)]
 mod option_tests {

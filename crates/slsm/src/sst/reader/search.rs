@@ -1,22 +1,27 @@
-//! Finding a key in a [`RunFile`]: the fence pointers pick the block, the
-//! block's prefix words and entries the entry; for one lookup, a batch's
-//! (in two steps each, so that the keys' cache misses overlap) and a sorted
-//! sweep of many.
+//! Finding a key in a [`RunFile`], one way for every read: the fence
+//! pointers pick the block ([`RunFile::block_for_point`]), the block's
+//! prefix words and entries the entry ([`RunFile::position_in`]). A point
+//! lookup and a cursor's seek take both steps at once; a batch takes each
+//! in two halves (`start_block_for_point` / `finish_block_for_point`,
+//! `start_entry` / `stored_entry_within`), every key through the first half
+//! before any through the second, so that the keys' cache misses overlap;
+//! a sorted sweep of many gallops the fences forward from the last.
 
 use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Entry, KeyValue, RunFile};
+use crate::cache::Want;
 use crate::error::Result;
 use crate::key;
-use crate::run::block::Block;
+use crate::sst::block::Block;
 
 impl RunFile {
     /// The first entry whose internal key is `>= lookup` (by
     /// [`key::compare`]), or `None` if every key is smaller.
     pub fn seek(&self, lookup: &[u8]) -> Result<Option<Entry>> {
-        match self.block_at(self.block_for_point(lookup))? {
+        match self.block(self.block_for_point(lookup), Want::Lookup)? {
             Some(block) => self.entry_in(block, lookup).map(Some),
             None => Ok(None),
         }
@@ -41,7 +46,9 @@ impl RunFile {
         }
         // Read unpinned (see `RunFile::uncached_of_batch`).
         drop(guard);
-        let block = self.block_after_miss(i)?;
+        let Some(block) = self.block(i, Want::Missed)? else {
+            return Ok(read(None));
+        };
         let range = Self::start_entry(&block, lookup);
         Ok(read(Some(self.stored_entry_within(&block, lookup, range)?)))
     }
@@ -49,16 +56,24 @@ impl RunFile {
     /// The first entry `>= lookup` in `block`, the block
     /// [`RunFile::block_for_point`] chose for it.
     pub(crate) fn entry_in(&self, block: Arc<Block>, lookup: &[u8]) -> Result<Entry> {
-        let range = Self::start_entry(&block, lookup);
-        self.entry_within(block, lookup, range)
+        let j = self.position_in(&block, lookup)?;
+        self.entry_at(block, j)
     }
 
-    /// The first half of [`RunFile::entry_in`]: the entries of `block` a
+    /// The position of the first entry `>= lookup` in `block`, the block
+    /// [`RunFile::block_for_point`] chose for it: both halves of the entry
+    /// step at once. A block without such an entry contradicts its fence
+    /// pointer (corruption).
+    pub(crate) fn position_in(&self, block: &Block, lookup: &[u8]) -> Result<usize> {
+        self.answer_within(block, lookup, Self::start_entry(block, lookup))
+    }
+
+    /// The first half of the entry step ([`RunFile::position_in`]): the entries of `block` a
     /// search for `lookup` must compare, from the block's prefix words
     /// alone, the first one's key and value starting to load. The value's
     /// lines are then on their way before the comparison reads the key,
     /// not a second miss after it; a batch takes every key through this
-    /// before any through [`RunFile::entry_within`], so that the keys'
+    /// before any through [`RunFile::stored_entry_within`], so that the keys'
     /// misses overlap too.
     pub(crate) fn start_entry(block: &Block, lookup: &[u8]) -> Range<usize> {
         let range = block.narrow(lookup, 0);
@@ -66,20 +81,9 @@ impl RunFile {
         range
     }
 
-    /// The second half of [`RunFile::entry_in`]: the entry among `range`
-    /// (what [`RunFile::start_entry`] gave).
-    pub(crate) fn entry_within(
-        &self,
-        block: Arc<Block>,
-        lookup: &[u8],
-        range: Range<usize>,
-    ) -> Result<Entry> {
-        let j = self.answer_within(&block, lookup, range)?;
-        self.entry_at(block, j)
-    }
-
-    /// [`RunFile::entry_within`] borrowed from `block`: the entry's key in
-    /// its two stored parts ([`Entry::key_parts`]) and its value.
+    /// The second half of the entry step for a point lookup or a batch's:
+    /// the entry among `range` (what [`RunFile::start_entry`] gave), borrowed
+    /// from `block`: its key in its two stored parts ([`Entry::key_parts`]) and its value.
     pub(crate) fn stored_entry_within<'b>(
         &self,
         block: &'b Block,
@@ -91,7 +95,7 @@ impl RunFile {
         Ok(((block.key_prefix(), rest), value))
     }
 
-    /// Entry `j` of `block` (a position [`RunFile::answer_in`] gave).
+    /// Entry `j` of `block` (a position the entry step gave).
     fn entry_at(&self, block: Arc<Block>, j: usize) -> Result<Entry> {
         let (key, value) = block.entry_ranges(j).map_err(|c| self.to_error(c))?;
         Ok(Entry { block, key, value })
@@ -121,7 +125,11 @@ impl RunFile {
                 continue;
             }
             if current.as_ref().is_none_or(|(i, _)| *i != fence) {
-                current = Some((fence, self.block(fence)?));
+                let Some(block) = self.block(fence, Want::Lookup)? else {
+                    out(n, None);
+                    continue;
+                };
+                current = Some((fence, block));
                 pos = 0;
             }
             let block = &current.as_ref().expect("loaded above").1;
@@ -164,13 +172,15 @@ impl RunFile {
         block
     }
 
-    /// The first entry `>= lookup` in a block whose last key is `>= lookup`.
+    /// [`RunFile::position_in`] among the entries from `from` on (a sweep's
+    /// next lookup in the block of the one before).
     fn answer_in(&self, block: &Block, lookup: &[u8], from: usize) -> Result<usize> {
         self.answer_within(block, lookup, block.narrow(lookup, from))
     }
 
-    /// [`RunFile::answer_in`] among the entries `range` of `block` (what
-    /// [`Block::narrow`] gave for `lookup`).
+    /// The second half of the entry step: the first entry `>= lookup`
+    /// among the entries `range` of `block` (what [`Block::narrow`] gave
+    /// for `lookup`).
     fn answer_within(&self, block: &Block, lookup: &[u8], range: Range<usize>) -> Result<usize> {
         let j = block
             .lower_bound_within(lookup, range)
