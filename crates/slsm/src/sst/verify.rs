@@ -27,7 +27,7 @@ fn verify(run: &RunFile) -> Result<u64> {
     let (mut entries, mut tombstones) = (0u64, 0u64);
     for i in 0..run.num_blocks() {
         let Some(block) = run.block(i, Want::Pass(&mut chunks))? else {
-            break;
+            return Err(run.corruption(0, "the index names a block the file lacks"));
         };
         for j in 0..block.count() {
             block.key_into(j, &mut key).map_err(|c| run.to_error(c))?;
