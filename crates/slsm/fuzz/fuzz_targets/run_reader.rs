@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 use std::io::Write;
 
 use slsm::fs::{FaultFs, FileSystem};
-use slsm::run::{RunFile, RunIter};
+use slsm::sst::{RunFile, RunIter};
 
 fuzz_target!(|data: &[u8]| {
     let fs = FaultFs::new(0);
