@@ -6,6 +6,7 @@ mod cli;
 mod dump;
 mod exit;
 mod plot;
+mod serve;
 
 use clap::Parser;
 

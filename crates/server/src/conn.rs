@@ -5,26 +5,18 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 
+use crate::input::Pending;
 use crate::pipeline::{run_some, OUTPUT_CHUNK};
 use crate::resp::{self, Reply};
 use crate::session::{Session, Then};
 use crate::shared::Shared;
 use crate::tls::Socket;
 
-/// Unparsed input a client may have pending (Redis's default
-/// `client-query-buffer-limit`).
-pub const QUERY_BUFFER_LIMIT: usize = 1 << 30;
-/// Input buffered per idle client, and the most a read adds.
-const READ_SIZE: usize = 16 * 1024;
-/// A client's share of the server-wide input cap never falls below this.
-const MIN_FAIR_SHARE: usize = 64 * 1024;
-/// Most requests of one batch the request list is allocated for up front,
-/// and most bytes of replies: past these, growing costs little against
-/// what fills the buffer.
-const MAX_EXPECTED_REQUESTS: usize = 1024;
+/// Most bytes of replies the output buffer is allocated for up front:
+/// past this, growing costs little against what fills the buffer.
 const MAX_EXPECTED_REPLY: usize = 64 * 1024;
 
 /// What a connection's last batch needed (see `serve_client`).
@@ -59,63 +51,6 @@ pub async fn handle(mut socket: Socket, shared: Arc<Shared>, mut stop: watch::Re
     let _ = serve_client(&mut socket, &shared, &mut session, &mut input, &mut stop).await;
     session.leave_pubsub(&shared);
     shared.clients.fetch_sub(1, Ordering::AcqRel);
-}
-
-/// A client's unparsed input, counted in the server-wide total
-/// (`Shared::pending_input`) for as long as it is held.
-struct Pending<'a> {
-    bytes: Vec<u8>,
-    /// How far the parse of the incomplete request `bytes` starts with got.
-    progress: resp::Progress,
-    shared: &'a Shared,
-}
-
-impl<'a> Pending<'a> {
-    fn new(shared: &'a Shared) -> Self {
-        Pending {
-            bytes: Vec::with_capacity(READ_SIZE),
-            progress: resp::Progress::default(),
-            shared,
-        }
-    }
-
-    async fn read_from(&mut self, socket: &mut Socket) -> std::io::Result<usize> {
-        self.bytes.reserve(READ_SIZE);
-        let n = socket.read_buf(&mut self.bytes).await?;
-        self.shared.pending_input.fetch_add(n, Ordering::Relaxed);
-        Ok(n)
-    }
-
-    fn consume(&mut self, used: usize) {
-        self.bytes.drain(..used);
-        self.shared.pending_input.fetch_sub(used, Ordering::Relaxed);
-        if self.bytes.is_empty() && self.bytes.capacity() > 4 * READ_SIZE {
-            self.bytes = Vec::with_capacity(READ_SIZE); // a big value has passed
-        }
-    }
-
-    /// True if this client, holding this input and `queued` bytes of
-    /// commands queued in a `MULTI`, holds more than it may: Redis's
-    /// per-client limit, or, while all clients together hold more than the
-    /// server's cap, more than its fair share of that cap (so a few hostile
-    /// clients cannot exhaust memory, and a client holding little is never
-    /// closed for them).
-    fn over_limit(&self, queued: usize) -> bool {
-        let mine = self.bytes.len() + queued;
-        let cap = self.shared.opts.max_query_buffers;
-        let clients = self.shared.clients.load(Ordering::Relaxed).max(1) as usize;
-        mine > QUERY_BUFFER_LIMIT
-            || (self.shared.pending_input.load(Ordering::Relaxed) > cap
-                && mine > (cap / clients).max(MIN_FAIR_SHARE))
-    }
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        self.shared
-            .pending_input
-            .fetch_sub(self.bytes.len(), Ordering::Relaxed);
-    }
 }
 
 async fn serve_client(
@@ -158,8 +93,7 @@ async fn serve_client(
             true => resp::Limits::DEFAULT,
             false => resp::Limits::UNAUTHENTICATED,
         };
-        let (requests, used, error) =
-            parse_all(&input.bytes, &mut input.progress, last.requests, limits);
+        let (requests, used, error) = input.parse(last.requests, limits);
         unparsed = !session.authenticated && error.is_none() && !requests.is_empty();
         input.consume(used);
         last.requests = requests.len();
@@ -211,7 +145,7 @@ async fn serve_client(
                 if send {
                     reply.encode(session.proto, &mut out);
                 }
-                unparsed = !input.bytes.is_empty();
+                unparsed = !input.is_empty();
                 then = Then::Continue;
             }
         }
@@ -380,32 +314,5 @@ async fn send(
         written = written => written.map(|()| true),
         _ = session.client.killed() => Ok(false),
         _ = stop.changed() => Ok(false),
-    }
-}
-
-/// Every complete request in `input`, the bytes they used, and a protocol
-/// error met after them.
-fn parse_all(
-    input: &[u8],
-    progress: &mut resp::Progress,
-    expected: usize,
-    limits: resp::Limits,
-) -> (Vec<resp::Request>, usize, Option<resp::ProtocolError>) {
-    let mut requests = Vec::with_capacity(expected.min(MAX_EXPECTED_REQUESTS));
-    let mut used = 0;
-    loop {
-        match resp::parse_limited(&input[used..], progress, limits) {
-            Ok(Some((req, n))) => {
-                used += n;
-                if !req.is_empty() {
-                    requests.push(req);
-                    if limits == resp::Limits::UNAUTHENTICATED {
-                        return (requests, used, None);
-                    }
-                }
-            }
-            Ok(None) => return (requests, used, None),
-            Err(e) => return (requests, used, Some(e)),
-        }
     }
 }

@@ -48,6 +48,7 @@ pub mod glob;
 pub mod incrbyfloat;
 pub mod info;
 mod inline;
+mod input;
 pub mod latency;
 pub mod monitor;
 pub mod notify;

@@ -143,7 +143,7 @@ pub const PARAMS: &[Param] = &[
     startup(
         "client-query-buffer-limit",
         Kind::Memory(1024 * 1024, LONG),
-        |_| crate::conn::QUERY_BUFFER_LIMIT.to_string(),
+        |_| crate::input::QUERY_BUFFER_LIMIT.to_string(),
     ),
     startup("timeout", Kind::Int(0, INT), |_| "0".into()),
     startup("bind", Kind::Text, |s| s.opts.bind.ip().to_string()),
