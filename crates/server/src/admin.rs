@@ -89,6 +89,7 @@ pub fn flush(s: &Shared) -> Reply {
             .map_err(Fail::Engine),
     );
     s.waiters.wake_all();
+    s.tracking.flushed();
     reply
 }
 

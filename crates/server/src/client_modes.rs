@@ -5,11 +5,8 @@
 //! every mode of the connection back as it was.
 //!
 //! Decided and written down:
-//! - `TRACKING ON` is refused. Server-assisted client-side caching needs
-//!   invalidation messages this server does not send; saying `OK` would
-//!   leave a client's cache silently stale. `TRACKING OFF`, `GETREDIR`
-//!   (-1), `TRACKINGINFO` (off) and `CACHING` (Redis's error outside
-//!   tracking) answer as Redis does for a client that does not track.
+//! - `TRACKING`, `CACHING`, `GETREDIR` and `TRACKINGINFO` are client-side
+//!   caching's (`crate::tracking::command`).
 //! - `PAUSE` and `UNPAUSE` hold clients as Redis does (`crate::pause`).
 //! - `NO-EVICT` is accepted and changes nothing: clients are never
 //!   evicted here.
@@ -20,6 +17,7 @@ use crate::commands::{fail, int_arg, syntax_error, Fail, Outcome};
 use crate::resp::Reply;
 use crate::session::{ReplyMode, Session};
 use crate::shared::Shared;
+use crate::tracking::command as tracking;
 
 const HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -107,22 +105,10 @@ pub fn command(s: &Shared, session: &mut Session, a: &[Vec<u8>]) -> Option<Outco
         (b"reply", 3) => reply(session, &a[2]),
         (b"unblock", 3 | 4) => unblock(s, &a[2..]),
         (b"no-evict", 3) => on_off(&a[2]).map(|_| Reply::ok()),
-        (b"tracking", n) if n >= 3 => match on_off(&a[2]) {
-            Ok(false) => Ok(Reply::ok()),
-            Ok(true) => Err(fail(
-                "ERR client-side caching (CLIENT TRACKING ON) is not supported by slsm serve",
-            )),
-            Err(e) => Err(e),
-        },
-        (b"caching", 3) => Err(fail(
-            "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled",
-        )),
-        (b"getredir", 2) => Ok(Reply::Int(-1)),
-        (b"trackinginfo", 2) => Ok(Reply::Map(vec![
-            (Reply::bulk("flags"), Reply::Set(vec![Reply::bulk("off")])),
-            (Reply::bulk("redirect"), Reply::Int(-1)),
-            (Reply::bulk("prefixes"), Reply::Array(Vec::new())),
-        ])),
+        (b"tracking", n) if n >= 3 => tracking::tracking(s, session, a),
+        (b"caching", 3) => tracking::caching(session, &a[2]),
+        (b"getredir", 2) => Ok(tracking::getredir(s, session)),
+        (b"trackinginfo", 2) => Ok(tracking::info(s, session)),
         (b"unpause", 2) => {
             s.pause.stop();
             Ok(Reply::ok())
@@ -196,6 +182,7 @@ fn unblock(s: &Shared, args: &[Vec<u8>]) -> Outcome {
 /// a password) logged out, back to the `default` user.
 pub(crate) fn reset(s: &crate::shared::Shared, session: &mut crate::session::Session) -> Reply {
     session.leave_pubsub(s);
+    tracking::stop(s, session);
     session.queued = None;
     session.queue_failed = false;
     session.watch = None;

@@ -16,6 +16,11 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
+/// `CLIENT LIST`'s tracking flags: `t`, `R` (its redirect is gone), `B`.
+pub const TRACKING_ON: u8 = 1;
+pub const TRACKING_BROKEN: u8 = 2;
+pub const TRACKING_BCAST: u8 = 4;
+
 /// What a client says about itself (`CLIENT SETNAME`, `CLIENT SETINFO`)
 /// and the last command it ran.
 #[derive(Default, Clone)]
@@ -47,6 +52,11 @@ pub struct Client {
     kill: Notify,
     /// Its subscriptions: channels, patterns, shard channels.
     subscriptions: [AtomicU64; 3],
+    /// Its client-side caching, as `CLIENT LIST` shows it: the
+    /// [`TRACKING_ON`], [`TRACKING_BROKEN`], [`TRACKING_BCAST`] bits and
+    /// the redirect (-1 when not tracking; `crate::tracking` sets both).
+    tracking: AtomicU8,
+    redirect: AtomicI64,
     /// Waiting in a blocking command (`CLIENT UNBLOCK` may end it).
     pub(crate) blocked: AtomicBool,
     /// A `CLIENT UNBLOCK` not yet seen: with an error (true) or as a
@@ -108,6 +118,20 @@ impl Client {
         }
     }
 
+    /// True while it has a subscription (Redis's `CLIENT_PUBSUB`).
+    pub fn subscribed(&self) -> bool {
+        self.subscriptions
+            .iter()
+            .any(|n| n.load(Ordering::Relaxed) > 0)
+    }
+
+    /// Publishes its client-side caching state (`TRACKING_*` bits and
+    /// the redirect, -1 when off) to `CLIENT LIST`.
+    pub fn set_tracking(&self, bits: u8, redirect: i64) {
+        self.tracking.store(bits, Ordering::Relaxed);
+        self.redirect.store(redirect, Ordering::Relaxed);
+    }
+
     /// The ACL user the connection is logged in as.
     pub fn user(&self) -> String {
         self.names().user.clone()
@@ -128,6 +152,27 @@ impl Client {
         self.kill.notified().await
     }
 
+    /// `CLIENT LIST`'s flags, in Redis's order (`N` for none).
+    fn flags(&self, multi: bool, subscribed: bool) -> String {
+        let tracking = self.tracking.load(Ordering::Relaxed);
+        let flags: String = [
+            (subscribed, 'P'),
+            (multi, 'x'),
+            (self.blocked.load(Ordering::Relaxed), 'b'),
+            (tracking & TRACKING_ON != 0, 't'),
+            (tracking & TRACKING_BROKEN != 0, 'R'),
+            (tracking & TRACKING_BCAST != 0, 'B'),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, c)| c)
+        .collect();
+        match flags.is_empty() {
+            true => "N".into(),
+            false => flags,
+        }
+    }
+
     /// The client's line in `CLIENT LIST` / `CLIENT INFO`, in Redis 7.2's
     /// fields and order (buffer sizes this server does not track are 0).
     pub fn line(&self) -> String {
@@ -140,18 +185,15 @@ impl Client {
             .subscriptions
             .each_ref()
             .map(|n| n.load(Ordering::Relaxed));
-        let flags = match (multi >= 0, sub + psub + ssub > 0) {
-            (true, _) => "x",
-            (false, true) => "P",
-            (false, false) => "N",
-        };
+        let flags = self.flags(multi >= 0, sub + psub + ssub > 0);
+        let redir = self.redirect.load(Ordering::Relaxed);
         let qbuf = self.qbuf.load(Ordering::Relaxed);
         let cmd = match names.last_cmd.as_str() {
             "" => "NULL",
             c => c,
         };
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={flags} db=0 sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user={} redir={redir} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -220,6 +262,8 @@ impl Clients {
             killed: AtomicBool::new(false),
             kill: Notify::new(),
             subscriptions: Default::default(),
+            tracking: AtomicU8::new(0),
+            redirect: AtomicI64::new(-1),
             blocked: AtomicBool::new(false),
             unblock_request: Mutex::new(None),
             unblock: Notify::new(),

@@ -47,9 +47,13 @@ pub async fn handle(mut socket: Socket, shared: Arc<Shared>, mut stop: watch::Re
     );
     let client = Arc::clone(&registered.client);
     let mut session = Session::new(client, &shared.acl);
+    shared.tracking.connected(session.id, &session.outbox);
     let mut input = Pending::new(&shared);
     let _ = serve_client(&mut socket, &shared, &mut session, &mut input, &mut stop).await;
     session.leave_pubsub(&shared);
+    shared
+        .tracking
+        .disconnected(session.id, &shared.store.tuning().tracking);
     shared.clients.fetch_sub(1, Ordering::AcqRel);
 }
 
@@ -259,13 +263,9 @@ async fn wait_for_reply(
     }
 }
 
-/// Resolves when a message was published to the client (never if it has
-/// not subscribed).
+/// Resolves when a message was queued for the client.
 async fn message_for(session: &Session) {
-    match &session.pubsub {
-        Some(p) => p.sub.notified().await,
-        None => std::future::pending().await,
-    }
+    session.outbox.notified().await
 }
 
 /// Writes the messages published to the client; false as [`send`].

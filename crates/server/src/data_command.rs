@@ -50,7 +50,7 @@ pub(crate) fn run_with(
                     }
                 }
             })?;
-            notices.publish(&s.pubsub, &s.expiries);
+            notices.publish(&s.pubsub, &s.expiries, &s.tracking);
             match (out, failure) {
                 (Some(r), _) => Ok(r),
                 (None, Some(r)) => Err(Fail::Reply(r)),
@@ -60,7 +60,7 @@ pub(crate) fn run_with(
         _ => {
             let mut direct = Direct::new(&sp, &opts);
             let out = handler(name, req, &mut direct, &s.cursors);
-            direct.notices.publish(&s.pubsub, &s.expiries);
+            direct.notices.publish(&s.pubsub, &s.expiries, &s.tracking);
             out
         }
     }

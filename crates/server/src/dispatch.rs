@@ -44,11 +44,24 @@ pub fn execute(s: &Shared, session: &mut Session, req: Request) -> (Reply, Then)
     if s.waiters.count() > 0 {
         wake.extend(blocking::replaced(&name, &req));
     }
+    let caching = is_client_caching(&name, &req);
     let done = control(s, session, &name, req);
     if !wake.is_empty() {
         s.waiters.wake(wake);
     }
+    // `CLIENT CACHING` holds for the next command, or the next
+    // transaction (Redis's `resetClient`).
+    if session.caching && !caching && session.queued.is_none() {
+        session.caching = false;
+    }
     done
+}
+
+fn is_client_caching(name: &str, req: &Request) -> bool {
+    name == "client"
+        && req
+            .get(1)
+            .is_some_and(|sub| sub.eq_ignore_ascii_case(b"caching"))
 }
 
 /// The refusal of a well-formed request, if it may not run now.
@@ -158,8 +171,17 @@ pub(crate) fn control(
     let started = Instant::now();
     // A script's calls are checked against its caller's rules.
     let caller = crate::acl::gate::caller_of(session);
-    let (reply, then) =
-        crate::acl::caller::with(caller, || run_command(s, session, name, req, started));
+    let tracks = session.tracking.is_some();
+    let read = tracks.then(|| req.clone());
+    let (reply, then) = crate::acl::caller::with(caller, || {
+        crate::tracking::writing_as(session.id, || run_command(s, session, name, req, started))
+    });
+    match read {
+        Some(req) => crate::tracking::reads::after_command(s, session, name, &req),
+        None => {
+            let _ = crate::tracking::take_script_read();
+        }
+    }
     if then != Then::Block {
         s.cmdstats.called(name, 1, started.elapsed(), &reply);
     }

@@ -43,7 +43,7 @@ impl Effects {
     }
 
     pub fn apply(self, s: &Shared) {
-        self.notices.publish(&s.pubsub, &s.expiries);
+        self.notices.publish(&s.pubsub, &s.expiries, &s.tracking);
         for (shard, channel, message) in self.publishes {
             s.pubsub.publish(shard, &channel, &message);
         }

@@ -103,10 +103,11 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     }
     if want("clients") {
         sections.push(format!(
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nslsm_pending_input_bytes:{}\r\nslsm_max_query_buffers:{}\r\n",
             s.clients.load(Ordering::Relaxed),
             s.opts.maxclients,
             s.waiters.count(),
+            s.tracking.counts().clients,
             s.pending_input.load(Ordering::Relaxed),
             s.opts.max_query_buffers
         ));
@@ -161,14 +162,18 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         sections.push(format!("# Cluster\r\ncluster_enabled:{enabled}\r\n"));
     }
     if want("stats") {
+        let tracked = s.tracking.counts();
         sections.push(format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_error_replies:{}\r\nslsm_swept_collections:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\nslsm_swept_collections:{}\r\n",
             s.connections.load(Ordering::Relaxed),
             s.commands.load(Ordering::Relaxed),
             s.rejected.load(Ordering::Relaxed),
             s.pubsub.names(Space::Channels),
             s.pubsub.names(Space::Patterns),
             s.pubsub.names(Space::Shards),
+            tracked.keys,
+            tracked.items,
+            tracked.prefixes,
             s.cmdstats.total_errors(),
             s.swept.load(Ordering::Relaxed)
         ));

@@ -68,6 +68,7 @@ pub mod shared;
 pub mod slowlog;
 pub mod store;
 pub mod tls;
+pub mod tracking;
 mod transaction;
 pub mod version;
 pub mod waiters;
@@ -157,6 +158,7 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
         saves: Arc::new(saves::Saves::new()),
         waiters: waiters::Waiters::default(),
         pubsub: pubsub::PubSub::default(),
+        tracking: tracking::Tracking::default(),
         scripts: scripting::Scripts::default(),
         functions,
         pause: pause::Pause::default(),
@@ -322,7 +324,8 @@ pub async fn watch_expiries(
         let shared = std::sync::Arc::clone(&s);
         let _ = tokio::task::spawn_blocking(move || {
             let sp = shared.store.spaces();
-            notify::expire_due(&shared.pubsub, &shared.expiries, &sp, store::now_ms())
+            let (p, e, t) = (&shared.pubsub, &shared.expiries, &shared.tracking);
+            notify::expire_due(p, e, t, &sp, store::now_ms())
         })
         .await;
     }

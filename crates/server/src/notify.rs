@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use crate::pubsub::PubSub;
 use crate::store::Spaces;
+use crate::tracking::Tracking;
 
 /// Redis's class bits (`server.h`), so flags read the same there and here.
 pub const KEYSPACE: u32 = 1 << 0;
@@ -40,6 +41,9 @@ pub const STREAM: u32 = 1 << 10;
 pub const KEY_MISS: u32 = 1 << 11;
 pub const MODULE: u32 = 1 << 13;
 pub const NEW: u32 = 1 << 14;
+/// Not a class: set while some client tracks keys (`crate::tracking`),
+/// so that every key a command changes is kept for the invalidation.
+pub const TRACKED: u32 = 1 << 30;
 /// `A`: every class but key misses and new keys.
 pub const ALL: u32 =
     GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
@@ -98,6 +102,14 @@ pub fn format(flags: u32) -> String {
     out
 }
 
+/// What a command starting now collects of its changes ([`Notices`]):
+/// the notifications `tuning` asks for, and the changed keys while some
+/// client tracks keys.
+pub fn notice_flags(tuning: &crate::store::Tuning) -> u32 {
+    let tracking = tuning.tracking.load(std::sync::atomic::Ordering::SeqCst);
+    tuning.notify_flags() | if tracking { TRACKED } else { 0 }
+}
+
 /// True if `flags` publish notices of `class` (a channel kind is on too).
 pub fn publishes(flags: u32, class: u32) -> bool {
     flags & class != 0 && flags & (KEYSPACE | KEYEVENT) != 0
@@ -110,6 +122,8 @@ pub struct Notices {
     flags: u32,
     notices: Vec<(&'static str, Vec<u8>)>,
     expiries: Vec<(u64, Vec<u8>)>,
+    /// The keys changed, while [`TRACKED`].
+    changed: Vec<Vec<u8>>,
 }
 
 impl Notices {
@@ -129,6 +143,9 @@ impl Notices {
 
     /// Redis's `notifyKeyspaceEvent(class, event, key)`.
     pub fn push(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        if self.flags & TRACKED != 0 {
+            self.changed.push(key.to_vec());
+        }
         if self.wants(class) {
             self.notices.push((event, key.to_vec()));
         }
@@ -136,7 +153,7 @@ impl Notices {
 
     /// `key` was written expiring at `at` (ms; 0: never).
     pub fn expires(&mut self, key: &[u8], at: u64) {
-        if at != 0 && self.wants(EXPIRED) {
+        if at != 0 && (self.wants(EXPIRED) || self.flags & TRACKED != 0) {
             self.expiries.push((at, key.to_vec()));
         }
     }
@@ -146,10 +163,11 @@ impl Notices {
         self.flags |= other.flags;
         self.notices.append(&mut other.notices);
         self.expiries.append(&mut other.expiries);
+        self.changed.append(&mut other.changed);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.notices.is_empty() && self.expiries.is_empty()
+        self.notices.is_empty() && self.expiries.is_empty() && self.changed.is_empty()
     }
 
     /// The messages to publish, `(channel, message)`, in order.
@@ -169,11 +187,14 @@ impl Notices {
         out
     }
 
-    /// Publishes the notices (the writes they tell of have committed) and
-    /// hands the expiries to the watch.
-    pub fn publish(self, pubsub: &PubSub, watch: &Expiries) {
+    /// Publishes the notices (the writes they tell of have committed),
+    /// hands the expiries to the watch and the changed keys to tracking.
+    pub fn publish(self, pubsub: &PubSub, watch: &Expiries, tracking: &Tracking) {
         if self.is_empty() {
             return;
+        }
+        if !self.changed.is_empty() {
+            tracking.changed(&self.changed);
         }
         for (channel, message) in self.messages() {
             pubsub.publish(false, &channel, &message);
@@ -217,8 +238,14 @@ impl Expiries {
 /// One look at the watch at `now`: an `expired` notice for each key whose
 /// watched expiry has passed and is still the one it holds (not deleted,
 /// overwritten or given another expiry since).
-pub fn expire_due(pubsub: &PubSub, watch: &Expiries, sp: &Spaces, now: u64) -> slsm::Result<()> {
-    let flags = sp.tuning.notify_flags();
+pub fn expire_due(
+    pubsub: &PubSub,
+    watch: &Expiries,
+    tracking: &Tracking,
+    sp: &Spaces,
+    now: u64,
+) -> slsm::Result<()> {
+    let flags = notice_flags(&sp.tuning);
     let mut notices = Notices::new(flags);
     for (at, key) in watch.take_due(now) {
         let Some(stored) = sp.ks.get(&key)? else {
@@ -229,7 +256,7 @@ pub fn expire_due(pubsub: &PubSub, watch: &Expiries, sp: &Spaces, now: u64) -> s
             notices.push(EXPIRED, "expired", &key);
         }
     }
-    notices.publish(pubsub, watch);
+    notices.publish(pubsub, watch, tracking);
     Ok(())
 }
 

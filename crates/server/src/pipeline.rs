@@ -123,9 +123,12 @@ pub fn run_some(
             false => Kind::Other,
         };
         // A batch of blind writes tells no keyspace notifications (it
-        // does not know which keys are new): with them on, each runs alone.
+        // does not know which keys are new) nor tracking clients: with
+        // either on, each runs alone.
         let k = match k {
-            Kind::BlindWrite if shared.store.tuning().notify_flags() != 0 => Kind::Other,
+            Kind::BlindWrite if crate::notify::notice_flags(shared.store.tuning()) != 0 => {
+                Kind::Other
+            }
             // Writes refused (`NOREPLICAS`) are refused by `execute`.
             Kind::BlindWrite | Kind::Grouped(_) if shared.replicas_short() => Kind::Other,
             k => k,
@@ -338,7 +341,7 @@ fn counters(
         match tx.commit_opt(&shared.write_options()) {
             Ok(()) => {
                 crate::access::apply_drops(sp, drops);
-                notices.publish(&shared.pubsub, &shared.expiries);
+                notices.publish(&shared.pubsub, &shared.expiries, &shared.tracking);
                 shared
                     .waiters
                     .wake(crate::collections::blocking::wakes_of_all(group));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::clients::Client;
 use crate::commands::{self, Fail};
-use crate::pubsub::Subscriptions;
+use crate::pubsub::{Subscriber, Subscriptions};
 use crate::resp::{Reply, Request};
 use crate::shared::Shared;
 use crate::transaction::queue::Queue;
@@ -53,8 +53,15 @@ pub struct Session {
     pub get_group: usize,
     /// The blocking command the connection waits to run again.
     pub blocked: Option<Blocked>,
+    /// Where messages to it wait until the connection writes them: what
+    /// it subscribed to, `MONITOR` lines, client-side caching pushes.
+    pub outbox: Arc<Subscriber>,
     /// Its channels, patterns and shard channels, once it subscribed.
     pub pubsub: Option<Box<Subscriptions>>,
+    /// Its client-side caching mode, while `CLIENT TRACKING` is on.
+    pub(crate) tracking: Option<crate::tracking::Mode>,
+    /// `CLIENT CACHING` was sent for the next command (or transaction).
+    pub(crate) caching: bool,
     /// `EXEC` is running the queued commands: they are shown to monitors
     /// once it commits, in their order, then `EXEC` itself (as Redis 7.0).
     pub(crate) in_exec: bool,
@@ -77,6 +84,7 @@ impl Session {
     pub fn new(client: Arc<Client>, acl: &crate::acl::Acl) -> Session {
         Session {
             id: client.id,
+            outbox: Subscriber::new(Arc::clone(&client)),
             client,
             proto: 2,
             pending_proto: 2,
@@ -89,6 +97,8 @@ impl Session {
             get_group: 1,
             blocked: None,
             pubsub: None,
+            tracking: None,
+            caching: false,
             in_exec: false,
             reply_mode: Default::default(),
             readonly: false,
@@ -109,6 +119,7 @@ impl Session {
             && self.queued.is_none()
             && !(self.proto < 3 && self.subscribed())
             && self.reply_mode == ReplyMode::On
+            && self.tracking.is_none()
     }
 
     /// True while the client has a subscription (`SUBSCRIBE` and the
@@ -117,12 +128,9 @@ impl Session {
         self.pubsub.as_ref().is_some_and(|p| p.total() > 0)
     }
 
-    /// Appends the messages published to this client since the last call
-    /// (none unless it subscribed).
+    /// Appends the messages sent to this client since the last call.
     pub fn drain_messages(&self, out: &mut Vec<u8>) -> bool {
-        self.pubsub
-            .as_ref()
-            .is_some_and(|p| p.sub.drain_into(self.proto, out))
+        self.outbox.drain_into(self.proto, out)
     }
 
     /// Ends every subscription (the connection closes, or `RESET`).
@@ -137,7 +145,7 @@ impl Session {
     pub(crate) fn monitor(&mut self, s: &Shared) -> Reply {
         let p = self
             .pubsub
-            .get_or_insert_with(|| Box::new(Subscriptions::new(&self.client)));
+            .get_or_insert_with(|| Box::new(Subscriptions::new(&self.outbox)));
         s.monitors.add(&p.sub);
         Reply::ok()
     }

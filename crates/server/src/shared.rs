@@ -56,6 +56,8 @@ pub struct Shared {
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
     pub monitors: monitor::Monitors,
+    /// Client-side caching: who read which keys (`tracking`).
+    pub tracking: crate::tracking::Tracking,
     /// Keys whose expiry is to be announced (`notify`).
     pub expiries: notify::Expiries,
     /// `min-replicas-to-write` and `min-replicas-max-lag` (`NOREPLICAS`).

@@ -233,6 +233,9 @@ pub struct Tuning {
     /// `notify-keyspace-events`: the classes of keyspace notifications
     /// published (`crate::notify`; 0: none, Redis's default).
     pub notify: std::sync::atomic::AtomicU32,
+    /// Some client tracks keys (`crate::tracking`): every write tells the
+    /// keys it changes.
+    pub tracking: std::sync::atomic::AtomicBool,
 }
 
 impl Tuning {
@@ -246,6 +249,7 @@ impl Default for Tuning {
         Tuning {
             stream_node_entries: std::sync::atomic::AtomicU64::new(100),
             notify: std::sync::atomic::AtomicU32::new(0),
+            tracking: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }

@@ -103,7 +103,7 @@ pub struct Direct<'a> {
 
 impl<'a> Direct<'a> {
     pub fn new(sp: &'a Spaces, opts: &'a WriteOptions) -> Direct<'a> {
-        let notices = Notices::new(sp.tuning.notify_flags());
+        let notices = Notices::new(notify::notice_flags(&sp.tuning));
         Direct { sp, opts, notices }
     }
 }
@@ -207,7 +207,7 @@ impl<'a> InTx<'a> {
             tx,
             sp,
             drops: Vec::new(),
-            notices: Notices::new(sp.tuning.notify_flags()),
+            notices: Notices::new(notify::notice_flags(&sp.tuning)),
             in_script: false,
         }
     }

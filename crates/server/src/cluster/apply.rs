@@ -122,11 +122,10 @@ fn apply_body(s: &Shared, body: Body, stamp: &Stamp<'_>, mine: bool) -> slsm::Re
             [req] if matches!(lower(req).as_str(), "flushall" | "flushdb") => {
                 // Not a transaction's write: the stamp follows on its own
                 // (a crash between the two empties the database again).
+                let flushed = s.store.flush_all();
+                s.tracking.flushed();
                 Ok(vec![to_reply(
-                    s.store
-                        .flush_all()
-                        .map(|_| Reply::ok())
-                        .map_err(commands::Fail::Engine),
+                    flushed.map(|_| Reply::ok()).map_err(commands::Fail::Engine),
                 )])
             }
             [req] if lower(req) == "function" => {
@@ -224,7 +223,7 @@ fn in_transaction(
         match tx.commit_opt(&slsm::WriteOptions::default()) {
             Ok(()) => {
                 apply_drops(&sp, drops);
-                notices.publish(&s.pubsub, &s.expiries);
+                notices.publish(&s.pubsub, &s.expiries, &s.tracking);
                 if mine {
                     effects.apply(s);
                 }

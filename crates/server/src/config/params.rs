@@ -239,6 +239,15 @@ pub const PARAMS: &[Param] = &[
         }),
     },
     param(
+        "tracking-table-max-keys",
+        Kind::Int(0, LONG),
+        Get::Read(|s| s.tracking.max_keys().to_string()),
+        Set::Live(|s, v| {
+            s.tracking.set_max_keys(v.parse().unwrap_or(0));
+            Ok(())
+        }),
+    ),
+    param(
         "stream-node-max-entries",
         Kind::Int(0, LONG),
         Get::Read(|s| {

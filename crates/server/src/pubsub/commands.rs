@@ -65,10 +65,10 @@ fn confirmation(word: &str, name: Option<&[u8]>, count: usize) -> Reply {
 }
 
 fn subscribe(s: &Shared, session: &mut Session, space: Space, names: &[Vec<u8>]) -> Reply {
-    let client = &session.client;
+    let outbox = &session.outbox;
     let subs = session
         .pubsub
-        .get_or_insert_with(|| Box::new(Subscriptions::new(client)));
+        .get_or_insert_with(|| Box::new(Subscriptions::new(outbox)));
     let replies = names
         .iter()
         .map(|name| {

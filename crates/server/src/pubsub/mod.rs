@@ -18,6 +18,10 @@
 //! after the registry's, never before). Durability: none, by design.
 
 pub mod commands;
+mod message;
+
+pub use message::INVALIDATE_CHANNEL;
+use message::{Message, INVALIDATE_MESSAGE, INVALIDATE_PUSH, MONITOR_LINE, REDIRECT_BROKEN};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,7 +31,6 @@ use tokio::sync::Notify;
 
 use crate::clients::Client;
 use crate::glob;
-use crate::resp::encode_bulk;
 
 /// Bytes of undelivered messages that disconnect a subscriber at once.
 const HARD_LIMIT: usize = 32 << 20;
@@ -35,8 +38,6 @@ const HARD_LIMIT: usize = 32 << 20;
 /// them for [`SOFT_SECONDS`].
 const SOFT_LIMIT: usize = 8 << 20;
 const SOFT_SECONDS: Duration = Duration::from_secs(60);
-/// What a queued message costs beyond its bytes.
-const MESSAGE_OVERHEAD: usize = 64;
 
 /// The three namespaces a client subscribes in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,47 +64,6 @@ impl Space {
 
     pub fn unsubscribe_word(self) -> &'static str {
         ["unsubscribe", "punsubscribe", "sunsubscribe"][self.index()]
-    }
-}
-
-/// The kind of a [`Message`] that is a `MONITOR` line.
-const MONITOR_LINE: &str = "monitor";
-
-/// One message on its way to one subscriber: `message`, `pmessage` (with
-/// the pattern that matched) or `smessage`.
-struct Message {
-    kind: &'static str,
-    pattern: Option<Arc<[u8]>>,
-    channel: Arc<[u8]>,
-    payload: Arc<[u8]>,
-}
-
-impl Message {
-    fn cost(&self) -> usize {
-        MESSAGE_OVERHEAD
-            + self.pattern.as_ref().map_or(0, |p| p.len())
-            + self.channel.len()
-            + self.payload.len()
-    }
-
-    /// A push in RESP3, an array in RESP2; a `MONITOR` line is a simple
-    /// string in both, as Redis sends it.
-    fn encode(&self, proto: u8, out: &mut Vec<u8>) {
-        if self.kind == MONITOR_LINE {
-            out.push(b'+');
-            out.extend_from_slice(&self.payload);
-            out.extend_from_slice(b"\r\n");
-            return;
-        }
-        let n = if self.pattern.is_some() { 4 } else { 3 };
-        out.push(if proto >= 3 { b'>' } else { b'*' });
-        out.extend_from_slice(format!("{n}\r\n").as_bytes());
-        encode_bulk(self.kind.as_bytes(), out);
-        if let Some(p) = &self.pattern {
-            encode_bulk(p, out);
-        }
-        encode_bulk(&self.channel, out);
-        encode_bulk(&self.payload, out);
     }
 }
 
@@ -178,6 +138,33 @@ impl Subscriber {
             pattern: None,
             channel: Arc::from(&b""[..]),
             payload: line,
+        })
+    }
+
+    /// Queues an invalidation of `keys` (`None`: of every key, after a
+    /// flush) from client-side caching (`crate::tracking`); `redirected`
+    /// when it is another client's, which a subscribed RESP2 connection
+    /// then gets as a `message` on [`INVALIDATE_CHANNEL`].
+    pub fn deliver_invalidation(&self, keys: Option<&[&[u8]]>, redirected: bool) {
+        self.deliver(Message {
+            kind: match redirected {
+                true => INVALIDATE_MESSAGE,
+                false => INVALIDATE_PUSH,
+            },
+            pattern: None,
+            channel: Arc::from(INVALIDATE_CHANNEL),
+            payload: keys.map_or_else(Vec::new, message::key_array).into(),
+        })
+    }
+
+    /// Queues the RESP3 push telling a tracking client that its redirect
+    /// target, client `id`, is gone.
+    pub fn deliver_redirect_broken(&self, id: u64) {
+        self.deliver(Message {
+            kind: REDIRECT_BROKEN,
+            pattern: None,
+            channel: Arc::from(&b""[..]),
+            payload: id.to_string().into_bytes().into(),
         })
     }
 
@@ -338,9 +325,10 @@ pub struct Subscriptions {
 }
 
 impl Subscriptions {
-    pub fn new(client: &Arc<Client>) -> Subscriptions {
+    /// Subscriptions whose messages go to `outbox` (the connection's).
+    pub fn new(outbox: &Arc<Subscriber>) -> Subscriptions {
         Subscriptions {
-            sub: Subscriber::new(Arc::clone(client)),
+            sub: Arc::clone(outbox),
             names: Default::default(),
         }
     }

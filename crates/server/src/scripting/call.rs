@@ -85,6 +85,7 @@ pub(super) fn run_command(
         "time" => crate::version::time_reply(),
         "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
         _ => {
+            crate::tracking::reads::script_called(&name);
             let started = std::time::Instant::now();
             let was = std::mem::replace(&mut acc.in_script, true);
             let reply = to_reply(crate::registry::run_data(&name, &req, acc, &s.cursors));

@@ -230,6 +230,7 @@ pub(crate) fn exec(s: &Shared, session: &mut Session) -> Reply {
             };
             drops.append(&mut acc.drops);
             effects.notices(&mut acc.notices);
+            crate::tracking::reads::after_command(s, session, &name, req);
             replies.push(r);
         }
         match tx.commit_opt(&opts) {

@@ -3,8 +3,8 @@
 //! `TRACKINGINFO`, `CACHING`, `UNBLOCK`'s checks, `HELP`, the errors);
 //! `CLIENT REPLY OFF|ON|SKIP` drops exactly the replies Redis drops;
 //! `CLIENT UNBLOCK` ends a blocked pop as a timeout or with Redis's
-//! `-UNBLOCKED` error, and a `WAIT`; `TRACKING ON`, not built, is
-//! refused; `CLIENT PAUSE` holds what Redis holds until its end or an
+//! `-UNBLOCKED` error, and a `WAIT` (`TRACKING ON` is `tracking.rs`'s);
+//! `CLIENT PAUSE` holds what Redis holds until its end or an
 //! `UNPAUSE`.
 
 use std::io::{Read, Write};
@@ -114,20 +114,6 @@ fn unblock_ends_a_wait_as_a_timeout_or_an_error() {
         .query(&mut admin)
         .unwrap();
     assert_eq!(n, 0, "no longer blocked");
-}
-
-#[test]
-fn tracking_on_is_refused() {
-    let s = Server::start(None);
-    let mut c = s.conn();
-    let err = cmd("CLIENT")
-        .arg(&["TRACKING", "ON"])
-        .query::<()>(&mut c)
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("not supported by slsm serve"),
-        "{err}"
-    );
 }
 
 /// Runs `args` on a connection of its own; how long it took (the

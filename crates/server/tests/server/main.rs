@@ -45,6 +45,7 @@ mod stream_groups;
 mod stream_info;
 mod streams;
 mod tls;
+mod tracking;
 mod wait;
 mod watch;
 mod zset_algebra;
