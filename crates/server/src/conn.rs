@@ -224,7 +224,9 @@ async fn wait_for_reply(
 ) -> std::io::Result<Option<Reply>> {
     let registered = shared.waiters.register(&blocked.keys);
     loop {
-        let retried = on_engine(shared, || crate::blocked::retry(shared, blocked));
+        // What the served command changes is the client's own (`NOLOOP`).
+        let retry = || crate::blocked::retry(shared, blocked);
+        let retried = on_engine(shared, || crate::tracking::writing_as(session.id, retry));
         if let Some(reply) = retried {
             return Ok(Some(reply));
         }
