@@ -121,7 +121,7 @@ run_unit() {
   done < <(sed -nE "s/^skip $name: //p" "$here/known-differences.txt" "$here/open-failures.txt")
   (cd "$src" && TERM=dumb timeout 900 ./runtest --host 127.0.0.1 --port "$port" --singledb \
       --ignore-encoding --ignore-digest --timeout 120 --baseport "$baseport" \
-      --tags "-needs:debug -needs:repl -needs:pfdebug -needs:config-maxmemory" \
+      --tags "-needs:debug -needs:repl -needs:pfdebug" \
       "${skips[@]}" --single "$unit" >"$log" 2>&1)
   status=$?
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null

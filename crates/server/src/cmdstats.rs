@@ -52,6 +52,35 @@ impl CommandStats {
     }
 }
 
+thread_local! {
+    /// The error the last failed call of the script running on this
+    /// thread answered (and was counted with).
+    static CALL_ERROR: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A script's call answered `error`, counted already: the script's own
+/// reply, when it passes that error on (raised by `redis.call`, or the
+/// table of `redis.pcall` returned), is not counted again among the
+/// errors (Redis's `ERR_REPLY_FLAG_NO_STATS_UPDATE`); the script still
+/// counts as failed.
+pub fn script_call_failed(error: &str) {
+    CALL_ERROR.with(|c| *c.borrow_mut() = Some(error.to_string()));
+}
+
+/// A new top-level command starts on this thread.
+pub fn new_command() {
+    CALL_ERROR.with(|c| c.borrow_mut().take());
+}
+
+/// True if `error` is the failed call's error passed on.
+fn passed_on(error: &str) -> bool {
+    CALL_ERROR.with(|c| {
+        c.borrow_mut()
+            .take()
+            .is_some_and(|call| error.starts_with(&call))
+    })
+}
+
 /// The error code of an error reply (its first word), if it is one.
 fn error_code(reply: &Reply) -> Option<&str> {
     match reply {
@@ -71,7 +100,10 @@ impl CommandStats {
         c.usec.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
         if let Some(code) = error_code(reply) {
             c.failed.fetch_add(count, Ordering::Relaxed);
-            self.error(code, count);
+            let Reply::Error(e) = reply else { return };
+            if !passed_on(e) {
+                self.error(code, count);
+            }
         }
     }
 

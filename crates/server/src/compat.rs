@@ -73,3 +73,13 @@ pub fn run(name: &str, a: &[Vec<u8>]) -> Outcome {
         },
     }
 }
+
+/// `SELECT index`: only database 0 exists (as Redis with `databases 1`);
+/// a script may select it too.
+pub fn select(index: &[u8]) -> Reply {
+    match int_arg(index) {
+        Ok(0) => Reply::ok(),
+        Ok(_) => Reply::err("ERR DB index is out of range"),
+        Err(_) => Reply::err("ERR value is not an integer or out of range"),
+    }
+}

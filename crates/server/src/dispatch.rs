@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::collections::blocking;
 use crate::pubsub::commands as pubsub;
-use crate::registry::{self, Command, Run, ALLOW_BUSY, NO_AUTH, NO_MULTI, WRITE};
+use crate::registry::{self, Command, Run, ALLOW_BUSY, DENYOOM, NO_AUTH, NO_MULTI, WRITE};
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then, NO_REPLICAS};
 use crate::shared::Shared;
@@ -95,11 +95,29 @@ fn admission(
             return Some(refuse(s, session, name, Reply::err(busy), Exec::Aborted));
         }
     }
+    if may_grow(session, cmd, name, req) && s.maxmemory.over(&s.store.db()) {
+        let refused = Reply::err(crate::maxmemory::OOM);
+        return Some(refuse(s, session, name, refused, Exec::Aborted));
+    }
     if s.replicas_short() && cmd.flags.has(WRITE) {
         let refused = Reply::err(NO_REPLICAS);
         return Some(refuse(s, session, name, refused, Exec::Aborted));
     }
     None
+}
+
+/// True for what `maxmemory`'s stop refuses (Redis's `denyoom`): such a
+/// command, or an `EXEC` holding one. Scripts check their flags as they
+/// start (`scripting::shebang`), and their calls one by one.
+fn may_grow(session: &Session, cmd: &Command, name: &str, req: &Request) -> bool {
+    let grows = |r: &Request| {
+        let n = String::from_utf8_lossy(&r[0]).to_ascii_lowercase();
+        registry::find(&n).is_some_and(|c| c.flags_of(r).has(DENYOOM))
+    };
+    match (name, &session.queued) {
+        ("exec", Some(queue)) => queue.requests().iter().any(grows),
+        _ => cmd.flags_of(req).has(DENYOOM),
+    }
 }
 
 /// Queues a command sent inside `MULTI`.
@@ -169,6 +187,7 @@ pub(crate) fn control(
     req: Request,
 ) -> (Reply, Then) {
     let started = Instant::now();
+    crate::cmdstats::new_command();
     // A script's calls are checked against its caller's rules.
     let caller = crate::acl::gate::caller_of(session);
     let tracks = session.tracking.is_some();

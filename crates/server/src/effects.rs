@@ -19,6 +19,8 @@ pub struct Effects {
     pushes: Vec<Request>,
     /// Its keyspace notifications (`crate::notify`).
     notices: crate::notify::Notices,
+    /// It ran a write command (`maxmemory`'s stop lets it finish).
+    pub wrote: bool,
 }
 
 impl Effects {

@@ -122,7 +122,7 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
         sections.push(format!(
             "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\nslsm_block_cache_capacity:{}\r\nslsm_block_cache_hits:{}\r\nslsm_block_cache_misses:{}\r\nslsm_bytes_read_from_files:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\n",
             stats.memory.total(),
-            stats.memory.budget,
+            s.maxmemory.shown(),
             stats.memory.cache.usage,
             stats.memory.cache.capacity,
             stats.memory.cache.hits,

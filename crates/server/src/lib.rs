@@ -50,6 +50,7 @@ pub mod info;
 mod inline;
 mod input;
 pub mod latency;
+pub mod maxmemory;
 pub mod monitor;
 pub mod notify;
 mod open;
@@ -143,8 +144,10 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
     let tls = listen_tls(&opts).await?;
     let tls_addr = tls.as_ref().map(|(_, _, at)| *at);
     let (tx, rx) = watch::channel(false);
+    let maxmemory = maxmemory::MaxMemory::new(opts.engine.memory_budget);
     let shared = Arc::new(Shared {
         opts,
+        maxmemory,
         store,
         cursors: cursors::Cursors::default(),
         registry: clients::Clients::default(),

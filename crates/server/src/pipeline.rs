@@ -129,8 +129,12 @@ pub fn run_some(
             Kind::BlindWrite if crate::notify::notice_flags(shared.store.tuning()) != 0 => {
                 Kind::Other
             }
-            // Writes refused (`NOREPLICAS`) are refused by `execute`.
-            Kind::BlindWrite | Kind::Grouped(_) if shared.replicas_short() => Kind::Other,
+            // Writes refused (`NOREPLICAS`, `OOM`) are refused by `execute`.
+            Kind::BlindWrite | Kind::Grouped(_)
+                if shared.replicas_short() || shared.maxmemory.is_on() =>
+            {
+                Kind::Other
+            }
             k => k,
         };
         if k != Kind::Other {

@@ -56,6 +56,8 @@ pub struct Shared {
     pub slowlog: slowlog::SlowLog,
     /// Clients in `MONITOR`.
     pub monitors: monitor::Monitors,
+    /// `maxmemory` set at run time and its `noeviction` stop.
+    pub maxmemory: crate::maxmemory::MaxMemory,
     /// Client-side caching: who read which keys (`tracking`).
     pub tracking: crate::tracking::Tracking,
     /// Keys whose expiry is to be announced (`notify`).

@@ -330,3 +330,73 @@ fn a_quiet_database_flushes_its_sealed_memory_runs() {
         assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]));
     }
 }
+
+#[test]
+fn a_budget_changed_while_open_resizes_the_cache_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = 16 << 20;
+    let db = Db::open(
+        dir.path(),
+        Options {
+            memory_budget: big,
+            ..options()
+        },
+    )
+    .unwrap();
+    for i in 0..KEYS / 2 {
+        db.put(key(i), value(i, 0)).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 0..KEYS / 2 {
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&value(i, 0)[..]));
+    }
+    let before = db.memory_usage();
+    assert_eq!(before.budget, big as u64);
+    assert!(before.cache.usage > (4 << 20), "a warm cache: {before:?}");
+
+    // Down to a half: the cache gives back what the new budget lacks,
+    // before the call returns. (The memory runs and buffers keep the size
+    // the open gave them: a quarter and a sixteenth-odd of 16 MiB.)
+    let small = 8 << 20;
+    db.set_memory_budget(small).unwrap();
+    let after = db.memory_usage();
+    assert_eq!(after.budget, small as u64);
+    assert_within(after, small, "right after the budget shrank");
+    for i in 0..KEYS / 2 {
+        db.put(key(i), value(i, 1)).unwrap();
+        if i % 5_000 == 0 {
+            assert_within(db.memory_usage(), small, "writing under the smaller budget");
+        }
+    }
+    for i in (0..KEYS / 2).step_by(7) {
+        assert_eq!(db.get(key(i)).unwrap().as_deref(), Some(&value(i, 1)[..]));
+    }
+    assert_within(db.memory_usage(), small, "reading under the smaller budget");
+
+    // Below what the memory runs and buffers were given at open: the cache
+    // is left nothing, and the usage says the engine is above the budget.
+    // (The least budget: the buffers alone, sized for 16 MiB, pass it.)
+    let least = slsm::MIN_MEMORY_BUDGET;
+    db.set_memory_budget(least).unwrap();
+    let floor = db.memory_usage();
+    assert_eq!(floor.cache.capacity, 0, "{floor:?}");
+    assert!(
+        floor.memory_runs_limit + floor.buffers > least as u64,
+        "{floor:?}"
+    );
+    assert!(floor.total() > least as u64, "{floor:?}");
+
+    // Back up: the cache may hold more again.
+    db.set_memory_budget(big).unwrap();
+    for i in 0..KEYS / 2 {
+        db.get(key(i)).unwrap();
+    }
+    let raised = db.memory_usage();
+    assert!(raised.cache.capacity > after.cache.capacity, "{raised:?}");
+    assert!(raised.cache.usage > (4 << 20), "{raised:?}");
+
+    // Below the least budget an open accepts: refused, nothing changed.
+    let refused = db.set_memory_budget(1000).unwrap_err();
+    assert!(refused.to_string().contains("at least 1 MiB"), "{refused}");
+    assert_eq!(db.memory_usage().budget, big as u64);
+}

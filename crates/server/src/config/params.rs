@@ -115,12 +115,14 @@ pub const PARAMS: &[Param] = &[
     startup("maxclients", Kind::Int(1, INT), |s| {
         s.opts.maxclients.to_string()
     }),
-    // The engine's memory budget: it bounds what the engine holds in
-    // memory, where Redis's bounds the data set (slsm keeps data past it on
-    // disk and evicts nothing).
-    startup("maxmemory", Kind::Memory(0, LONG), |s| {
-        s.opts.engine.memory_budget.to_string()
-    }),
+    // The engine's memory budget, and at run time Redis's `noeviction`
+    // stop too (`crate::maxmemory`).
+    param(
+        "maxmemory",
+        Kind::Memory(0, LONG),
+        Get::Read(|s| s.maxmemory.shown().to_string()),
+        Set::Live(|s, v| s.maxmemory.set(&s.store.db(), v.parse().unwrap_or(0))),
+    ),
     startup(
         "maxmemory-policy",
         Kind::Enum(&[

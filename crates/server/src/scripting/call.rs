@@ -40,7 +40,7 @@ pub(super) fn run_command(
     s: &Shared,
     acc: &mut InTx<'_>,
     req: Request,
-    read_only: bool,
+    gate: super::shebang::Gate,
     effects: &mut Effects,
 ) -> Reply {
     let name = String::from_utf8_lossy(&req[0]).to_ascii_lowercase();
@@ -53,7 +53,7 @@ pub(super) fn run_command(
     let data = cmd.data().is_some() && !blocking::is_blocking(&name);
     let server = matches!(
         name.as_str(),
-        "ping" | "echo" | "time" | "publish" | "spublish"
+        "ping" | "echo" | "time" | "publish" | "spublish" | "select"
     );
     if !data && !server {
         return Reply::err("ERR This Redis command is not allowed from script");
@@ -66,12 +66,12 @@ pub(super) fn run_command(
     if let Some(refused) = crate::acl::caller::script_refusal(&s.acl, &req) {
         return Reply::Error(refused);
     }
-    if read_only && writes(&name) {
-        return Reply::err("ERR Write commands are not allowed from read-only scripts.");
-    }
-    // A script without a shebang finds out at its first write.
-    if s.replicas_short() && writes(&name) {
-        return Reply::err(crate::session::NO_REPLICAS);
+    if let Some(refused) = refusal(s, &name, cmd, &req, gate, effects) {
+        // Counted as the call's, not again as the script's (`cmdstats`).
+        let reply = Reply::err(refused);
+        s.cmdstats.rejected(&name, &reply);
+        crate::cmdstats::script_call_failed(refused);
+        return reply;
     }
     s.monitors.feed(&name, &req, None, || {
         crate::registry::hidden_from_monitors(&name, &req)
@@ -83,18 +83,57 @@ pub(super) fn run_command(
         },
         "echo" => Reply::Bulk(req[1].clone()),
         "time" => crate::version::time_reply(),
+        "select" => counted(s, &name, || crate::compat::select(&req[1])),
         "publish" | "spublish" => effects.publish(s, name == "spublish", &req),
         _ => {
             crate::tracking::reads::script_called(&name);
-            let started = std::time::Instant::now();
             let was = std::mem::replace(&mut acc.in_script, true);
-            let reply = to_reply(crate::registry::run_data(&name, &req, acc, &s.cursors));
+            let reply = counted(s, &name, || {
+                to_reply(crate::registry::run_data(&name, &req, acc, &s.cursors))
+            });
             acc.in_script = was;
-            s.cmdstats.called(&name, 1, started.elapsed(), &reply);
+            effects.wrote |= writes(&name);
             effects.ran(req);
             reply
         }
     }
+}
+
+/// Why the script's state refuses call `req` of `cmd`, if it does: a write
+/// from a read-only script, short of replicas, or (before the script's
+/// first write: a script is not stopped half done, Redis's
+/// `scriptVerifyOOM`) one that may grow the data under `maxmemory`'s stop.
+fn refusal(
+    s: &Shared,
+    name: &str,
+    cmd: &crate::registry::Command,
+    req: &Request,
+    gate: super::shebang::Gate,
+    effects: &Effects,
+) -> Option<&'static str> {
+    if gate.read_only && writes(name) {
+        return Some("ERR Write commands are not allowed from read-only scripts.");
+    }
+    // A script without a shebang finds out at its first write.
+    if s.replicas_short() && writes(name) {
+        return Some(crate::session::NO_REPLICAS);
+    }
+    let grows = cmd.flags_of(req).has(crate::registry::DENYOOM);
+    if !gate.allow_oom && !effects.wrote && grows && s.maxmemory.over(&s.store.db()) {
+        return Some(crate::maxmemory::OOM);
+    }
+    None
+}
+
+/// Runs a server command of a script, counted as a call.
+fn counted(s: &Shared, name: &str, run: impl FnOnce() -> Reply) -> Reply {
+    let started = std::time::Instant::now();
+    let reply = run();
+    s.cmdstats.called(name, 1, started.elapsed(), &reply);
+    if let Reply::Error(e) = &reply {
+        crate::cmdstats::script_call_failed(e);
+    }
+    reply
 }
 
 /// `XREAD` and `XREADGROUP` with a `BLOCK` option (before `STREAMS`),

@@ -296,14 +296,14 @@ pub fn fcall_in(
         Ok(split) => split,
         Err(e) => return e,
     };
-    let read_only = match super::shebang::check_flags(s, Some(flags), ro) {
-        Ok(read_only) => read_only,
+    let gate = match super::shebang::check_flags(s, Some(flags), ro) {
+        Ok(gate) => gate,
         Err(refused) => return refused,
     };
     let killed = Arc::new(AtomicBool::new(false));
     let run = Running::function(Arc::clone(&killed), fname.clone(), req.clone());
     s.scripts.start(run.clone());
-    let mut command = |r: Request| run_command(s, acc, r, read_only, effects);
+    let mut command = |r: Request| run_command(s, acc, r, gate, effects);
     let outcome = vm::with_vm(|vm| {
         if vm.libraries_generation() != generation {
             let registry = s.functions.registry();

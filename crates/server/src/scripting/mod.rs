@@ -129,8 +129,8 @@ fn run_script(
         Ok(shebang) => shebang,
         Err(e) => return Reply::Error(e),
     };
-    let read_only = match shebang::check_flags(s, shebang.map(|b| b.flags), name.ends_with("_ro")) {
-        Ok(read_only) => read_only,
+    let gate = match shebang::check_flags(s, shebang.map(|b| b.flags), name.ends_with("_ro")) {
+        Ok(gate) => gate,
         Err(refused) => return refused,
     };
     let code = &body[shebang.map_or(0, |b| b.code_at)..];
@@ -138,7 +138,7 @@ fn run_script(
     let run = Running::script(Arc::clone(&killed));
     s.scripts.start(run.clone());
     let flushes = s.scripts.flushes.load(Ordering::Acquire);
-    let mut command = |r: Request| run_command(s, acc, r, read_only, effects);
+    let mut command = |r: Request| run_command(s, acc, r, gate, effects);
     let outcome = {
         vm::with_vm(|vm| {
             if vm.flushes_seen() != flushes {

@@ -17,6 +17,8 @@ pub const FLAGS: [&str; 5] = [
 ];
 /// [`FLAGS`]' `no-writes`.
 pub const NO_WRITES: u8 = 1;
+/// [`FLAGS`]' `allow-oom`.
+pub const ALLOW_OOM: u8 = 1 << 1;
 
 /// A function a library registered (its callback is in the load's
 /// table of callbacks, see [`Loader`]).

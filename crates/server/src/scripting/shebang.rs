@@ -5,7 +5,7 @@
 //!
 //! Owns nothing; called by `scripting/mod.rs` before a script runs.
 
-use super::registration::{FLAGS, NO_WRITES};
+use super::registration::{ALLOW_OOM, FLAGS, NO_WRITES};
 use crate::resp::Reply;
 use crate::shared::Shared;
 
@@ -64,21 +64,37 @@ pub fn parse(body: &[u8]) -> Result<Option<Shebang>, String> {
     }))
 }
 
+/// How a script's calls are checked ([`check_flags`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gate {
+    /// Its writes are refused.
+    pub read_only: bool,
+    /// `maxmemory`'s stop does not refuse its writes (`allow-oom`).
+    pub allow_oom: bool,
+}
+
 /// Redis's checks before a script or function runs (`scriptPrepareForRun`)
 /// with `flags` (`None`: a script without a shebang) under an `_RO`
-/// command or not (`ro`): whether it runs read-only, or why it may not
+/// command or not (`ro`): how its calls are checked, or why it may not
 /// run at all.
-pub fn check_flags(s: &Shared, flags: Option<u8>, ro: bool) -> Result<bool, Reply> {
+pub fn check_flags(s: &Shared, flags: Option<u8>, ro: bool) -> Result<Gate, Reply> {
     let Some(flags) = flags else {
-        return Ok(ro);
+        return Ok(Gate {
+            read_only: ro,
+            allow_oom: false,
+        });
     };
+    let allow_oom = flags & ALLOW_OOM != 0;
     if flags & NO_CLUSTER != 0 && s.cluster.is_some() {
         return Err(Reply::err(
             "ERR Can not run script on cluster, 'no-cluster' flag is set.",
         ));
     }
     if flags & NO_WRITES != 0 {
-        return Ok(true);
+        return Ok(Gate {
+            read_only: true,
+            allow_oom,
+        });
     }
     if ro {
         return Err(Reply::err(
@@ -88,7 +104,13 @@ pub fn check_flags(s: &Shared, flags: Option<u8>, ro: bool) -> Result<bool, Repl
     if s.replicas_short() {
         return Err(Reply::err(crate::session::NO_REPLICAS));
     }
-    Ok(false)
+    if !allow_oom && s.maxmemory.over(&s.store.db()) {
+        return Err(Reply::err(crate::maxmemory::OOM));
+    }
+    Ok(Gate {
+        read_only: false,
+        allow_oom,
+    })
 }
 
 #[cfg(test)]

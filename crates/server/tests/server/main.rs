@@ -27,6 +27,7 @@ mod hyperloglog;
 mod introspection_stress;
 mod latency;
 mod lcs;
+mod maxmemory;
 mod monitor;
 mod mpop_copy;
 mod notifications;

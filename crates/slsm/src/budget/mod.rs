@@ -199,7 +199,9 @@ pub(crate) enum JobKind {
 
 /// The split of the budget. See the [module docs](self).
 pub(crate) struct MemoryBudget {
-    budget: usize,
+    /// `Options::memory_budget`, or what [`set_total`](Self::set_total)
+    /// made it since.
+    budget: AtomicUsize,
     /// `Options::memory_runs`.
     memory_runs: usize,
     /// The most one memory run may hold (`Options::effective_run_size`).
@@ -247,7 +249,7 @@ impl MemoryBudget {
         let cache = BlockCache::new(cache_size);
         cache.readahead().set_limit(readahead);
         MemoryBudget {
-            budget: opts.memory_budget,
+            budget: AtomicUsize::new(opts.memory_budget),
             memory_runs: opts.memory_runs,
             run_ceiling,
             run_reserve: AtomicUsize::new(run_ceiling),
@@ -265,6 +267,25 @@ impl MemoryBudget {
             os_page_cache: opts.os_page_cache,
             overruns: AtomicU64::new(0),
         }
+    }
+
+    /// The budget now.
+    fn total(&self) -> usize {
+        self.budget.load(Ordering::Relaxed)
+    }
+
+    /// Makes the budget `bytes` from now on. Only the block cache follows
+    /// (it shrinks or grows at once, as the cache's share of a budget
+    /// given at open would): the memory runs' size, the buffers and the
+    /// jobs' floors stay as they were made at open, so a budget below
+    /// what those hold leaves the cache empty and the engine above the
+    /// budget until it is raised (`MemoryUsage::total` says by how much).
+    pub fn set_total(&self, bytes: usize) {
+        let split = self.split.lock();
+        self.budget.store(bytes, Ordering::Relaxed);
+        self.resize_cache(&split);
+        drop(split);
+        self.room.notify_all();
     }
 
     /// The block cache every run file of the database reads through.
@@ -313,7 +334,7 @@ impl MemoryBudget {
                     .disk_runs_newest_first()
                     .map(|r| r.file.file_size())
                     .sum();
-                page_cache_cannot_hold(run_bytes, self.budget as u64, self.os_limit)
+                page_cache_cannot_hold(run_bytes, self.total() as u64, self.os_limit)
             }
         };
         self.cache.set_bypass_os_cache(bypass);
@@ -345,7 +366,7 @@ impl MemoryBudget {
     /// it is lent (a loan is taken back at the next seal without asking).
     fn room(&self, split: &Split) -> usize {
         let unlent = self.run_reserve.load(Ordering::Relaxed) * self.memory_runs;
-        self.budget.saturating_sub(self.committed(split, unlent))
+        self.total().saturating_sub(self.committed(split, unlent))
     }
 
     /// Gives the block cache what the rest of the budget leaves (called
@@ -353,7 +374,7 @@ impl MemoryBudget {
     fn resize_cache(&self, split: &Split) {
         if self.fixed_cache.is_none() {
             let left = self
-                .budget
+                .total()
                 .saturating_sub(self.committed(split, self.memory_runs_limit()));
             self.cache.set_capacity(left);
         }
@@ -368,7 +389,7 @@ impl MemoryBudget {
         let version = current();
         let excess = self.excess(&split);
         MemoryUsage {
-            budget: self.budget as u64,
+            budget: self.total() as u64,
             memory_runs: version.mems.iter().map(|m| m.memory_usage() as u64).sum(),
             memory_runs_limit: (self.memory_runs_limit() + split.oversize) as u64,
             pinned: split.pinned as u64,

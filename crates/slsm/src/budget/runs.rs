@@ -130,7 +130,7 @@ impl MemoryBudget {
                     "a write needing {extra} bytes of memory past its memory run does not \
                      fit the memory budget ({} bytes) beside what the engine holds; raise \
                      Options::memory_budget",
-                    self.budget
+                    self.total()
                 )));
             }
             if self.room.wait_until(&mut split, deadline).timed_out() {

@@ -71,6 +71,26 @@ impl Db {
         &self.inner.opts
     }
 
+    /// Makes the memory budget `bytes` from now on (at least
+    /// [`MIN_MEMORY_BUDGET`](crate::options::MIN_MEMORY_BUDGET)), as a
+    /// running RocksDB's block cache `SetCapacity`: the block cache shrinks
+    /// or grows at once to what the new budget leaves. The memory runs'
+    /// size, the buffers and the jobs' floors stay as the budget given at
+    /// open made them (and [`options`](Self::options) still shows that
+    /// one), so a budget below what they hold leaves the cache empty and
+    /// [`memory_usage`](Self::memory_usage) above the budget until it is
+    /// raised again. With `Options::block_cache_size` set, the cache keeps
+    /// that size.
+    pub fn set_memory_budget(&self, bytes: usize) -> Result<()> {
+        if bytes < crate::options::MIN_MEMORY_BUDGET {
+            return Err(crate::error::Error::InvalidArgument(format!(
+                "memory_budget must be at least 1 MiB, got {bytes}"
+            )));
+        }
+        self.inner.budget.set_total(bytes);
+        Ok(())
+    }
+
     /// The jobs and the version set, for tests that drive jobs by hand.
     #[cfg(test)]
     pub(crate) fn jobs_and_versions(

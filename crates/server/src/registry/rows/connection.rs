@@ -3,7 +3,6 @@
 
 use super::common::{answer, Class, Row};
 use crate::admin;
-use crate::commands::int_arg;
 use crate::registry::arity_error;
 use crate::resp::{Reply, Request};
 use crate::session::{to_reply, Session, Then};
@@ -56,9 +55,5 @@ fn auth(s: &Shared, session: &mut Session, _: &str, req: &Request) -> (Reply, Th
 }
 
 fn select(_: &Shared, _: &mut Session, _: &str, req: &Request) -> (Reply, Then) {
-    answer(match int_arg(&req[1]) {
-        Ok(0) => Reply::ok(),
-        Ok(_) => Reply::err("ERR DB index is out of range"),
-        Err(_) => Reply::err("ERR value is not an integer or out of range"),
-    })
+    answer(crate::compat::select(&req[1]))
 }
