@@ -120,9 +120,10 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             (registry.function_count(), registry.libraries.len())
         };
         sections.push(format!(
-            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nslsm_block_cache_bytes:{}\r\nslsm_block_cache_capacity:{}\r\nslsm_block_cache_hits:{}\r\nslsm_block_cache_misses:{}\r\nslsm_bytes_read_from_files:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\n",
+            "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:{}\r\nmem_not_counted_for_evict:0\r\nlazyfree_pending_objects:0\r\nslsm_block_cache_bytes:{}\r\nslsm_block_cache_capacity:{}\r\nslsm_block_cache_hits:{}\r\nslsm_block_cache_misses:{}\r\nslsm_bytes_read_from_files:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\n",
             stats.memory.total(),
             s.maxmemory.shown(),
+            s.maxmemory.policy_name(),
             stats.memory.cache.usage,
             stats.memory.cache.capacity,
             stats.memory.cache.hits,
@@ -164,7 +165,7 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
     if want("stats") {
         let tracked = s.tracking.counts();
         sections.push(format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\nslsm_swept_collections:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\nevicted_keys:{}\r\nslsm_swept_collections:{}\r\n",
             s.connections.load(Ordering::Relaxed),
             s.commands.load(Ordering::Relaxed),
             s.rejected.load(Ordering::Relaxed),
@@ -175,6 +176,7 @@ pub fn info(s: &Shared, a: &[Vec<u8>]) -> Outcome {
             tracked.items,
             tracked.prefixes,
             s.cmdstats.total_errors(),
+            s.maxmemory.evicted(),
             s.swept.load(Ordering::Relaxed)
         ));
     }

@@ -43,6 +43,7 @@ mod data_command;
 mod dispatch;
 pub mod effects;
 pub mod error;
+pub mod eviction;
 pub mod fdlimit;
 pub mod glob;
 pub mod incrbyfloat;

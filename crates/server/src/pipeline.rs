@@ -93,6 +93,8 @@ pub fn run_some(
         let Some(first) = requests.next() else {
             break;
         };
+        // Redis evicts before every command it runs, under a policy.
+        crate::eviction::make_room(shared);
         if let Some(c) = &shared.cluster {
             if session.runs_plain_commands(&shared.acl)
                 && c.is_leader()

@@ -236,6 +236,9 @@ pub struct Tuning {
     /// Some client tracks keys (`crate::tracking`): every write tells the
     /// keys it changes.
     pub tracking: std::sync::atomic::AtomicBool,
+    /// `maxmemory-policy` is an LFU one (`crate::maxmemory`): `OBJECT
+    /// FREQ` answers and `OBJECT IDLETIME` does not, as in Redis.
+    pub lfu: std::sync::atomic::AtomicBool,
 }
 
 impl Tuning {
@@ -250,6 +253,7 @@ impl Default for Tuning {
             stream_node_entries: std::sync::atomic::AtomicU64::new(100),
             notify: std::sync::atomic::AtomicU32::new(0),
             tracking: std::sync::atomic::AtomicBool::new(false),
+            lfu: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }

@@ -13,9 +13,10 @@
 //!   can name another encoding in Redis.
 //! - `OBJECT REFCOUNT` is Redis's: shared small integers report
 //!   2147483647, everything else 1.
-//! - `OBJECT IDLETIME` is 0: no access clock is kept per key (Redis keeps
-//!   one for eviction, which this server never does).
-//! - `OBJECT FREQ` is Redis's error under its `noeviction` policy.
+//! - `OBJECT IDLETIME` and `OBJECT FREQ` are 0: no access clock nor
+//!   counter is kept per key (it would make every read a write; the LRU
+//!   and LFU eviction policies evict at random, `crate::eviction`). Each
+//!   is Redis's error under the other kind of policy.
 //! - `MEMORY USAGE` estimates the bytes the key takes in the engine: its
 //!   entry, plus its elements' entries (key prefix, sub-key, value and the
 //!   engine's 16 bytes of sequence and expiry per entry), extrapolated
@@ -28,6 +29,7 @@ use crate::commands::{canonical_int, fail, int_arg, syntax_error, Fail, Outcome}
 use crate::cursors::Cursors;
 use crate::resp::Reply;
 use crate::store::{Kind, Value};
+use std::sync::atomic::Ordering;
 
 /// Redis's defaults: `set-max-intset-entries`,
 /// `hash-max-listpack-entries`/`-value`, `zset-max-listpack-entries`/`-value`.
@@ -82,10 +84,17 @@ fn object(sub: &[u8], key: &[u8], acc: &mut dyn Access) -> Outcome {
             true => i64::from(i32::MAX),
             false => 1,
         })),
-        b"idletime" => Ok(Reply::Int(0)),
-        _ => Err(fail(
-            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
-        )),
+        // No access clock nor counter is kept per key (it would make every
+        // read a write): an idle time of 0, a frequency of 0.
+        _ => match (sub, acc.tuning().lfu.load(Ordering::Relaxed)) {
+            (b"idletime", false) | (b"freq", true) => Ok(Reply::Int(0)),
+            (b"idletime", true) => Err(fail(
+                "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            )),
+            _ => Err(fail(
+                "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            )),
+        },
     }
 }
 

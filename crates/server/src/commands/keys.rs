@@ -301,24 +301,59 @@ const RANDOM_WINDOW: usize = 16;
 /// up more often: Redis picks from its hash table, uniformly; slsm keeps
 /// keys in order and no count by position).
 fn random_key(acc: &mut dyn Access) -> Result<Option<Vec<u8>>, super::Fail> {
-    use crate::collections::random_u64;
-    let first = acc.keys_after(None, RANDOM_FROM_WHOLE)?;
-    if first.len() < RANDOM_FROM_WHOLE {
-        return Ok(match first.is_empty() {
+    KeySample::new(acc)?.pick(acc)
+}
+
+/// Random picks of keys, `RANDOMKEY`'s (its doc says how they are drawn);
+/// the first and last keys are found once for any number of picks.
+pub(crate) struct KeySample {
+    /// The first keys, all of them in a small database.
+    first: Vec<Vec<u8>>,
+    /// The span of the keys' first eight bytes, in a larger one.
+    span: Option<(u64, u64)>,
+}
+
+impl KeySample {
+    pub fn new(acc: &mut dyn Access) -> Result<KeySample, super::Fail> {
+        let first = acc.keys_after(None, RANDOM_FROM_WHOLE)?;
+        let span = match first.len() < RANDOM_FROM_WHOLE {
             true => None,
-            false => Some(first[(random_u64() % first.len() as u64) as usize].clone()),
-        });
+            false => {
+                let high = prefix_number(&last_key_prefix(acc, &first[0])?);
+                Some((prefix_number(&first[0]), high))
+            }
+        };
+        Ok(KeySample { first, span })
     }
-    let low = prefix_number(&first[0]);
-    let high = prefix_number(&last_key_prefix(acc, &first[0])?);
-    let point = low + random_u64() % (high.saturating_sub(low) + 1);
-    let mut window = acc.keys_after(Some(&point.to_be_bytes()), RANDOM_WINDOW)?;
-    if window.is_empty() {
-        window = first.into_iter().take(RANDOM_WINDOW).collect();
+
+    /// Every key, if the database is small enough to have been read whole.
+    pub fn whole(&self) -> Option<&[Vec<u8>]> {
+        match self.span {
+            None => Some(&self.first),
+            Some(_) => None,
+        }
     }
-    Ok(Some(window.swap_remove(
-        (random_u64() % window.len() as u64) as usize,
-    )))
+
+    /// One key drawn at random; `None` in an empty database.
+    pub fn pick(&self, acc: &mut dyn Access) -> Result<Option<Vec<u8>>, super::Fail> {
+        use crate::collections::random_u64;
+        let Some((low, high)) = self.span else {
+            return Ok(match self.first.is_empty() {
+                true => None,
+                false => {
+                    Some(self.first[(random_u64() % self.first.len() as u64) as usize].clone())
+                }
+            });
+        };
+        let point = low + random_u64() % (high.saturating_sub(low) + 1);
+        let mut window = acc.keys_after(Some(&point.to_be_bytes()), RANDOM_WINDOW)?;
+        if window.is_empty() {
+            window = self.first.iter().take(RANDOM_WINDOW).cloned().collect();
+        }
+        Ok(Some(window.swap_remove(
+            (random_u64() % window.len() as u64) as usize,
+        )))
+    }
 }
 
 /// A key's first eight bytes as a big-endian number (short keys padded

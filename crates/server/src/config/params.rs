@@ -121,21 +121,45 @@ pub const PARAMS: &[Param] = &[
         "maxmemory",
         Kind::Memory(0, LONG),
         Get::Read(|s| s.maxmemory.shown().to_string()),
-        Set::Live(|s, v| s.maxmemory.set(&s.store.db(), v.parse().unwrap_or(0))),
+        Set::Live(|s, v| {
+            s.maxmemory.set(&s.store.db(), v.parse().unwrap_or(0))?;
+            crate::eviction::make_room(s);
+            Ok(())
+        }),
     ),
-    startup(
+    // Redis's cache mode (`crate::eviction`).
+    param(
         "maxmemory-policy",
-        Kind::Enum(&[
-            "volatile-lru",
-            "volatile-lfu",
-            "volatile-random",
-            "volatile-ttl",
-            "allkeys-lru",
-            "allkeys-lfu",
-            "allkeys-random",
-            "noeviction",
-        ]),
-        |_| "noeviction".into(),
+        Kind::Enum(crate::maxmemory::POLICIES),
+        Get::Read(|s| s.maxmemory.policy_name().into()),
+        Set::Live(|s, v| {
+            if s.cluster.is_some() && v != "noeviction" {
+                return Err("a cluster evicts nothing: maxmemory-policy is noeviction there".into());
+            }
+            s.maxmemory.set_policy(v)?;
+            let lfu = v.ends_with("-lfu");
+            s.store.tuning().lfu.store(lfu, std::sync::atomic::Ordering::Relaxed);
+            crate::eviction::make_room(s);
+            Ok(())
+        }),
+    ),
+    param(
+        "maxmemory-samples",
+        Kind::Int(1, 64),
+        Get::Read(|s| s.maxmemory.samples().to_string()),
+        Set::Live(|s, v| {
+            s.maxmemory.set_samples(v.parse().unwrap_or(5));
+            Ok(())
+        }),
+    ),
+    param(
+        "maxmemory-eviction-tenacity",
+        Kind::Int(0, 100),
+        Get::Read(|s| s.maxmemory.tenacity().to_string()),
+        Set::Live(|s, v| {
+            s.maxmemory.set_tenacity(v.parse().unwrap_or(10));
+            Ok(())
+        }),
     ),
     startup(
         "proto-max-bulk-len",

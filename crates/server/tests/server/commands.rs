@@ -168,7 +168,16 @@ fn config_get_patterns_set_and_client_setinfo() {
         vec![("appendfsync".into(), "no".into())]
     );
     let max: Vec<String> = cfg(&mut c, "max*").into_iter().map(|p| p.0).collect();
-    assert_eq!(max, vec!["maxclients", "maxmemory", "maxmemory-policy"]);
+    assert_eq!(
+        max,
+        vec![
+            "maxclients",
+            "maxmemory",
+            "maxmemory-policy",
+            "maxmemory-samples",
+            "maxmemory-eviction-tenacity"
+        ]
+    );
     assert_eq!(cfg(&mut c, "maxclients")[0].1, "77");
     assert_eq!(cfg(&mut c, "maxmemory-policy")[0].1, "noeviction");
     assert!(cfg(&mut c, "nosuch*").is_empty());

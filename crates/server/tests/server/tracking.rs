@@ -245,3 +245,33 @@ fn tracking_options_are_checked_as_redis_checks_them() {
         ],
     );
 }
+
+#[test]
+fn keys_evicted_before_a_command_are_invalidated_before_its_reply() {
+    let s = Server::start(None);
+    let mut other = Raw::new(&s);
+    other
+        .send(&[&["SET", "a", "1", "EX", "100"]])
+        .expect("+OK\r\n");
+    other
+        .send(&[&["SET", "b", "1", "EX", "200"]])
+        .expect("+OK\r\n");
+    let mut c = tracking(&s, &[]);
+    c.send(&[&["GET", "a"]]).expect("$1\r\n1\r\n");
+    c.send(&[&["GET", "b"]]).expect("$1\r\n1\r\n");
+    // One eviction a pass, the nearest expiry first: `a` at the CONFIG
+    // SET that puts the bound below what the engine holds.
+    for (name, value) in [
+        ("maxmemory-policy", "volatile-ttl"),
+        ("maxmemory-eviction-tenacity", "0"),
+        ("maxmemory", "1"),
+    ] {
+        other
+            .send(&[&["CONFIG", "SET", name, value]])
+            .expect("+OK\r\n");
+    }
+    c.expect(&push(&["a"]));
+    // `b` before the tracking client's next command runs: told first.
+    c.send(&[&["PING"]])
+        .expect(&format!("{}+PONG\r\n", push(&["b"])));
+}
