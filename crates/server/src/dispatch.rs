@@ -95,7 +95,7 @@ fn admission(
             return Some(refuse(s, session, name, Reply::err(busy), Exec::Aborted));
         }
     }
-    if may_grow(session, cmd, name, req) && s.maxmemory.over(&s.store.db()) {
+    if s.maxmemory.is_on() && may_grow(session, cmd, name, req) && s.maxmemory.over(&s.store.db()) {
         let refused = Reply::err(crate::maxmemory::OOM);
         return Some(refuse(s, session, name, refused, Exec::Aborted));
     }
