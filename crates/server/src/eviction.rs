@@ -51,6 +51,30 @@ use crate::maxmemory::Policy;
 use crate::notify::EVICTED;
 use crate::shared::Shared;
 
+/// `CONFIG SET maxmemory bytes`, then a pass if it is now over.
+pub fn set_maxmemory(s: &Shared, bytes: u64) -> Result<(), String> {
+    s.maxmemory.set(&s.store.db(), bytes)?;
+    make_room(s);
+    Ok(())
+}
+
+/// `CONFIG SET maxmemory-policy name` (a checked name): the one door for
+/// the policy and for what the data commands see of it (`Tuning::lfu`),
+/// then a pass if the engine is over.
+pub fn set_policy(s: &Shared, name: &str) -> Result<(), String> {
+    if s.cluster.is_some() && name != "noeviction" {
+        return Err("a cluster evicts nothing: maxmemory-policy is noeviction there".into());
+    }
+    s.maxmemory.set_policy(name)?;
+    let lfu = name.ends_with("-lfu");
+    s.store
+        .tuning()
+        .lfu
+        .store(lfu, std::sync::atomic::Ordering::Relaxed);
+    make_room(s);
+    Ok(())
+}
+
 /// Evicts keys while the engine is above `maxmemory` and the policy
 /// allows (see the [module docs](self)).
 pub fn make_room(s: &Shared) {

@@ -121,27 +121,14 @@ pub const PARAMS: &[Param] = &[
         "maxmemory",
         Kind::Memory(0, LONG),
         Get::Read(|s| s.maxmemory.shown().to_string()),
-        Set::Live(|s, v| {
-            s.maxmemory.set(&s.store.db(), v.parse().unwrap_or(0))?;
-            crate::eviction::make_room(s);
-            Ok(())
-        }),
+        Set::Live(|s, v| crate::eviction::set_maxmemory(s, v.parse().unwrap_or(0))),
     ),
     // Redis's cache mode (`crate::eviction`).
     param(
         "maxmemory-policy",
         Kind::Enum(crate::maxmemory::POLICIES),
         Get::Read(|s| s.maxmemory.policy_name().into()),
-        Set::Live(|s, v| {
-            if s.cluster.is_some() && v != "noeviction" {
-                return Err("a cluster evicts nothing: maxmemory-policy is noeviction there".into());
-            }
-            s.maxmemory.set_policy(v)?;
-            let lfu = v.ends_with("-lfu");
-            s.store.tuning().lfu.store(lfu, std::sync::atomic::Ordering::Relaxed);
-            crate::eviction::make_room(s);
-            Ok(())
-        }),
+        Set::Live(crate::eviction::set_policy),
     ),
     param(
         "maxmemory-samples",
