@@ -144,7 +144,7 @@ pub enum Cmd {
     /// redis-benchmark and Redis clients work unchanged. Stops on SIGTERM,
     /// SIGINT or SHUTDOWN, flushing and closing the database.
     #[command(after_help = EXIT_CODES)]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// A running cluster's membership, through any of its nodes (the
     /// command follows -MOVED to the leader): `status`, `add ID
     /// RAFT_ADDR/CLIENT_ADDR` (a learner that catches up, then a voter),
@@ -247,7 +247,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Cmd::Stats { db, json } => admin::stats(&db, json).map(|_| exit::OK),
         Cmd::Check { db } => admin::check(&db),
         Cmd::Compact { db } => admin::compact(&db).map(|_| exit::OK),
-        Cmd::Serve(args) => serve::run(args),
+        Cmd::Serve(args) => serve::run(*args),
         Cmd::Cluster { action, args, node } => {
             slsm_cli::cluster_admin::run(&node, &action, &args).map(|_| exit::OK)
         }

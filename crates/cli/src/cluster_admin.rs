@@ -7,12 +7,16 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
 /// Most redirects followed before giving up (a leader changing under us).
 const MAX_HOPS: usize = 5;
+
+/// How long a node that knows no leader is asked again before its
+/// `CLUSTERDOWN` is the answer.
+const NO_LEADER_WAIT: Duration = Duration::from_secs(10);
 
 /// Runs `action` with `args` through the node at `node`; prints the answer.
 pub fn run(node: &str, action: &str, args: &[String]) -> Result<()> {
@@ -24,14 +28,24 @@ pub fn run(node: &str, action: &str, args: &[String]) -> Result<()> {
         _ => bail!("usage: slsm cluster remove ID [--node ADDR]"),
     }
     let mut addr = node.to_string();
-    for _ in 0..MAX_HOPS {
+    let mut hops = 0;
+    let no_leader_until = Instant::now() + NO_LEADER_WAIT;
+    while hops < MAX_HOPS {
         match request(&addr, &cmd)? {
+            // An election under way, or a node just started that has not
+            // heard from the leader yet.
+            Answer::Error(e)
+                if e.starts_with("CLUSTERDOWN") && Instant::now() < no_leader_until =>
+            {
+                std::thread::sleep(Duration::from_millis(100));
+            }
             Answer::Text(text) => {
                 println!("{}", text.trim_end());
                 return Ok(());
             }
             Answer::Error(e) => match e.strip_prefix("MOVED ") {
                 Some(rest) => {
+                    hops += 1;
                     addr = rest
                         .split_whitespace()
                         .nth(1)

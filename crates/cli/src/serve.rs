@@ -82,6 +82,19 @@ pub struct ServeArgs {
     /// the same list forms the cluster, and restarting one rejoins it.
     #[arg(long, requires = "node_id")]
     pub cluster: Option<String>,
+    /// Join a running cluster instead of forming one: --cluster needs to
+    /// name only this node; it serves once `slsm cluster add ID
+    /// RAFT_ADDR/CLIENT_ADDR` (through any member) has added it and it has
+    /// caught up. Restart it later with the same flags.
+    #[arg(long, requires = "cluster")]
+    pub join: bool,
+    /// Entries applied between snapshots of this node's state (the log
+    /// behind one is purged, but for a tenth of this, at most 1,000
+    /// entries); a node that falls further behind catches up from a
+    /// snapshot.
+    #[arg(long, default_value_t = 50_000, requires = "cluster",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub raft_snapshot_every: u64,
 }
 
 /// Serves until SIGTERM, SIGINT or SHUTDOWN; returns the exit status.
@@ -104,6 +117,8 @@ pub fn run(args: ServeArgs) -> Result<i32> {
         threads,
         node_id,
         cluster,
+        join,
+        raft_snapshot_every,
     } = args;
     let mut opts = slsm_server::ServerOptions::new(db);
     opts.bind = bind;
@@ -129,6 +144,8 @@ pub fn run(args: ServeArgs) -> Result<i32> {
         opts.cluster = Some(slsm_server::cluster::ClusterOptions {
             node_id,
             members,
+            join,
+            snapshot_every: raft_snapshot_every,
             timeout: std::time::Duration::from_secs(5),
         });
     }

@@ -5,7 +5,10 @@
 //! node whose log is empty proposes it; the others' proposals of the same
 //! membership are refused as already initialized, which is harmless, so
 //! starting every node the same way forms the cluster, and restarting one
-//! with the same configuration rejoins it from its own disk.
+//! with the same configuration rejoins it from its own disk (or, from an
+//! empty directory, is caught up by the leader: the proposal it makes is
+//! the same first entry the others hold). A node added to a running
+//! cluster starts with `join` and proposes nothing.
 //!
 //! * **Owns**: the raft handle and the listener task.
 //! * **Durability**: a write returns once a majority has the entry in its
@@ -35,8 +38,13 @@ pub struct NodeConfig {
     pub id: NodeId,
     /// Where the node keeps its log (`log/`) and state machine (`sm/`).
     pub dir: PathBuf,
-    /// Every member of the initial cluster, this one included.
+    /// Every member of the initial cluster, this one included (with
+    /// `join`, this one alone is enough: its address).
     pub members: BTreeMap<NodeId, Member>,
+    /// Joins a running cluster instead of forming one: the node never
+    /// proposes `members` and waits, as a blank learner, for the leader to
+    /// add it (etcd's `--initial-cluster-state existing`). Default false.
+    pub join: bool,
     /// How often the leader sends heartbeats. Default 100 ms.
     pub heartbeat: Duration,
     /// A follower that hears no leader for a random time in this range
@@ -61,6 +69,7 @@ impl NodeConfig {
             id,
             dir: dir.into(),
             members,
+            join: false,
             heartbeat: Duration::from_millis(100),
             election_timeout: (Duration::from_millis(500), Duration::from_millis(1000)),
             snapshot_every: 50_000,
@@ -159,7 +168,7 @@ impl Node {
         let listener = TcpListener::bind(&me.raft).await?;
         let raft = Raft::new(cfg.id, Arc::new(config), Network, log, sm.clone()).await?;
         let listener = tokio::spawn(serve(listener, raft.clone()));
-        if !raft.is_initialized().await? {
+        if !cfg.join && !raft.is_initialized().await? {
             // Refused when another member's proposal got here first.
             let _ = raft.initialize(cfg.members.clone()).await;
         }

@@ -179,7 +179,13 @@ pub async fn start(mut opts: ServerOptions) -> Result<Running, String> {
     });
     if let Some((c, machine, sm)) = cluster {
         machine.serve(&shared);
-        cluster::node::start_node(&c, sm).await?;
+        let server = Arc::downgrade(&shared);
+        let stop = move || {
+            if let Some(s) = server.upgrade() {
+                s.stop();
+            }
+        };
+        cluster::node::start_node(&c, sm, stop).await?;
     }
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     if let Some((listener, acceptor, _)) = tls {
@@ -383,6 +389,7 @@ pub fn run(opts: ServerOptions) -> Result<(), String> {
             eprintln!("slsm serve: ready to accept TLS connections on {tls}");
         }
         let shared = Arc::clone(&running.shared);
+        let cluster = shared.cluster.clone();
         tokio::spawn(async move {
             let mut term =
                 match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -397,6 +404,9 @@ pub fn run(opts: ServerOptions) -> Result<(), String> {
         });
         running.stopped().await;
         eprintln!("slsm serve: database closed, bye");
-        Ok(())
+        match cluster.as_ref().and_then(|c| c.stopped()) {
+            Some(why) => Err(why.to_string()),
+            None => Ok(()),
+        }
     })
 }

@@ -44,6 +44,18 @@ pub fn clock() -> Option<u64> {
     APPLYING.with(|a| a.get().map(|r| r.clock))
 }
 
+/// Seeds the applied entry's generator (a script's `math.randomseed`):
+/// false if no entry is being applied on this thread.
+pub fn reseed(seed: u64) -> bool {
+    APPLYING.with(|a| match a.get() {
+        Some(r) => {
+            a.set(Some(Replay { rng: seed | 1, ..r }));
+            true
+        }
+        None => false,
+    })
+}
+
 /// The next number of the applied entry's generator (xorshift64*), if one
 /// is being applied on this thread.
 pub fn random() -> Option<u64> {

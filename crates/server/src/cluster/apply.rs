@@ -215,9 +215,12 @@ fn in_transaction(
             }
         }
         if killed {
-            // A killed script's writes are discarded (as on one node); the
-            // stamp alone follows.
-            return Ok(replies);
+            // Only a shutdown stops a script applied from the log
+            // (`SCRIPT KILL` refuses one): the entry is left unapplied, so
+            // the node applies it whole again when it restarts.
+            return Err(slsm::Error::Closed(
+                "a script of this entry was stopped by shutdown".into(),
+            ));
         }
         stamp.put_in_tx(&mut tx)?;
         match tx.commit_opt(&slsm::WriteOptions::default()) {

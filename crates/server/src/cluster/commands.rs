@@ -30,6 +30,9 @@ struct View {
     last_log: u64,
     committed: u64,
     applied: u64,
+    /// The last entry in this node's snapshot, and the last purged.
+    snapshot: u64,
+    purged: u64,
     state: String,
 }
 
@@ -45,6 +48,8 @@ fn view(c: &Cluster) -> Option<View> {
         last_log: m.last_log_index.unwrap_or(0),
         committed: committed(&m, &membership.voter_ids().collect()),
         applied: m.last_applied.map_or(0, |id| id.index),
+        snapshot: m.snapshot.map_or(0, |id| id.index),
+        purged: m.purged.map_or(0, |id| id.index),
         state: format!("{:?}", m.state).to_ascii_lowercase(),
     })
 }
@@ -301,7 +306,7 @@ pub fn replication_info(c: &Cluster) -> String {
         }
     }
     out.push_str(&format!(
-        "raft_node_id:{}\r\nraft_state:{}\r\nraft_leader:{}\r\nraft_term:{}\r\nraft_last_log_index:{}\r\nraft_commit_index:{}\r\nraft_applied_index:{}\r\nraft_voters:{}\r\n",
+        "raft_node_id:{}\r\nraft_state:{}\r\nraft_leader:{}\r\nraft_term:{}\r\nraft_last_log_index:{}\r\nraft_commit_index:{}\r\nraft_applied_index:{}\r\nraft_snapshot_index:{}\r\nraft_purged_index:{}\r\nraft_voters:{}\r\n",
         c.me(),
         v.state,
         v.leader.map_or("none".to_string(), |l| l.to_string()),
@@ -309,6 +314,8 @@ pub fn replication_info(c: &Cluster) -> String {
         v.last_log,
         v.committed,
         v.applied,
+        v.snapshot,
+        v.purged,
         v.voters.iter().map(|id| id.to_string()).collect::<Vec<_>>().join(","),
     ));
     out

@@ -47,6 +47,14 @@ pub struct ClusterOptions {
     pub node_id: NodeId,
     /// The initial members, this node among them.
     pub members: BTreeMap<NodeId, Member>,
+    /// Joins a running cluster (`--join`): proposes no membership and
+    /// waits to be added (`slsm cluster add`).
+    pub join: bool,
+    /// Entries applied between snapshots (`--raft-snapshot-every`, etcd's
+    /// `--snapshot-count`); the log behind a snapshot is purged but for
+    /// a tenth of this, at most 1,000 entries, for followers a little
+    /// behind.
+    pub snapshot_every: u64,
     /// How long a write or a linearizable read waits for the cluster
     /// before it answers an error (the write may still apply).
     pub timeout: Duration,
@@ -85,6 +93,9 @@ pub struct Cluster {
     pub(crate) node: OnceLock<Arc<Node>>,
     /// The read-index rounds, shared by every connection.
     pub fence: Arc<fence::Fence>,
+    /// Why the node stopped, if its Raft core did (a storage error: a full
+    /// disk, a failed sync): the server then stops too, with this error.
+    pub(crate) stopped: OnceLock<String>,
 }
 
 impl Cluster {
@@ -113,6 +124,11 @@ impl Cluster {
             .get_node(&id)
             .cloned()?;
         Some((id, member))
+    }
+
+    /// Why the node stopped serving, if it did.
+    pub fn stopped(&self) -> Option<&str> {
+        self.stopped.get().map(String::as_str)
     }
 
     pub fn is_leader(&self) -> bool {

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use slsm_raft::{Machine, Node, NodeConfig, StateMachine};
+use slsm_raft::{Machine, Member, Node, NodeConfig, NodeId, StateMachine};
 
 use super::apply::ServerMachine;
 use super::{Cluster, ClusterOptions};
@@ -39,17 +39,61 @@ pub fn open(
         dir: opts.db.clone(),
         node: OnceLock::new(),
         fence: Arc::default(),
+        stopped: OnceLock::new(),
     });
     Ok(((cluster, machine, sm), db))
 }
 
-/// Starts the node (binds its Raft address, joins or forms the cluster).
-pub async fn start_node(c: &Arc<Cluster>, sm: StateMachine) -> Result<(), String> {
-    let cfg = NodeConfig::new(c.me(), c.dir.clone(), c.opts.members.clone());
+/// Starts the node (binds its Raft address, joins or forms the cluster);
+/// `stop` stops the server if the node's Raft core stops.
+pub async fn start_node(
+    c: &Arc<Cluster>,
+    sm: StateMachine,
+    stop: impl FnOnce() + Send + 'static,
+) -> Result<(), String> {
+    let mut cfg = NodeConfig::new(c.me(), c.dir.clone(), c.opts.members.clone());
+    cfg.join = c.opts.join;
+    cfg.snapshot_every = c.opts.snapshot_every.max(1);
+    cfg.logs_to_keep = (cfg.snapshot_every / 10).min(1_000);
     let node = Node::start_on(cfg, sm)
         .await
         .map_err(|e| format!("cannot start the cluster node: {e}"))?;
     tokio::spawn(Arc::clone(&c.fence).run(Arc::downgrade(&node)));
+    tokio::spawn(stop_with_the_core(
+        Arc::clone(c),
+        node.raft().metrics(),
+        stop,
+    ));
     c.set_node(node);
     Ok(())
+}
+
+/// Waits for openraft's core to stop on its own (it does on a storage
+/// error: a full disk, a failed sync, a log it cannot read) and stops the
+/// server with the reason. A node whose core has stopped can neither vote
+/// nor apply, so serving on would answer every client `CLUSTERDOWN` or stale
+/// reads for ever; exiting with the error, as etcd does, tells the operator
+/// and lets a supervisor restart it once the cause is fixed (it rejoins
+/// from its disk, and its log loses nothing that was acknowledged).
+async fn stop_with_the_core(
+    c: Arc<Cluster>,
+    mut metrics: tokio::sync::watch::Receiver<slsm_raft::openraft::RaftMetrics<NodeId, Member>>,
+    stop: impl FnOnce(),
+) {
+    loop {
+        let fatal = metrics.borrow().running_state.clone().err();
+        if let Some(fatal) = fatal {
+            // A shutdown we asked for is not a failure.
+            if !matches!(fatal, slsm_raft::openraft::error::Fatal::Stopped) {
+                let why = format!("the cluster node stopped: {fatal}");
+                eprintln!("slsm serve: {why}");
+                let _ = c.stopped.set(why);
+                stop();
+            }
+            return;
+        }
+        if metrics.changed().await.is_err() {
+            return;
+        }
+    }
 }

@@ -62,6 +62,11 @@ const BUSY_EVAL: &str =
 const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
+/// A script applied from a cluster's log runs on every node, each on its
+/// own; a kill on one node would discard its effects there only. Redis's
+/// answer for a script that may not be killed, and its way out.
+const UNKILLABLE_REPLICATED: &str = "UNKILLABLE The script runs on every node of the cluster from the replicated log; killing it on one node would make their data differ. Wait for it to end, or stop the node with SHUTDOWN NOSAVE.";
+
 impl Scripts {
     pub(super) fn start(&self, run: Running) {
         self.running().push(run);
@@ -114,6 +119,9 @@ impl Scripts {
         let (ours, others): (Vec<&Running>, Vec<&Running>) = running
             .iter()
             .partition(|r| r.function.is_some() == functions);
+        if ours.iter().any(|r| r.replicated) {
+            return Err(Fail::Reply(Reply::err(UNKILLABLE_REPLICATED)));
+        }
         ours.iter()
             .for_each(|r| r.killed.store(true, Ordering::Relaxed));
         match (ours.is_empty(), others.is_empty(), functions) {

@@ -8,12 +8,14 @@ use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
-/// Adds `bit` and `cjson` to the globals of `lua`.
+/// Adds `bit`, `cjson` and `cmsgpack` to the globals of `lua`, and
+/// Redis's `math.random` (`random.rs`).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
     let g = lua.globals();
     g.raw_set("bit", bit(lua)?)?;
     g.raw_set("cjson", cjson(lua)?)?;
     g.raw_set("cmsgpack", super::msgpack::table(lua)?)?;
+    super::random::install(lua, &g.raw_get::<Table>("math")?)?;
     Ok(())
 }
 

@@ -34,6 +34,7 @@ mod libs;
 mod loader;
 mod msgpack;
 mod protected;
+mod random;
 mod registration;
 mod running;
 mod sandbox;

@@ -19,6 +19,9 @@ pub struct Running {
     pub(super) killed: Arc<AtomicBool>,
     pub(super) started: Instant,
     pub(super) function: Option<Arc<RunningFunction>>,
+    /// Applied from a cluster's log: every node runs it, so killing it on
+    /// one would make the nodes' data differ (`SCRIPT KILL` refuses).
+    pub(super) replicated: bool,
 }
 
 pub struct RunningFunction {
@@ -33,6 +36,7 @@ impl Running {
             killed,
             started: Instant::now(),
             function: None,
+            replicated: crate::replay::clock().is_some(),
         }
     }
 
@@ -50,6 +54,7 @@ impl Running {
                 command,
                 started,
             })),
+            replicated: crate::replay::clock().is_some(),
         }
     }
 }
