@@ -272,6 +272,35 @@ fn the_cluster_speaks_redis_cluster() {
     let allowed = "return redis.call('SET', 'app:s', 'x')";
     ok(app.call(&["EVAL", allowed, "0"]).unwrap());
     assert_eq!(l.call(&["EXISTS", "other"]).unwrap(), Resp::Int(0));
+    // A plain SET (applied as one batch with no read, unless the node owes
+    // notices for it) replaces whatever the key held, its TTL too, alike on
+    // every node: here the follower tells keyspace notices, the others not.
+    ok(f.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"])
+        .unwrap());
+    assert_eq!(l.call(&["RPUSH", "l2", "a", "b"]).unwrap(), Resp::Int(2));
+    ok(l.call(&["SET", "t", "v", "EX", "1000"]).unwrap());
+    ok(l.call(&["SET", "l2", "s"]).unwrap());
+    ok(l.call(&["SET", "t", "w"]).unwrap());
+    ok(l.call(&["SET", "done", "1"]).unwrap());
+    let replaced = |c: &mut Conn| {
+        assert_eq!(c.call(&["TYPE", "l2"]).unwrap(), Resp::Ok("string".into()));
+        assert!(
+            matches!(c.call(&["LLEN", "l2"]).unwrap(), Resp::Error(e) if e.starts_with("WRONGTYPE"))
+        );
+        assert_eq!(c.call(&["TTL", "t"]).unwrap(), Resp::Int(-1));
+        assert_eq!(
+            c.call(&["GET", "t"]).unwrap(),
+            Resp::Bulk(Some(b"w".to_vec()))
+        );
+    };
+    replaced(&mut l);
+    for i in (0..3).filter(|&i| i != leader) {
+        let one = Resp::Bulk(Some(b"1".to_vec()));
+        support::cluster::wait_replicated(&cluster.clients[i], "done", &one);
+        let mut c = Conn::open(&cluster.clients[i]).unwrap();
+        ok(c.call(&["READONLY"]).unwrap());
+        replaced(&mut c);
+    }
     // After READONLY a follower serves reads as it has them: soon the same.
     assert_eq!(f.call(&["READONLY"]).unwrap(), Resp::Ok("OK".into()));
     let until = Instant::now() + Duration::from_secs(5);

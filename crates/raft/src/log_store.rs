@@ -58,8 +58,18 @@ pub struct LogStore {
 impl LogStore {
     /// Opens (or creates) the log in the directory `dir`.
     pub fn open(dir: &Path) -> Result<LogStore, StorageError> {
+        // Entries are read back soon after they are written (replication)
+        // or never (purged behind a snapshot): runs big enough that a
+        // pipelined load flushes rarely (16 MiB in 4 runs gave 512 KiB
+        // runs, a flush every few batch entries and merges behind them),
+        // nothing compressed (the bytes are the state machine's to keep),
+        // a small filter (lookups are by order, not by key), little cache.
         let opts = Options {
-            memory_budget: 16 << 20,
+            memory_budget: 64 << 20,
+            memory_runs: 4,
+            block_cache_size: Some(8 << 20),
+            compression: slsm::Compression::none(),
+            bloom_fp_rate: 0.1,
             ..Options::default()
         };
         let db = Arc::new(Db::open(dir, opts).map_err(|e| read_err(&e))?);

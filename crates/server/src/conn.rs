@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 
 use crate::input::Pending;
-use crate::pipeline::{run_some, OUTPUT_CHUNK};
+use crate::pipeline::{run_some, MAX_GROUP, OUTPUT_CHUNK};
 use crate::resp::{self, Reply};
 use crate::session::{Session, Then};
 use crate::shared::Shared;
@@ -117,6 +117,17 @@ async fn serve_client(
                     return Ok(());
                 }
                 out.clear();
+            }
+            if let Some(c) = shared.cluster.as_ref() {
+                if crate::pipeline::starts_group(shared, session, requests.peek()) {
+                    let replies =
+                        crate::cluster::run::propose_group(shared, c, &mut requests, MAX_GROUP)
+                            .await;
+                    for reply in replies {
+                        reply.encode(session.proto, &mut out);
+                    }
+                    continue;
+                }
             }
             then = on_engine(shared, || {
                 run_some(shared, session, &mut requests, &mut out)

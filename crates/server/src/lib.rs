@@ -25,6 +25,7 @@
 pub mod access;
 pub mod acl;
 pub mod admin;
+pub mod blind_writes;
 pub mod blocked;
 pub mod client_command;
 pub mod client_kill;

@@ -28,7 +28,7 @@
 use std::iter::Peekable;
 use std::sync::atomic::Ordering;
 
-use slsm::{Keyspace, WriteBatch};
+use slsm::Keyspace;
 
 use crate::access::InTx;
 use crate::cluster::run as cluster;
@@ -40,7 +40,7 @@ use crate::shared::Shared;
 use crate::store;
 
 /// The most requests one engine call takes (bounds a transaction's retry).
-const MAX_GROUP: usize = 256;
+pub const MAX_GROUP: usize = 256;
 
 /// Replies encoded before the connection writes them out.
 pub const OUTPUT_CHUNK: usize = 1 << 20;
@@ -59,10 +59,11 @@ enum Kind {
 fn kind(req: &Request) -> Kind {
     let name = req[0].as_slice();
     let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+    if crate::blind_writes::is_blind_write(req) {
+        return Kind::BlindWrite;
+    }
     match req.len() {
         2 if is("get") => Kind::Get,
-        3 if is("set") => Kind::BlindWrite,
-        n if n >= 3 && !n.is_multiple_of(2) && is("mset") => Kind::BlindWrite,
         2 if is("incr") => Kind::Grouped("incr"),
         2 if is("decr") => Kind::Grouped("decr"),
         3 if is("incrby") => Kind::Grouped("incrby"),
@@ -90,29 +91,16 @@ pub fn run_some(
         }) {
             return Then::Paused;
         }
+        // A leader's run of writes is proposed by the connection's task
+        // (`cluster::propose_group`).
+        if starts_group(shared, session, requests.peek()) {
+            break;
+        }
         let Some(first) = requests.next() else {
             break;
         };
         // Redis evicts before every command it runs, under a policy.
         crate::eviction::make_room(shared);
-        if let Some(c) = &shared.cluster {
-            if session.runs_plain_commands(&shared.acl)
-                && c.is_leader()
-                && cluster::groupable(&first)
-            {
-                let mut group = vec![first];
-                while group.len() < MAX_GROUP && requests.peek().is_some_and(cluster::groupable) {
-                    group.extend(requests.next());
-                }
-                shared
-                    .commands
-                    .fetch_add(group.len() as u64, Ordering::Relaxed);
-                for reply in cluster::propose_group(c, group) {
-                    reply.encode(session.proto, out);
-                }
-                continue;
-            }
-        }
         // In a cluster every write is a log entry and every read follows a
         // read-index round: nothing takes the single node's short cuts.
         // While a script is busy every command goes through `execute`,
@@ -297,14 +285,7 @@ fn gets(ks: &Keyspace, group: &[Request], proto: u8, out: &mut Vec<u8>) -> bool 
 
 /// `SET k v` and `MSET`s as one write batch.
 fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) -> bool {
-    let mut batch = WriteBatch::new();
-    let mut stored = Vec::new();
-    for req in group {
-        for pair in req[1..].chunks_exact(2) {
-            store::encode_into(&pair[1], 0, &mut stored);
-            batch.put_in(ks, &pair[0], &stored);
-        }
-    }
+    let batch = crate::blind_writes::batch(ks, group);
     if shared
         .store
         .db()
@@ -317,6 +298,22 @@ fn writes(shared: &Shared, ks: &Keyspace, group: &[Request], out: &mut Vec<u8>) 
         out.extend_from_slice(b"+OK\r\n");
     }
     true
+}
+
+/// Whether the pipeline's next request starts a run of [`cluster::groupable`]
+/// writes this node proposes as one entry (`cluster::run::propose_group`): on the
+/// leader, for a session that runs plain commands, unless `CLIENT PAUSE`
+/// holds it.
+pub fn starts_group(shared: &Shared, session: &Session, next: Option<&Request>) -> bool {
+    let (Some(c), Some(req)) = (&shared.cluster, next) else {
+        return false;
+    };
+    session.runs_plain_commands(&shared.acl)
+        && c.is_leader()
+        && cluster::groupable(req)
+        && !shared
+            .pause
+            .holds(|| crate::dispatch::may_replicate(session, req))
 }
 
 /// Counter commands (or `XADD`s, or `PFADD`s) in one transaction, retried whole on a

@@ -33,6 +33,7 @@ pub mod node;
 pub mod proposal;
 pub mod route;
 pub mod run;
+mod runtime;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -96,6 +97,8 @@ pub struct Cluster {
     /// Why the node stopped, if its Raft core did (a storage error: a full
     /// disk, a failed sync): the server then stops too, with this error.
     pub(crate) stopped: OnceLock<String>,
+    /// The threads openraft's tasks run on.
+    pub(crate) runtime: OnceLock<runtime::RaftRuntime>,
 }
 
 impl Cluster {

@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 use slsm_raft::{Machine, Member, Node, NodeConfig, NodeId, StateMachine};
 
 use super::apply::ServerMachine;
+use super::runtime::RaftRuntime;
 use super::{Cluster, ClusterOptions};
 
 /// A node's parts between opening its state machine and starting it:
@@ -40,12 +41,14 @@ pub fn open(
         node: OnceLock::new(),
         fence: Arc::default(),
         stopped: OnceLock::new(),
+        runtime: OnceLock::new(),
     });
     Ok(((cluster, machine, sm), db))
 }
 
-/// Starts the node (binds its Raft address, joins or forms the cluster);
-/// `stop` stops the server if the node's Raft core stops.
+/// Starts the node (binds its Raft address, joins or forms the cluster)
+/// on its own runtime; `stop` stops the server if the node's Raft core
+/// stops.
 pub async fn start_node(
     c: &Arc<Cluster>,
     sm: StateMachine,
@@ -55,10 +58,16 @@ pub async fn start_node(
     cfg.join = c.opts.join;
     cfg.snapshot_every = c.opts.snapshot_every.max(1);
     cfg.logs_to_keep = (cfg.snapshot_every / 10).min(1_000);
-    let node = Node::start_on(cfg, sm)
+    let _ = c.runtime.set(RaftRuntime::start()?);
+    let Some(rt) = c.runtime.get().and_then(RaftRuntime::handle).cloned() else {
+        return Err("the cluster's threads were started twice".into());
+    };
+    let node = rt
+        .spawn(Node::start_on(cfg, sm))
         .await
+        .map_err(|e| format!("cannot start the cluster node: {e}"))?
         .map_err(|e| format!("cannot start the cluster node: {e}"))?;
-    tokio::spawn(Arc::clone(&c.fence).run(Arc::downgrade(&node)));
+    rt.spawn(Arc::clone(&c.fence).run(Arc::downgrade(&node)));
     tokio::spawn(stop_with_the_core(
         Arc::clone(c),
         node.raft().metrics(),
@@ -85,9 +94,8 @@ async fn stop_with_the_core(
         if let Some(fatal) = fatal {
             // A shutdown we asked for is not a failure.
             if !matches!(fatal, slsm_raft::openraft::error::Fatal::Stopped) {
-                let why = format!("the cluster node stopped: {fatal}");
-                eprintln!("slsm serve: {why}");
-                let _ = c.stopped.set(why);
+                // `run` returns it once the server has stopped.
+                let _ = c.stopped.set(format!("the cluster node stopped: {fatal}"));
                 stop();
             }
             return;

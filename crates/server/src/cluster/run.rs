@@ -5,13 +5,18 @@
 //!
 //! Connection code runs on tokio's worker threads inside
 //! `block_in_place` (`conn::on_engine` in cluster mode), so waiting for
-//! the cluster here blocks one connection, not the runtime.
+//! the cluster here blocks one connection, not the runtime. The common
+//! case, a leader's run of pipelined writes, is taken out before that:
+//! the connection's task awaits it ([`propose_group`]), and no thread
+//! is handed over or parked for it.
 //!
 //! * **Owns**: nothing; a session's `readonly`, `fenced` and `watched`.
 
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
-use slsm_raft::{Command, OpResult, WriteError};
+use slsm_raft::{Command, Node, OpResult, Response, WriteError};
 
 use super::proposal::{decode_replies, digest, Body, Proposal};
 use super::route::{class, redirect, Class};
@@ -44,6 +49,21 @@ fn timed_out() -> Reply {
 /// Proposes `body` and returns the state machine's replies (or the one
 /// error every command of it gets).
 pub fn propose(c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
+    let (node, cmd, first) = entry(c, body)?;
+    answer(&first, wait(c.opts.timeout, node.write(cmd)))
+}
+
+/// [`propose`] for connection code that may await: the connection's task
+/// waits, not a thread.
+pub async fn propose_async(c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
+    let (node, cmd, first) = entry(c, body)?;
+    let outcome = tokio::time::timeout(c.opts.timeout, node.write(cmd)).await;
+    answer(&first, outcome.ok())
+}
+
+/// The node to propose through, the log entry's command, and the request
+/// a refusal redirects by.
+fn entry(c: &Cluster, body: Body) -> Result<(&Arc<Node>, Command, Request), Reply> {
     let first = body.first_request();
     // Proposed for a restricted user (`dispatch::control` set the caller):
     // the entry carries its rules.
@@ -62,10 +82,18 @@ pub fn propose(c: &Cluster, body: Body) -> Result<Vec<Reply>, Reply> {
         body,
     }
     .encode();
-    let cmd = Command::app(wall_ms(), bytes);
-    match wait(c.opts.timeout, node.write(cmd)) {
+    Ok((node, Command::app(wall_ms(), bytes), first))
+}
+
+/// The state machine's replies from the outcome of a write (`None`: it
+/// timed out).
+fn answer(
+    first: &Request,
+    outcome: Option<Result<Response, WriteError>>,
+) -> Result<Vec<Reply>, Reply> {
+    match outcome {
         None => Err(timed_out()),
-        Some(Err(e)) => Err(refused(&first, e)),
+        Some(Err(e)) => Err(refused(first, e)),
         Some(Ok(response)) => match response.results.as_slice() {
             [OpResult::App(bytes)] => decode_replies(bytes)
                 .ok_or_else(|| Reply::err("ERR the state machine's reply is unreadable")),
@@ -98,11 +126,23 @@ pub fn groupable(req: &Request) -> bool {
         && !crate::collections::blocking::may_block(&name, req)
 }
 
-/// Proposes a pipeline's run of [`groupable`] writes as one entry: a reply
-/// for each.
-pub fn propose_group(c: &Cluster, group: Vec<Request>) -> Vec<Reply> {
+/// Takes the run of [`groupable`] writes at the front of `requests` (at
+/// most `max`), counted as commands run, and proposes it as one entry: a
+/// reply for each. The connection's task awaits the cluster (no thread
+/// is blocked), which is most of what a pipelined write costs a leader.
+pub async fn propose_group<I: Iterator<Item = Request>>(
+    shared: &Shared,
+    c: &Cluster,
+    requests: &mut std::iter::Peekable<I>,
+    max: usize,
+) -> Vec<Reply> {
+    let mut group = Vec::new();
+    while group.len() < max && requests.peek().is_some_and(groupable) {
+        group.extend(requests.next());
+    }
     let n = group.len();
-    match propose(c, Body::Commands(group)) {
+    shared.commands.fetch_add(n as u64, Ordering::Relaxed);
+    match propose_async(c, Body::Commands(group)).await {
         Ok(replies) if replies.len() == n => replies,
         Ok(_) => vec![Reply::err("ERR the state machine gave no reply"); n],
         Err(reply) => vec![reply; n],
